@@ -1,0 +1,19 @@
+/** CloudWatch units used by workerless. */
+export type MetricUnit = 'Count' | 'Milliseconds';
+
+/** One observation; the sink aggregates observations into statistic sets per interval. */
+export interface MetricDatum {
+  name: string;
+  unit: MetricUnit;
+  value: number;
+  /** e.g. { Queue: 'payments' } or { TaskQueue: 'orders' } */
+  dimensions: Readonly<Record<string, string>>;
+}
+
+/** Where components report metrics. Recording never blocks and never throws. */
+export interface MetricsSink {
+  record(datum: MetricDatum): void;
+}
+
+/** A sink that drops everything (metrics disabled, or tests that do not care). */
+export const noopMetrics: MetricsSink = { record() {} };
