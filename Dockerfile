@@ -1,0 +1,49 @@
+# workerless: dispatches SQS messages from prioritised queues to one AWS Lambda function.
+# All configuration comes from WORKERLESS_* environment variables (and the AWS SDK's AWS_* ones); see README.
+#
+#   docker build -t workerless .
+#   docker run --rm -e WORKERLESS_FUNCTION=my-fn -e WORKERLESS_QUEUES=high,low -e AWS_REGION=eu-west-1 workerless
+#
+# Offline machines without a registry: docker/build-image.sh first builds a local NODE_IMAGE stand-in.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- build: compile TypeScript with the devDependencies --------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: no dependency needs an install script to compile (protobufjs's only prints a notice).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# --- deps: production dependencies only --------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime -------------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+# tini as PID 1: forwards SIGTERM/SIGINT to node and reaps zombies, so `docker stop` starts a graceful drain.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+
+ARG VERSION=unknown
+LABEL org.opencontainers.image.title="workerless" \
+      org.opencontainers.image.description="Dispatch SQS messages from prioritised queues to one AWS Lambda function" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.version="${VERSION}"
+
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only for the `node` user the process runs as.
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist/src ./dist/src
+RUN ln -s /app/dist/src/main.js /usr/local/bin/workerless
+
+USER node
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/main.js"]

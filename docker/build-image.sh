@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the workerless image from the Dockerfile on a machine without a container registry:
+# starts the engine if needed, builds the local base image if missing, then `docker build` with the classic
+# builder (Debian's engine has no buildx) on the host network (RUN steps reach npm and apt from there).
+#
+# Usage: docker/build-image.sh [extra docker build args...]
+#   IMAGE  tag to produce (default workerless:test)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+IMAGE="${IMAGE:-workerless:test}"
+
+"$here/ensure-engine.sh"
+"$here/build-base-image.sh"
+
+version="$(sed -n -E 's/^[[:space:]]*"version":[[:space:]]*"([^"]+)".*/\1/p' "$root/package.json" | head -n 1 || true)"
+start=$(date +%s)
+DOCKER_BUILDKIT=0 docker build --network host --build-arg "VERSION=${version:-unknown}" -t "$IMAGE" "$@" "$root"
+echo "build-image: built $IMAGE in $(( $(date +%s) - start )) s;" \
+  "size $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2
