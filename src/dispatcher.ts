@@ -1,0 +1,311 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { classifyAwsError, isAbort, type ClassifiedError } from './aws-errors.ts';
+import { backoffMs, sleep } from './backoff.ts';
+import { interpretResult } from './invoke/invoke-result.ts';
+import type { FunctionInvoker } from './invoke/lambda-invoker.ts';
+import { buildSqsEvents } from './invoke/sqs-event.ts';
+import type { MetricsSink } from './metrics/metrics-sink.ts';
+import { drawOrder, type OrderMode, type QueueList, type Random } from './queues/queue-order.ts';
+import type { MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
+import { DeleteBatcher, changeVisibility } from './settle.ts';
+
+export type DeleteMode = 'on-success' | 'never';
+
+export interface DispatcherOptions {
+  readonly queues: readonly ResolvedQueue[];
+  readonly orderMode: OrderMode;
+  /** Number of worker loops = the most concurrent invocations. */
+  readonly concurrency: number;
+  /** Messages per invocation, 1-10. */
+  readonly batchSize: number;
+  /** Long-poll wait when every queue was empty, 0-20 s. */
+  readonly pollForSec: number;
+  /** Pause after an empty long poll. */
+  readonly sleepSec: number;
+  /** Passed on ReceiveMessage when set; otherwise each queue's own timeout applies. */
+  readonly visibilityTimeoutSec?: number | undefined;
+  readonly deleteMode: DeleteMode;
+  /** For logs only. */
+  readonly functionName: string;
+}
+
+export interface DispatcherDeps {
+  readonly source: MessageSource;
+  readonly invoker: FunctionInvoker;
+  readonly metrics: MetricsSink;
+  readonly logger: Logger;
+  readonly random?: Random;
+  readonly now?: () => number;
+}
+
+export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped';
+
+/** Metric names, per queue (dimension `Queue`). */
+export const METRIC = {
+  received: 'MessagesReceived',
+  duration: 'ProcessingDuration',
+  errors: 'InvocationErrors',
+  deleted: 'MessagesDeleted',
+} as const;
+
+/** Keep this much visibility in hand before waiting out a throttle; extend it when less remains. */
+const VISIBILITY_MARGIN_MS = 5_000;
+
+interface Batch {
+  readonly queue: ResolvedQueue;
+  readonly messages: Message[];
+  readonly receivedAt: number;
+  /** When SQS will hand these messages to someone else unless we settle or extend them. */
+  visibleAt: number;
+}
+
+/**
+ * The worker pool: `concurrency` async loops that each pick a queue order, receive, invoke, settle, repeat.
+ *
+ * Lifecycle: run(stop) -> running; when `stop` aborts: draining (no new receives, long polls aborted,
+ * in-flight batches are invoked and settled) -> stopped, and run() resolves. A process that must exit before
+ * that (second signal, shutdown timeout) reads inFlight() to log what it leaves behind.
+ */
+export class Dispatcher {
+  readonly #opts: DispatcherOptions;
+  readonly #deps: DispatcherDeps;
+  readonly #log: Logger;
+  readonly #list: QueueList;
+  readonly #random: Random;
+  readonly #now: () => number;
+  readonly #deleter: DeleteBatcher;
+  /** How many loops are long-polling each queue right now (index = queue index). */
+  readonly #longPollers: number[];
+  readonly #inFlight = new Set<Batch>();
+  #state: DispatcherState = 'idle';
+
+  constructor(options: DispatcherOptions, deps: DispatcherDeps) {
+    if (options.queues.length === 0) throw new Error('Dispatcher needs at least one queue');
+    this.#opts = options;
+    this.#deps = deps;
+    this.#log = deps.logger;
+    this.#random = deps.random ?? Math.random;
+    this.#now = deps.now ?? Date.now;
+    this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
+    this.#deleter = new DeleteBatcher(deps.source, deps.logger);
+    this.#longPollers = options.queues.map(() => 0);
+  }
+
+  get state(): DispatcherState {
+    return this.#state;
+  }
+
+  /** Messages received and not yet settled, for the shutdown report. */
+  inFlight(): { queue: string; messageIds: string[] }[] {
+    return [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: b.messages.map((m) => m.MessageId ?? '') }));
+  }
+
+  async run(stop: AbortSignal): Promise<void> {
+    if (this.#state !== 'idle') throw new Error(`Dispatcher.run called in state ${this.#state}`);
+    this.#setState('running');
+    const onStop = () => this.#setState('draining');
+    stop.addEventListener('abort', onStop, { once: true });
+    if (stop.aborted) onStop();
+    try {
+      await Promise.all(Array.from({ length: this.#opts.concurrency }, (_, i) => this.#loop(i, stop)));
+    } finally {
+      stop.removeEventListener('abort', onStop);
+      this.#setState('stopped');
+    }
+  }
+
+  #setState(state: DispatcherState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#log.info({ state }, 'dispatcher state');
+  }
+
+  async #loop(worker: number, stop: AbortSignal): Promise<void> {
+    let failures = 0;
+    // Every check of `stop` happens before a receive, never between a receive and its settlement: a batch
+    // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
+    while (!stop.aborted) {
+      let batch: Batch | undefined;
+      try {
+        batch = await this.#find(stop);
+        failures = 0;
+      } catch (err) {
+        if (stop.aborted && isAbort(err)) break;
+        const e = classifyAwsError(err);
+        const delayMs = backoffMs(failures++, 200, 20_000, this.#random);
+        this.#log[e.kind === 'fatal' ? 'error' : 'warn'](
+          { worker, err: { code: e.code, message: e.message }, attempt: failures, delayMs },
+          'ReceiveMessage failed, backing off',
+        );
+        await sleep(delayMs, stop);
+        continue;
+      }
+      if (batch) await this.#process(batch, stop);
+    }
+  }
+
+  /** Checks the queues in this iteration's order; long-polls one if all were empty. */
+  async #find(stop: AbortSignal): Promise<Batch | undefined> {
+    const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
+    const order = drawOrder(this.#list, this.#random);
+    for (const index of order) {
+      if (stop.aborted) return undefined;
+      const queue = queues[index]!;
+      // Short receives are not aborted on shutdown: they return in milliseconds, and aborting one after SQS
+      // answered would strand its messages until their visibility timeout.
+      const messages = await this.#deps.source.receive(queue, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
+      if (messages.length > 0) return this.#track(queue, messages);
+    }
+    if (stop.aborted) return undefined;
+    if (pollForSec > 0) {
+      const index = this.#pickLongPollQueue(order);
+      const queue = queues[index]!;
+      this.#longPollers[index]!++;
+      try {
+        const messages = await this.#deps.source.receive(
+          queue,
+          { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec },
+          stop,
+        );
+        if (messages.length > 0) return this.#track(queue, messages);
+      } catch (err) {
+        if (stop.aborted && isAbort(err)) return undefined;
+        throw err;
+      } finally {
+        this.#longPollers[index]!--;
+      }
+    }
+    await sleep(sleepSec * 1000, stop);
+    return undefined;
+  }
+
+  /**
+   * The queue with the fewest loops already long-polling it; ties go to the queue that comes first in this
+   * iteration's order. With concurrency >= queues every queue is covered by an idle loop, so a message on
+   * any queue is picked up as soon as it arrives instead of after a full poll.
+   */
+  #pickLongPollQueue(order: readonly number[]): number {
+    let best = order[0]!;
+    for (const index of order) if (this.#longPollers[index]! < this.#longPollers[best]!) best = index;
+    return best;
+  }
+
+  #track(queue: ResolvedQueue, messages: Message[]): Batch {
+    const receivedAt = this.#now();
+    const batch: Batch = { queue, messages, receivedAt, visibleAt: receivedAt + this.#visibilityMs(queue) };
+    this.#inFlight.add(batch);
+    this.#deps.metrics.record({ name: METRIC.received, unit: 'Count', value: messages.length, dimensions: { Queue: queue.name } });
+    return batch;
+  }
+
+  #visibilityMs(queue: ResolvedQueue): number {
+    return (this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec) * 1000;
+  }
+
+  /** Invokes and settles one received batch. Never throws: failures are logged and the messages kept. */
+  async #process(batch: Batch, stop: AbortSignal): Promise<void> {
+    const { queue } = batch;
+    try {
+      for (const chunk of buildSqsEvents(batch.messages, queue)) {
+        await this.#invokeAndSettle(batch, chunk.messages, chunk.payload, stop);
+      }
+    } catch (err) {
+      this.#log.error({ queue: queue.name, messageIds: ids(batch.messages), function: this.#opts.functionName, err }, 'unexpected error while processing a batch');
+    } finally {
+      this.#inFlight.delete(batch);
+      const durationMs = this.#now() - batch.receivedAt;
+      for (let i = 0; i < batch.messages.length; i++) {
+        this.#deps.metrics.record({ name: METRIC.duration, unit: 'Milliseconds', value: durationMs, dimensions: { Queue: queue.name } });
+      }
+    }
+  }
+
+  async #invokeAndSettle(batch: Batch, messages: Message[], payload: string, stop: AbortSignal): Promise<void> {
+    const { queue } = batch;
+    const messageIds = ids(messages);
+    const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
+    const started = this.#now();
+    const outcome = await this.#invokeWithRetry(batch, messages, payload, stop);
+    if (outcome === 'released') return;
+    if (!outcome.ok) {
+      this.#recordError(queue);
+      this.#log.error({ ...context, err: { code: outcome.error.code, message: outcome.error.message } }, 'Invoke failed; messages stay on the queue');
+      return;
+    }
+    const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
+    this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
+    if (verdict.kind === 'function-error') {
+      this.#recordError(queue);
+      this.#log.error({ ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage }, 'function error; messages stay on the queue');
+      return;
+    }
+    if (verdict.kind === 'invalid-response') {
+      this.#recordError(queue);
+      this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
+      return;
+    }
+    if (verdict.kind === 'partial') {
+      this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
+    }
+    if (this.#opts.deleteMode === 'never') return;
+    const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
+    const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
+    const result = await this.#deleter.delete(queue, entries);
+    if (result.done > 0) {
+      this.#deps.metrics.record({ name: METRIC.deleted, unit: 'Count', value: result.done, dimensions: { Queue: queue.name } });
+    }
+    if (result.failed.length > 0) {
+      this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
+    }
+  }
+
+  /**
+   * Throttling and transient errors mean the function did not take the batch. Unlike AWS's trigger, which
+   * lets such messages return to the queue (and climb towards the DLQ), we keep them and retry, extending
+   * their visibility while we wait. On shutdown we release them instead, so they are served at once elsewhere.
+   */
+  async #invokeWithRetry(
+    batch: Batch,
+    messages: Message[],
+    payload: string,
+    stop: AbortSignal,
+  ): Promise<{ ok: true; response: { payload: string | undefined; functionError: string | undefined } } | { ok: false; error: ClassifiedError } | 'released'> {
+    const { queue } = batch;
+    for (let attempt = 0; ; attempt++) {
+      // No abort signal: an invocation in flight is always allowed to finish.
+      const outcome = await this.#deps.invoker.invoke(payload);
+      if (outcome.ok || outcome.error.kind === 'fatal') return outcome;
+      const entries = receipts(messages);
+      if (stop.aborted) {
+        await changeVisibility(this.#deps.source, this.#log, queue, entries, 0);
+        this.#log.warn({ queue: queue.name, messageIds: ids(messages), err: { code: outcome.error.code } }, 'shutting down while throttled; released messages');
+        return 'released';
+      }
+      const delayMs = backoffMs(attempt, 100, 5_000, this.#random);
+      if (this.#now() + delayMs + VISIBILITY_MARGIN_MS > batch.visibleAt) {
+        const timeoutSec = this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
+        const extended = await changeVisibility(this.#deps.source, this.#log, queue, entries, timeoutSec);
+        if (extended.failed.length > 0) return outcome;
+        batch.visibleAt = this.#now() + timeoutSec * 1000;
+      }
+      this.#log.warn(
+        { queue: queue.name, messageIds: ids(messages), function: this.#opts.functionName, attempt, delayMs, err: { code: outcome.error.code, message: outcome.error.message } },
+        outcome.error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke failed, retrying',
+      );
+      await sleep(delayMs, stop);
+    }
+  }
+
+  #recordError(queue: ResolvedQueue): void {
+    this.#deps.metrics.record({ name: METRIC.errors, unit: 'Count', value: 1, dimensions: { Queue: queue.name } });
+  }
+}
+
+function ids(messages: readonly Message[]): string[] {
+  return messages.map((m) => m.MessageId ?? '');
+}
+
+function receipts(messages: readonly Message[]): ReceiptEntry[] {
+  return messages.map((m) => ({ id: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '' }));
+}

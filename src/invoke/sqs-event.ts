@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+
+/** What the payload needs to know about the queue a message came from. */
+export interface EventSourceQueue {
+  readonly arn: string;
+  readonly region: string;
+}
+
+/** One record of Lambda's SQS event, exactly as AWS's own event source mapping builds it. */
+export interface SqsRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  attributes: Record<string, string>;
+  messageAttributes: Record<string, SqsRecordMessageAttribute>;
+  md5OfMessageAttributes?: string | null;
+  md5OfBody: string;
+  eventSource: 'aws:sqs';
+  eventSourceARN: string;
+  awsRegion: string;
+}
+
+export interface SqsRecordMessageAttribute {
+  stringValue?: string;
+  binaryValue?: string;
+  stringListValues: string[];
+  binaryListValues: string[];
+  dataType: string;
+}
+
+export interface SqsEvent {
+  Records: SqsRecord[];
+}
+
+/** Lambda's limit for a synchronous invocation payload; AWS's trigger also cuts batches there. */
+export const MAX_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+export function toRecord(message: Message, queue: EventSourceQueue): SqsRecord {
+  const body = message.Body ?? '';
+  const attributes: Record<string, string> = {};
+  for (const [k, v] of Object.entries(message.Attributes ?? {})) {
+    if (v !== undefined) attributes[k] = String(v);
+  }
+  const messageAttributes: Record<string, SqsRecordMessageAttribute> = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = toRecordAttribute(value);
+  }
+  const hasAttributes = Object.keys(messageAttributes).length > 0;
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body,
+    attributes,
+    messageAttributes,
+    // AWS sends null when the message has no attributes.
+    md5OfMessageAttributes: hasAttributes ? (message.MD5OfMessageAttributes ?? null) : null,
+    // SQS returns the MD5 it computed; recompute only if it is missing (some emulators omit it).
+    md5OfBody: message.MD5OfBody ?? createHash('md5').update(body, 'utf8').digest('hex'),
+    eventSource: 'aws:sqs',
+    eventSourceARN: queue.arn,
+    awsRegion: queue.region,
+  };
+}
+
+function toRecordAttribute(value: MessageAttributeValue): SqsRecordMessageAttribute {
+  const out: SqsRecordMessageAttribute = {
+    stringListValues: (value.StringListValues ?? []).map(String),
+    binaryListValues: (value.BinaryListValues ?? []).map(base64),
+    dataType: value.DataType ?? 'String',
+  };
+  if (value.StringValue !== undefined) out.stringValue = value.StringValue;
+  if (value.BinaryValue !== undefined) out.binaryValue = base64(value.BinaryValue);
+  return out;
+}
+
+function base64(bytes: Uint8Array | string): string {
+  return Buffer.from(bytes).toString('base64');
+}
+
+/**
+ * Builds one or more SQS events from a batch so that each serialised event stays within the synchronous
+ * invocation limit (a batch of ten 1 MiB messages does not fit in one 6 MB request).
+ */
+export function buildSqsEvents(
+  messages: readonly Message[],
+  queue: EventSourceQueue,
+  maxBytes = MAX_SYNC_PAYLOAD_BYTES,
+): { event: SqsEvent; payload: string; messages: Message[] }[] {
+  const out: { event: SqsEvent; payload: string; messages: Message[] }[] = [];
+  let records: SqsRecord[] = [];
+  let group: Message[] = [];
+  let size = '{"Records":[]}'.length;
+  const push = () => {
+    if (records.length === 0) return;
+    const event = { Records: records };
+    out.push({ event, payload: JSON.stringify(event), messages: group });
+    records = [];
+    group = [];
+    size = '{"Records":[]}'.length;
+  };
+  for (const message of messages) {
+    const record = toRecord(message, queue);
+    const recordSize = Buffer.byteLength(JSON.stringify(record)) + 1;
+    if (records.length > 0 && size + recordSize > maxBytes) push();
+    records.push(record);
+    group.push(message);
+    size += recordSize;
+  }
+  push();
+  return out;
+}

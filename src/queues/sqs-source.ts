@@ -1,0 +1,176 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { classifyAwsError, type ClassifiedError } from '../aws-errors.ts';
+import type { QueueSpec } from './queue-order.ts';
+
+/** A queue as the dispatcher uses it, resolved once at start-up. */
+export interface ResolvedQueue {
+  /** Short name, used in logs and as the metrics dimension. */
+  readonly name: string;
+  readonly url: string;
+  readonly arn: string;
+  /** The queue's region, from its ARN: the payload's awsRegion. */
+  readonly region: string;
+  readonly fifo: boolean;
+  /** The queue's default visibility timeout, or the --visibility-timeout override. */
+  readonly visibilityTimeoutSec: number;
+  readonly weight: number;
+}
+
+export interface ReceiptEntry {
+  readonly id: string;
+  readonly receiptHandle: string;
+}
+
+export interface EntryFailure {
+  readonly id: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface ReceiveOptions {
+  /** 1-10 */
+  readonly max: number;
+  /** 0 = short poll; up to 20 = long poll. */
+  readonly waitSec: number;
+  /** Overrides the queue's visibility timeout for these messages. */
+  readonly visibilityTimeoutSec?: number | undefined;
+}
+
+/** The SQS operations the dispatcher needs. Errors are thrown as they come from the SDK. */
+export interface MessageSource {
+  receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]>;
+  /** Deletes up to 10 messages; returns the entries SQS refused. */
+  deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]>;
+  /** Sets the visibility timeout of up to 10 messages (0 releases them at once). */
+  changeVisibility(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]>;
+}
+
+export class SqsMessageSource implements MessageSource {
+  readonly #client: SQSClient;
+
+  constructor(client: SQSClient) {
+    this.#client = client;
+  }
+
+  async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+    const out = await this.#client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queue.url,
+        MaxNumberOfMessages: options.max,
+        WaitTimeSeconds: options.waitSec,
+        ...(options.visibilityTimeoutSec !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSec } : {}),
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      signal ? { abortSignal: signal } : {},
+    );
+    return out.Messages ?? [];
+  }
+
+  async deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
+    if (entries.length === 0) return [];
+    const out = await this.#client.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
+      }),
+      signal ? { abortSignal: signal } : {},
+    );
+    return (out.Failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+  }
+
+  async changeVisibility(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]> {
+    if (entries.length === 0) return [];
+    const out = await this.#client.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queue.url,
+        Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
+      }),
+      signal ? { abortSignal: signal } : {},
+    );
+    return (out.Failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+  }
+}
+
+/** A start-up failure with a one-line explanation for the operator. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/**
+ * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag and visibility timeout
+ * (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
+ * Any failure here is fatal: the daemon must not start with a queue it cannot read.
+ */
+export async function resolveQueues(
+  client: SQSClient,
+  specs: readonly QueueSpec[],
+  visibilityTimeoutOverrideSec: number | undefined,
+  signal?: AbortSignal,
+): Promise<ResolvedQueue[]> {
+  return Promise.all(
+    specs.map(async (spec): Promise<ResolvedQueue> => {
+      const isUrl = /^https?:\/\//i.test(spec.ref);
+      const name = isUrl ? (spec.ref.replace(/\/+$/, '').split('/').pop() ?? spec.ref) : spec.ref;
+      try {
+        const url = isUrl
+          ? spec.ref
+          : ((await client.send(new GetQueueUrlCommand({ QueueName: spec.ref }), { abortSignal: signal })).QueueUrl ?? '');
+        const attrs =
+          (
+            await client.send(
+              new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }),
+              { abortSignal: signal },
+            )
+          ).Attributes ?? {};
+        const arn = attrs.QueueArn ?? '';
+        const region = arn.split(':')[3] ?? '';
+        if (!arn || !region) throw new StartupError(`queue "${spec.ref}" has no usable QueueArn (got "${arn}")`);
+        return {
+          name,
+          url,
+          arn,
+          region,
+          fifo: attrs.FifoQueue === 'true' || name.endsWith('.fifo'),
+          visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs.VisibilityTimeout ?? 30),
+          weight: spec.weight,
+        };
+      } catch (err) {
+        if (err instanceof StartupError) throw err;
+        throw new StartupError(explainQueueError(spec.ref, classifyAwsError(err)));
+      }
+    }),
+  );
+}
+
+export function explainQueueError(ref: string, e: ClassifiedError): string {
+  if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
+    return `queue "${ref}" does not exist (${e.code})`;
+  }
+  if (e.kind === 'retryable' && /^E[A-Z_]+$|^UND_/.test(e.code)) {
+    return `cannot reach SQS for queue "${ref}": ${e.code} (check --endpoint-url / --region and the network)`;
+  }
+  return `cannot read queue "${ref}": ${e.code}: ${firstLine(e.message)}`;
+}
+
+export function firstLine(text: string): string {
+  return text.split('\n')[0]?.trim() ?? '';
+}

@@ -1,0 +1,119 @@
+import type { Logger } from 'pino';
+import { classifyAwsError } from './aws-errors.ts';
+import { backoffMs, sleep } from './backoff.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
+
+/** SQS batch calls take at most 10 entries. */
+const SQS_BATCH_MAX = 10;
+/** Attempts for a delete or visibility change that fails with a retryable error. */
+const SETTLE_ATTEMPTS = 5;
+
+export interface SettleResult {
+  /** How many entries SQS confirmed. */
+  done: number;
+  failed: EntryFailure[];
+}
+
+interface Pending {
+  entry: ReceiptEntry;
+  resolve: (failure: EntryFailure | undefined) => void;
+}
+
+/**
+ * Deletes messages for many worker loops with as few DeleteMessageBatch calls as possible: entries that
+ * arrive within `windowMs` of each other share a call (up to 10), and a full batch goes out at once.
+ * Retryable failures are retried with back-off; the promise of each caller resolves when its entries are
+ * settled, so an awaited delete really happened (or is reported as failed).
+ */
+export class DeleteBatcher {
+  readonly #source: MessageSource;
+  readonly #log: Logger;
+  readonly #windowMs: number;
+  readonly #pending = new Map<ResolvedQueue, Pending[]>();
+  readonly #timers = new Map<ResolvedQueue, NodeJS.Timeout>();
+
+  constructor(source: MessageSource, logger: Logger, windowMs = 2) {
+    this.#source = source;
+    this.#log = logger;
+    this.#windowMs = windowMs;
+  }
+
+  async delete(queue: ResolvedQueue, entries: readonly ReceiptEntry[]): Promise<SettleResult> {
+    if (entries.length === 0) return { done: 0, failed: [] };
+    let list = this.#pending.get(queue);
+    if (!list) this.#pending.set(queue, (list = []));
+    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, resolve })));
+    while (list.length >= SQS_BATCH_MAX) this.#send(queue, list.splice(0, SQS_BATCH_MAX));
+    if (list.length > 0 && !this.#timers.has(queue)) {
+      this.#timers.set(
+        queue,
+        setTimeout(() => {
+          this.#timers.delete(queue);
+          const rest = this.#pending.get(queue) ?? [];
+          while (rest.length > 0) this.#send(queue, rest.splice(0, SQS_BATCH_MAX));
+        }, this.#windowMs),
+      );
+    }
+    const failures = (await Promise.all(results)).filter((f): f is EntryFailure => f !== undefined);
+    return { done: entries.length - failures.length, failed: failures };
+  }
+
+  #send(queue: ResolvedQueue, batch: Pending[]): void {
+    // Ids only need to be unique within one request; the index avoids clashes when SQS delivered a
+    // message twice (standard queues are at-least-once) and both copies are deleted together.
+    const entries = batch.map((p, i) => ({ id: String(i), receiptHandle: p.entry.receiptHandle }));
+    void withRetry(this.#log, 'DeleteMessageBatch', queue, (signal) => this.#source.deleteBatch(queue, entries, signal), entries.length).then(
+      (failures) => {
+        const byId = new Map(failures.map((f) => [f.id, f]));
+        batch.forEach((p, i) => {
+          const f = byId.get(String(i));
+          p.resolve(f ? { ...f, id: p.entry.id } : undefined);
+        });
+      },
+    );
+  }
+}
+
+/** Changes the visibility of messages (0 releases them now), in batches of 10, with retries. */
+export async function changeVisibility(
+  source: MessageSource,
+  logger: Logger,
+  queue: ResolvedQueue,
+  entries: readonly ReceiptEntry[],
+  timeoutSec: number,
+): Promise<SettleResult> {
+  const failed: EntryFailure[] = [];
+  for (let i = 0; i < entries.length; i += SQS_BATCH_MAX) {
+    const chunk = entries.slice(i, i + SQS_BATCH_MAX).map((e, k) => ({ id: String(k), receiptHandle: e.receiptHandle, original: e.id }));
+    const failures = await withRetry(logger, 'ChangeMessageVisibilityBatch', queue, (signal) =>
+      source.changeVisibility(queue, chunk, timeoutSec, signal), chunk.length,
+    );
+    for (const f of failures) failed.push({ ...f, id: chunk[Number(f.id)]?.original ?? f.id });
+  }
+  return { done: entries.length - failed.length, failed };
+}
+
+/**
+ * Runs a batch call, retrying retryable errors with jittered back-off. After the last attempt, or on a
+ * fatal error, every entry is reported failed: the messages then come back after their visibility timeout,
+ * so nothing is lost, only delayed.
+ */
+async function withRetry(
+  logger: Logger,
+  operation: string,
+  queue: ResolvedQueue,
+  call: (signal: AbortSignal) => Promise<EntryFailure[]>,
+  entryCount: number,
+): Promise<EntryFailure[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call(AbortSignal.timeout(30_000));
+    } catch (err) {
+      const e = classifyAwsError(err);
+      const last = e.kind === 'fatal' || attempt + 1 >= SETTLE_ATTEMPTS;
+      logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
+      if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
+      await sleep(backoffMs(attempt, 100, 2000));
+    }
+  }
+}
