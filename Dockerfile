@@ -28,7 +28,8 @@ FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: forwards SIGTERM/SIGINT to node and reaps zombies, so `docker stop` starts a graceful drain.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
 
 ARG VERSION=unknown
 LABEL org.opencontainers.image.title="workerless" \

