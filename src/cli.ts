@@ -1,0 +1,210 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import yargs from 'yargs';
+
+/**
+ * The command-line surface: every option is a flag, a WORKERLESS_<UPPER_SNAKE> environment variable and a
+ * key of the optional --config file (YAML or JSON). This module only collects raw values and where they
+ * came from (flag > env > file); config.ts validates them and fills in defaults.
+ */
+export interface OptionDef {
+  /** kebab-case flag name without dashes */
+  readonly flag: string;
+  readonly describe: string;
+  /** Shown in --help; the real default is applied in config.ts. */
+  readonly defaultText?: string;
+  readonly group?: string;
+}
+
+/** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */
+export interface RawValue {
+  readonly value: unknown;
+  readonly origin: string;
+}
+
+/** Raw options by camelCase name. */
+export type RawOptions = ReadonlyMap<string, RawValue>;
+
+export interface CliResult {
+  readonly raw: RawOptions;
+  readonly problems: string[];
+  readonly warnings: string[];
+  readonly help: boolean;
+  readonly version: boolean;
+}
+
+const SQS = 'SQS dispatch:';
+const AWS = 'AWS:';
+const RUN = 'Runtime:';
+
+export const CORE_OPTIONS: readonly OptionDef[] = [
+  { flag: 'function', group: SQS, describe: 'Lambda function to invoke: name, ARN or name:alias' },
+  {
+    flag: 'queues',
+    group: SQS,
+    describe: 'Queues (names or URLs): "a,b,c" strict order, "a:3,b:1" weighted, equal weights random',
+  },
+  { flag: 'concurrency', group: SQS, describe: 'Worker loops = most concurrent invocations (1-10000)', defaultText: '10' },
+  { flag: 'poll-for', group: SQS, describe: 'Long-poll seconds when every queue is empty (0-20)', defaultText: '20' },
+  { flag: 'sleep', group: SQS, describe: 'Seconds to sleep after an empty long poll (0-3600)', defaultText: '0' },
+  { flag: 'batch-size', group: SQS, describe: 'Messages per invocation (1-10)', defaultText: '1' },
+  { flag: 'visibility-timeout', group: SQS, describe: "Visibility timeout on receive, seconds (0-43200); default: the queue's own" },
+  {
+    flag: 'delete',
+    group: SQS,
+    describe: 'on-success: delete what the function processed (batchItemFailures stay); never: the function deletes',
+    defaultText: 'on-success',
+  },
+  { flag: 'name', group: RUN, describe: 'Name for metrics: CloudWatch namespace Workerless-<name>', defaultText: 'default' },
+  { flag: 'metrics', group: RUN, describe: 'Send CloudWatch metrics (on/off)', defaultText: 'on' },
+  { flag: 'metrics-interval', group: RUN, describe: 'Seconds between PutMetricData calls (1-3600)', defaultText: '60' },
+  { flag: 'shutdown-timeout', group: RUN, describe: 'Seconds to finish in-flight work after SIGTERM (1-3600)', defaultText: '30' },
+  { flag: 'log-level', group: RUN, describe: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
+  { flag: 'region', group: AWS, describe: 'AWS region', defaultText: 'AWS_REGION' },
+  {
+    flag: 'endpoint-url',
+    group: AWS,
+    describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
+  },
+  { flag: 'config', group: RUN, describe: 'YAML or JSON file with any of these options (keys as flag names)' },
+];
+
+export function envName(flag: string): string {
+  return `WORKERLESS_${flag.replace(/-/g, '_').toUpperCase()}`;
+}
+
+export function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Parses argv, the environment and the config file. Never throws and never exits: problems are returned
+ * so that main can report all of them at once.
+ */
+export function collectOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  defs: readonly OptionDef[],
+): CliResult {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const byCamel = new Map(defs.map((d) => [camel(d.flag), d]));
+  const parsed = yargs([...argv])
+    .help(false)
+    .version(false)
+    .parserConfiguration({ 'duplicate-arguments-array': false, 'strip-aliased': true, 'boolean-negation': false })
+    .option('help', { alias: 'h', type: 'boolean' })
+    .option('version', { type: 'boolean' })
+    .options(Object.fromEntries(defs.map((d) => [d.flag, { type: 'string' as const }])))
+    .parseSync() as Record<string, unknown> & { _: (string | number)[] };
+
+  const known = new Set(['_', '$0', 'help', 'h', 'version']);
+  for (const d of defs) known.add(d.flag).add(camel(d.flag));
+  const keys = Object.keys(parsed);
+  for (const key of keys) {
+    // yargs adds a camelCase twin of every kebab-case flag; report each unknown flag once, as typed.
+    if (known.has(key) || (key !== kebab(key) && keys.includes(kebab(key)))) continue;
+    problems.push(`unknown option --${key}${suggest(key, defs)}`);
+  }
+  for (const extra of parsed._) problems.push(`unexpected argument "${String(extra)}" (options take the form --name value)`);
+
+  const raw = new Map<string, RawValue>();
+  // Lowest precedence first: file, then env, then flags overwrite.
+  const configFlag = parsed['config'] as string | undefined;
+  const configPath = configFlag ?? env[envName('config')];
+  if (configPath !== undefined && configPath !== '') {
+    loadConfigFile(configPath, byCamel, raw, problems);
+  }
+  for (const d of defs) {
+    const value = env[envName(d.flag)];
+    if (value !== undefined) raw.set(camel(d.flag), { value, origin: envName(d.flag) });
+  }
+  const envNames = new Set(defs.map((d) => envName(d.flag)));
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('WORKERLESS_') && !envNames.has(name) && !INTERNAL_ENV.has(name)) {
+      warnings.push(`ignoring unknown environment variable ${name}`);
+    }
+  }
+  for (const d of defs) {
+    const value = parsed[d.flag];
+    if (value !== undefined) raw.set(camel(d.flag), { value, origin: `--${d.flag}` });
+  }
+  return { raw, problems, warnings, help: parsed['help'] === true, version: parsed['version'] === true };
+}
+
+/** Variables of the project's own scripts, which are not daemon options. */
+const INTERNAL_ENV = new Set(['WORKERLESS_CACHE_DIR']);
+
+function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<string, RawValue>, problems: string[]): void {
+  let data: unknown;
+  try {
+    data = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    problems.push(`--config cannot read "${path}": ${e.code ?? (e.message ?? String(err)).split('\n')[0]}`);
+    return;
+  }
+  if (data === null || data === undefined) return;
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    problems.push(`--config "${path}" must hold a mapping of option names to values`);
+    return;
+  }
+  for (const [key, value] of Object.entries(data)) {
+    const name = camel(key);
+    if (!byCamel.has(name) || name === 'config') {
+      problems.push(`unknown option "${key}" in ${path}${suggest(kebab(key), [...byCamel.values()])}`);
+      continue;
+    }
+    raw.set(name, { value, origin: `${kebab(key)} in ${path}` });
+  }
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function suggest(name: string, defs: readonly OptionDef[]): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const d of defs) {
+    const dist = distance(name, d.flag);
+    if (dist < bestDistance) [best, bestDistance] = [d.flag, dist];
+  }
+  return best ? ` (did you mean --${best}?)` : '';
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The --help text: every option with its env var and default. */
+export async function helpText(defs: readonly OptionDef[], extra: string): Promise<string> {
+  const lines = [
+    'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
+    '',
+    'Dispatches messages from prioritised SQS queues to one Lambda function.',
+  ];
+  let group: string | undefined;
+  const width = Math.max(...defs.map((d) => d.flag.length)) + 4;
+  for (const d of defs) {
+    if (d.group !== group) {
+      group = d.group;
+      lines.push('', group ?? 'Options:');
+    }
+    const def = d.defaultText !== undefined ? ` [default: ${d.defaultText}]` : '';
+    lines.push(`  --${d.flag.padEnd(width)}${d.describe}${def}`);
+    lines.push(`  ${' '.repeat(width + 2)}env ${envName(d.flag)}`);
+  }
+  lines.push('', 'Other:', '  --help, -h    Show this help', '  --version     Show the version', '', extra);
+  return lines.join('\n');
+}

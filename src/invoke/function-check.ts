@@ -1,0 +1,20 @@
+import { StartupError, firstLine } from '../queues/sqs-source.ts';
+import type { FunctionInvoker } from './lambda-invoker.ts';
+
+/**
+ * Start-up check with InvocationType DryRun: proves the function exists and that we may invoke it, without
+ * running it and without any IAM right beyond lambda:InvokeFunction. Throws a StartupError with one line.
+ */
+export async function checkFunction(invoker: FunctionInvoker, functionName: string, signal?: AbortSignal): Promise<void> {
+  const outcome = await invoker.dryRun(signal);
+  if (outcome.ok) return;
+  const e = outcome.error;
+  // Throttling during a dry run still proves the function exists.
+  if (e.kind === 'throttled') return;
+  if (e.code === 'ResourceNotFoundException') throw new StartupError(`function "${functionName}" does not exist (ResourceNotFoundException)`);
+  if (e.code === 'TimeoutError' || e.code === 'AbortError') throw new StartupError(`cannot reach Lambda to check function "${functionName}": timed out`);
+  if (e.kind === 'retryable' && /^E[A-Z_]+$|^UND_/.test(e.code)) {
+    throw new StartupError(`cannot reach Lambda to check function "${functionName}": ${e.code} (check --endpoint-url / --region and the network)`);
+  }
+  throw new StartupError(`cannot invoke function "${functionName}": ${e.code}: ${firstLine(e.message)}`);
+}

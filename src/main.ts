@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { pino, type Logger } from 'pino';
+import { CORE_OPTIONS, collectOptions, helpText } from './cli.ts';
+import { resolveConfig, type Config } from './config.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { checkFunction } from './invoke/function-check.ts';
+import { LambdaInvoker } from './invoke/lambda-invoker.ts';
+import { CloudWatchMetrics } from './metrics/cloudwatch.ts';
+import { noopMetrics } from './metrics/metrics-sink.ts';
+import { SqsMessageSource, StartupError, resolveQueues } from './queues/sqs-source.ts';
+
+/** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+async function main(): Promise<number> {
+  const defs = CORE_OPTIONS;
+  const cli = collectOptions(process.argv.slice(2), process.env, defs);
+  if (cli.help) {
+    process.stdout.write(`${await helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);
+    return EXIT_OK;
+  }
+  if (cli.version) {
+    process.stdout.write(`${version()}\n`);
+    return EXIT_OK;
+  }
+  const resolved = resolveConfig(cli.raw, process.env);
+  const problems = [...cli.problems, ...(resolved.ok ? [] : resolved.problems)];
+  if (!resolved.ok || problems.length > 0) {
+    for (const p of problems) process.stderr.write(`workerless: ${p}\n`);
+    process.stderr.write('Run "workerless --help" for the options.\n');
+    return EXIT_USAGE;
+  }
+  const config = resolved.config;
+  const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  for (const w of cli.warnings) logger.warn(w);
+  return runDaemon(config, logger);
+}
+
+async function runDaemon(config: Config, logger: Logger): Promise<number> {
+  // One root controller: the first SIGTERM/SIGINT aborts it (stop receiving, drain); a second signal or the
+  // shutdown timeout ends the process with code 1 after logging what was left in flight.
+  const stop = new AbortController();
+  let dispatcher: Dispatcher | undefined;
+  const forceExit = (reason: string) => {
+    logger.error({ reason, left: dispatcher?.inFlight() ?? [] }, 'forced exit; messages left in flight return after their visibility timeout');
+    process.exit(EXIT_FAILURE);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) return forceExit(`second ${signal}`);
+    logger.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new receives, finishing in-flight messages');
+    stop.abort();
+    setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const clientConfig = {
+    region: config.region,
+    ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}),
+    // Every worker loop may hold one long poll and one invocation open at a time.
+    requestHandler: { httpAgent: { keepAlive: true, maxSockets: config.concurrency + 16 }, httpsAgent: { keepAlive: true, maxSockets: config.concurrency + 16 } },
+  };
+  const sqs = new SQSClient(clientConfig);
+  // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
+  const lambda = new LambdaClient({ ...clientConfig, maxAttempts: 1 });
+  const cloudwatch = new CloudWatchClient({ region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) });
+
+  try {
+    if (!config.queues || !config.functionName) {
+      logger.error('nothing to do: no queues configured');
+      return EXIT_USAGE;
+    }
+    const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
+    const queues = await resolveQueues(sqs, config.queues.queues, config.visibilityTimeoutSec, startup);
+    const invoker = new LambdaInvoker(lambda, config.functionName);
+    await checkFunction(invoker, config.functionName, startup);
+    if (stop.signal.aborted) return EXIT_OK;
+
+    const metrics = config.metricsEnabled
+      ? new CloudWatchMetrics(cloudwatch, logger.child({ component: 'metrics' }), { namespace: config.metricsNamespace })
+      : undefined;
+    const metricsStop = new AbortController();
+    const metricsLoop = metrics?.run(config.metricsIntervalMs, metricsStop.signal);
+
+    logger.info(
+      {
+        function: config.functionName,
+        queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
+        order: config.queues.mode,
+        concurrency: config.concurrency,
+        batchSize: config.batchSize,
+        pollForSec: config.pollForSec,
+        deleteMode: config.deleteMode,
+        metrics: metrics ? config.metricsNamespace : 'off',
+      },
+      'workerless started',
+    );
+    dispatcher = new Dispatcher(
+      {
+        queues,
+        orderMode: config.queues.mode,
+        concurrency: config.concurrency,
+        batchSize: config.batchSize,
+        pollForSec: config.pollForSec,
+        sleepSec: config.sleepSec,
+        visibilityTimeoutSec: config.visibilityTimeoutSec,
+        deleteMode: config.deleteMode,
+        functionName: config.functionName,
+      },
+      { source: new SqsMessageSource(sqs), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
+    );
+    await dispatcher.run(stop.signal);
+    metricsStop.abort();
+    await metricsLoop;
+    await metrics?.flush();
+    logger.info('stopped cleanly');
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof StartupError) {
+      logger.fatal({ reason: err.message }, 'cannot start');
+      process.stderr.write(`workerless: ${err.message}\n`);
+      return EXIT_FAILURE;
+    }
+    if (stop.signal.aborted) return EXIT_OK;
+    throw err;
+  } finally {
+    sqs.destroy();
+    lambda.destroy();
+    cloudwatch.destroy();
+  }
+}
+
+function version(): string {
+  for (const rel of ['../../package.json', '../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // try the next layout (dist/src/main.js or src/main.ts)
+    }
+  }
+  return 'unknown';
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`workerless: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(EXIT_FAILURE);
+  },
+);
