@@ -1,0 +1,54 @@
+// Starts one Lambda-hosted Temporal worker: an asynchronous (Event) invocation, as Temporal Cloud's
+// controller does. Lambda answers 202 once the event is queued; the worker then runs until its deadline.
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { classifyAwsError, isAbort } from '../aws-errors.ts';
+
+/** What the worker receives. Optional for the worker: the example falls back to its own env. */
+export interface WorkerInvocationPayload {
+  readonly source: 'workerless.temporal-spillover';
+  readonly namespace: string;
+  readonly taskQueue: string;
+}
+
+/** Outcomes are values; only bugs throw. */
+export type InvokeOutcome =
+  | { readonly kind: 'invoked'; readonly requestId: string | undefined }
+  /** Over the function's or the account's concurrency: retry after a back-off. */
+  | { readonly kind: 'throttled'; readonly code: string; readonly message: string }
+  /** The function does not exist, access is denied or the request is invalid: retrying soon will not help. */
+  | { readonly kind: 'refused'; readonly code: string; readonly message: string }
+  /** 5xx, timeout, network: retry after a back-off. */
+  | { readonly kind: 'failed'; readonly code: string; readonly message: string }
+  /** Our own signal aborted (shutdown). */
+  | { readonly kind: 'aborted' };
+
+export interface WorkerInvoker {
+  invoke(payload: WorkerInvocationPayload, signal: AbortSignal): Promise<InvokeOutcome>;
+}
+
+export function createLambdaWorkerInvoker(lambda: LambdaClient, functionName: string): WorkerInvoker {
+  return {
+    async invoke(payload, signal) {
+      try {
+        const response = await lambda.send(
+          new InvokeCommand({
+            FunctionName: functionName,
+            InvocationType: 'Event',
+            Payload: new TextEncoder().encode(JSON.stringify(payload)),
+          }),
+          { abortSignal: signal },
+        );
+        return { kind: 'invoked', requestId: response.$metadata.requestId };
+      } catch (err) {
+        if (signal.aborted || isAbort(err)) return { kind: 'aborted' };
+        const { kind, code, message } = classifyAwsError(err);
+        if (kind === 'throttled') return { kind: 'throttled', code, message };
+        if (kind === 'retryable') return { kind: 'failed', code, message };
+        // Lambda reports a function that is still being created or updated as ResourceConflictException:
+        // that clears by itself, so treat it like a transient failure.
+        if (code === 'ResourceConflictException') return { kind: 'failed', code, message };
+        return { kind: 'refused', code, message };
+      }
+    },
+  };
+}
