@@ -1,0 +1,162 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import { pino, type Logger } from 'pino';
+import type { InvokeOutcome, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
+import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
+
+export const silentLogger: Logger = pino({ level: 'silent' });
+
+let seq = 0;
+export function message(overrides: Partial<Message> = {}): Message {
+  seq++;
+  return {
+    MessageId: `m-${seq}`,
+    ReceiptHandle: `rh-${seq}`,
+    Body: `body-${seq}`,
+    Attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1545082649183' },
+    ...overrides,
+  };
+}
+
+export function queue(name: string, overrides: Partial<ResolvedQueue> = {}): ResolvedQueue {
+  return {
+    name,
+    url: `http://sqs.local/000000000000/${name}`,
+    arn: `arn:aws:sqs:us-east-2:123456789012:${name}`,
+    region: 'us-east-2',
+    fifo: name.endsWith('.fifo'),
+    visibilityTimeoutSec: 30,
+    weight: 1,
+    ...overrides,
+  };
+}
+
+/**
+ * An in-memory SQS: messages become invisible when received and visible again when released or when
+ * `expire()` is called; deletes remove them. Long polls wait until a message arrives or the signal aborts.
+ */
+export class FakeSource implements MessageSource {
+  readonly visible = new Map<string, Message[]>();
+  readonly inflight = new Map<string, Message>();
+  readonly deleted: { queue: string; id: string }[] = [];
+  readonly receives: { queue: string; waitSec: number; max: number }[] = [];
+  readonly deleteCalls: number[] = [];
+  readonly visibilityChanges: { queue: string; ids: string[]; timeoutSec: number }[] = [];
+  #waiters: (() => void)[] = [];
+  receiveError: ((queue: string) => unknown) | undefined;
+
+  push(queueName: string, ...messages: Message[]): void {
+    const list = this.visible.get(queueName) ?? [];
+    list.push(...messages);
+    this.visible.set(queueName, list);
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+
+  async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+    this.receives.push({ queue: q.name, waitSec: options.waitSec, max: options.max });
+    const err = this.receiveError?.(q.name);
+    if (err) throw err;
+    const deadline = Date.now() + options.waitSec * 1000;
+    for (;;) {
+      const list = this.visible.get(q.name) ?? [];
+      if (list.length > 0) {
+        const taken = list.splice(0, options.max);
+        for (const m of taken) this.inflight.set(m.ReceiptHandle!, m);
+        return taken;
+      }
+      if (options.waitSec === 0 || Date.now() >= deadline) return [];
+      if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.#waiters.push(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+      if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+    }
+  }
+
+  async deleteBatch(q: ResolvedQueue, entries: readonly ReceiptEntry[]): Promise<EntryFailure[]> {
+    this.deleteCalls.push(entries.length);
+    for (const e of entries) {
+      const m = this.inflight.get(e.receiptHandle);
+      this.inflight.delete(e.receiptHandle);
+      if (m) this.deleted.push({ queue: q.name, id: m.MessageId! });
+    }
+    return [];
+  }
+
+  async changeVisibility(q: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number): Promise<EntryFailure[]> {
+    this.visibilityChanges.push({ queue: q.name, ids: entries.map((e) => this.inflight.get(e.receiptHandle)?.MessageId ?? e.id), timeoutSec });
+    if (timeoutSec === 0) {
+      for (const e of entries) {
+        const m = this.inflight.get(e.receiptHandle);
+        this.inflight.delete(e.receiptHandle);
+        if (m) this.push(q.name, m);
+      }
+    }
+    return [];
+  }
+}
+
+/** An invoker whose behaviour per call is scripted; records every payload. */
+export class FakeInvoker implements FunctionInvoker {
+  readonly payloads: { Records: { messageId: string; eventSourceARN: string }[] }[] = [];
+  active = 0;
+  maxActive = 0;
+  respond: (payload: string, call: number) => Promise<InvokeOutcome> | InvokeOutcome;
+  constructor(respond: FakeInvoker['respond'] = () => ok()) {
+    this.respond = respond;
+  }
+
+  async invoke(payload: string): Promise<InvokeOutcome> {
+    this.payloads.push(JSON.parse(payload) as FakeInvoker['payloads'][number]);
+    this.active++;
+    this.maxActive = Math.max(this.maxActive, this.active);
+    try {
+      return await this.respond(payload, this.payloads.length);
+    } finally {
+      this.active--;
+    }
+  }
+
+  async dryRun(): Promise<InvokeOutcome> {
+    return ok();
+  }
+}
+
+export function ok(payload?: unknown): InvokeOutcome {
+  return { ok: true, response: { payload: payload === undefined ? 'null' : JSON.stringify(payload), functionError: undefined } };
+}
+
+export function functionError(errorType = 'Error', errorMessage = 'boom'): InvokeOutcome {
+  return { ok: true, response: { payload: JSON.stringify({ errorType, errorMessage }), functionError: 'Unhandled' } };
+}
+
+export function throttled(): InvokeOutcome {
+  return { ok: false, error: { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate Exceeded.', status: 429 } };
+}
+
+export class RecordingMetrics implements MetricsSink {
+  readonly data: MetricDatum[] = [];
+  record(d: MetricDatum): void {
+    this.data.push(d);
+  }
+  sum(name: string, queueName?: string): number {
+    return this.data.filter((d) => d.name === name && (!queueName || d.dimensions['Queue'] === queueName)).reduce((s, d) => s + d.value, 0);
+  }
+}
+
+/** Polls `check` until it returns true or the timeout passes. */
+export async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
