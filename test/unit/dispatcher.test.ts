@@ -1,0 +1,236 @@
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { Dispatcher, METRIC, type DispatcherOptions } from '../../src/dispatcher.ts';
+import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
+import {
+  FakeInvoker,
+  FakeSource,
+  RecordingMetrics,
+  functionError,
+  message,
+  ok,
+  queue,
+  silentLogger,
+  throttled,
+  until,
+} from '../support/factories.ts';
+
+function setup(
+  queues: ResolvedQueue[],
+  options: Partial<DispatcherOptions> = {},
+  invoker = new FakeInvoker(),
+  preload: (source: FakeSource) => void = () => {},
+) {
+  const source = new FakeSource();
+  preload(source);
+  const metrics = new RecordingMetrics();
+  const dispatcher = new Dispatcher(
+    {
+      queues,
+      orderMode: 'strict',
+      concurrency: 1,
+      batchSize: 1,
+      pollForSec: 1,
+      sleepSec: 0,
+      deleteMode: 'on-success',
+      functionName: 'fn',
+      ...options,
+    },
+    { source, invoker, metrics, logger: silentLogger },
+  );
+  const stop = new AbortController();
+  const running = dispatcher.run(stop.signal);
+  return { source, metrics, invoker, dispatcher, stop, running };
+}
+
+const idsOf = (invoker: FakeInvoker) => invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId));
+
+describe('Dispatcher', () => {
+  it('strict order: a lower queue is never served while a higher one has messages', async () => {
+    const highMsgs = Array.from({ length: 5 }, () => message());
+    const lowMsgs = Array.from({ length: 5 }, () => message());
+    const { source, invoker, stop, running } = setup([queue('high'), queue('low')], {}, new FakeInvoker(), (s) => {
+      s.push('low', ...lowMsgs);
+      s.push('high', ...highMsgs);
+    });
+    await until(() => invoker.payloads.length === 10, 5000, '10 invocations');
+    stop.abort();
+    await running;
+    assert.deepEqual(idsOf(invoker), [...highMsgs, ...lowMsgs].map((m) => m.MessageId));
+    assert.equal(source.deleted.length, 10);
+  });
+
+  it('builds payloads with the queue ARN and invokes batches of --batch-size', async () => {
+    const q = queue('q');
+    const { source, invoker, stop, running } = setup([q], { batchSize: 3 });
+    source.push('q', ...Array.from({ length: 5 }, () => message()));
+    await until(() => source.deleted.length === 5, 5000, 'deletes');
+    stop.abort();
+    await running;
+    assert.deepEqual(invoker.payloads.map((p) => p.Records.length), [3, 2]);
+    assert.equal(invoker.payloads[0]!.Records[0]!.eventSourceARN, q.arn);
+  });
+
+  it('never runs more invocations at once than --concurrency', async () => {
+    const invoker = new FakeInvoker(async () => {
+      await delay(20);
+      return ok();
+    });
+    const { source, stop, running } = setup([queue('q')], { concurrency: 4 }, invoker);
+    source.push('q', ...Array.from({ length: 30 }, () => message()));
+    await until(() => source.deleted.length === 30, 10_000, 'deletes');
+    stop.abort();
+    await running;
+    assert.equal(invoker.maxActive, 4);
+  });
+
+  it('a function error deletes nothing and counts an invocation error', async () => {
+    const invoker = new FakeInvoker(() => functionError('TypeError', 'bad'));
+    const { source, metrics, stop, running } = setup([queue('q')], {}, invoker);
+    const m = message();
+    source.push('q', m);
+    await until(() => invoker.payloads.length === 1);
+    stop.abort();
+    await running;
+    assert.equal(source.deleted.length, 0);
+    assert.ok(source.inflight.has(m.ReceiptHandle!), 'message stays in flight until its visibility timeout');
+    assert.equal(metrics.sum(METRIC.errors, 'q'), 1);
+  });
+
+  it('batchItemFailures keeps exactly the listed messages', async () => {
+    const msgs = Array.from({ length: 4 }, () => message());
+    const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: msgs[1]!.MessageId }] }));
+    const { source, stop, running } = setup([queue('q')], { batchSize: 10 }, invoker);
+    source.push('q', ...msgs);
+    await until(() => source.deleted.length === 3);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.deleted.map((d) => d.id).sort(), [msgs[0], msgs[2], msgs[3]].map((m) => m!.MessageId).sort());
+  });
+
+  it('--delete never deletes nothing', async () => {
+    const { source, invoker, stop, running } = setup([queue('q')], { deleteMode: 'never' });
+    source.push('q', message(), message());
+    await until(() => invoker.payloads.length === 2);
+    stop.abort();
+    await running;
+    assert.equal(source.deleted.length, 0);
+    assert.equal(source.deleteCalls.length, 0);
+  });
+
+  it('records received, deleted and duration metrics per queue', async () => {
+    const { source, metrics, stop, running } = setup([queue('a'), queue('b')], { concurrency: 2 });
+    source.push('a', message(), message());
+    source.push('b', message());
+    await until(() => source.deleted.length === 3);
+    stop.abort();
+    await running;
+    assert.equal(metrics.sum(METRIC.received, 'a'), 2);
+    assert.equal(metrics.sum(METRIC.received, 'b'), 1);
+    assert.equal(metrics.sum(METRIC.deleted, 'a'), 2);
+    assert.equal(metrics.data.filter((d) => d.name === METRIC.duration && d.dimensions['Queue'] === 'a').length, 2);
+    assert.ok(metrics.data.every((d) => (d.name === METRIC.duration ? d.unit === 'Milliseconds' : d.unit === 'Count')));
+  });
+
+  it('with concurrency >= queues, idle loops long-poll every queue', async () => {
+    const qs = [queue('a'), queue('b'), queue('c')];
+    const { source, stop, running } = setup(qs, { concurrency: 3, pollForSec: 5 });
+    await until(() => source.receives.filter((r) => r.waitSec === 5).length >= 3, 2000, 'three long polls');
+    const longPolled = new Set(source.receives.filter((r) => r.waitSec === 5).map((r) => r.queue));
+    assert.deepEqual([...longPolled].sort(), ['a', 'b', 'c']);
+    stop.abort();
+    await running; // long polls are aborted: this resolves well before 5 s
+  });
+
+  it('stop during an invocation: the batch is still invoked to the end and deleted, then run() resolves', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const invoker = new FakeInvoker(async () => {
+      await gate;
+      return ok();
+    });
+    const { source, dispatcher, stop, running } = setup([queue('q')], {}, invoker);
+    const m = message();
+    source.push('q', m);
+    await until(() => invoker.active === 1);
+    stop.abort();
+    assert.equal(dispatcher.state, 'draining');
+    assert.deepEqual(dispatcher.inFlight(), [{ queue: 'q', messageIds: [m.MessageId] }]);
+    let resolved = false;
+    void running.then(() => (resolved = true));
+    await delay(50);
+    assert.equal(resolved, false, 'run() waits for the in-flight batch');
+    release();
+    await running;
+    assert.equal(dispatcher.state, 'stopped');
+    assert.deepEqual(source.deleted.map((d) => d.id), [m.MessageId]);
+    const receivesAfter = source.receives.length;
+    await delay(20);
+    assert.equal(source.receives.length, receivesAfter, 'no receive after stop');
+  });
+
+  it('throttling is retried without giving the message back, and succeeds once capacity returns', async () => {
+    const invoker = new FakeInvoker((_p, call) => (call <= 3 ? throttled() : ok()));
+    const { source, stop, running } = setup([queue('q')], {}, invoker);
+    const m = message();
+    source.push('q', m);
+    await until(() => source.deleted.length === 1, 5000);
+    stop.abort();
+    await running;
+    assert.equal(invoker.payloads.length, 4);
+    assert.equal(source.receives.filter((r) => r.queue === 'q' && r.waitSec === 0).length >= 1, true);
+    assert.deepEqual(source.visibilityChanges, [], 'no release while throttled');
+  });
+
+  it('throttled on shutdown: the batch is released at once', async () => {
+    const invoker = new FakeInvoker(() => throttled());
+    const { source, stop, running } = setup([queue('q')], {}, invoker);
+    const m = message();
+    source.push('q', m);
+    await until(() => invoker.payloads.length >= 2);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.visibilityChanges.at(-1), { queue: 'q', ids: [m.MessageId], timeoutSec: 0 });
+    assert.equal(source.visible.get('q')?.[0]?.MessageId, m.MessageId);
+  });
+
+  it('extends visibility while a throttle outlasts it', async () => {
+    const invoker = new FakeInvoker((_p, call) => (call <= 2 ? throttled() : ok()));
+    const { source, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
+    source.push('q', message());
+    await until(() => source.deleted.length === 1, 5000);
+    stop.abort();
+    await running;
+    assert.ok(source.visibilityChanges.length >= 1);
+    assert.ok(source.visibilityChanges.every((c) => c.timeoutSec === 1));
+  });
+
+  it('a receive error backs off and the loop carries on', async () => {
+    const { source, invoker, stop, running } = setup([queue('q')]);
+    let failures = 2;
+    source.receiveError = () => (failures-- > 0 ? Object.assign(new Error('down'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }) : undefined);
+    source.push('q', message());
+    await until(() => invoker.payloads.length === 1, 10_000);
+    stop.abort();
+    await running;
+    assert.equal(source.deleted.length, 1);
+  });
+
+  it('deletes from several loops share DeleteMessageBatch calls', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const invoker = new FakeInvoker(async () => {
+      await gate;
+      return ok();
+    });
+    const { source, stop, running } = setup([queue('q')], { concurrency: 10 }, invoker);
+    source.push('q', ...Array.from({ length: 10 }, () => message()));
+    await until(() => invoker.active === 10);
+    release();
+    await until(() => source.deleted.length === 10);
+    stop.abort();
+    await running;
+    assert.ok(source.deleteCalls.length <= 2, `delete calls ${source.deleteCalls.join(',')}`);
+  });
+});
