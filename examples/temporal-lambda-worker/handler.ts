@@ -1,0 +1,86 @@
+// A Temporal worker hosted in AWS Lambda, started by workerless (or any Event invocation) when its task queue
+// has a backlog. Each invocation connects afresh, polls until the deadline minus the shutdown buffer, then
+// stops polling, lets in-flight tasks finish within the stop timeout, and returns.
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type NativeConnectionOptions } from '@temporalio/worker';
+import * as activities from './activities.ts';
+import { pollingWindowMs, workerSettingsFromEnv, type WorkerSettings } from './settings.ts';
+
+/** The part of the Lambda context the worker uses. */
+export interface LambdaContext {
+  readonly awsRequestId: string;
+  readonly functionName: string;
+  getRemainingTimeInMillis(): number;
+}
+
+export interface WorkerRunSummary {
+  readonly requestId: string;
+  readonly taskQueue: string;
+  /** How long the worker polled; 0 when too little time was left. */
+  readonly polledMs: number;
+  /** From the start of the handler to the end of the drain. */
+  readonly durationMs: number;
+}
+
+export async function handler(event: unknown, context: LambdaContext): Promise<WorkerRunSummary> {
+  const startedAt = Date.now();
+  const settings = workerSettingsFromEnv(process.env, event);
+  const base = { requestId: context.awsRequestId, taskQueue: settings.taskQueue };
+  if (pollingWindowMs(context.getRemainingTimeInMillis(), settings.shutdownBufferMs) === 0) {
+    log('warn', 'not enough time left to poll; raise the function timeout', { ...base, shutdownBufferMs: settings.shutdownBufferMs });
+    return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
+  }
+
+  const connection = await NativeConnection.connect(await connectionOptions(settings));
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      ...(settings.workflowBundlePath !== undefined
+        ? { workflowBundle: { codePath: settings.workflowBundlePath } }
+        : { workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)) }),
+      activities,
+      // Shows up in DescribeTaskQueue pollers and workflow histories: which invocation did the work.
+      identity: `${context.functionName}:${context.awsRequestId}`,
+      shutdownGraceTime: settings.stopTimeoutMs,
+      maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
+    });
+    // Measured after connecting and creating the worker: cold-start time comes out of the polling window.
+    const polledMs = pollingWindowMs(context.getRemainingTimeInMillis(), settings.shutdownBufferMs);
+    log('info', 'worker polling', { ...base, polledMs, shutdownBufferMs: settings.shutdownBufferMs });
+    // runUntil stops polling when the timer fires, then waits for in-flight tasks (up to shutdownGraceTime).
+    await worker.runUntil(sleep(polledMs));
+    const durationMs = Date.now() - startedAt;
+    log('info', 'worker drained', { ...base, polledMs, durationMs });
+    return { ...base, polledMs, durationMs };
+  } finally {
+    await connection.close();
+  }
+}
+
+async function connectionOptions(settings: WorkerSettings): Promise<NativeConnectionOptions> {
+  const options: NativeConnectionOptions = { address: settings.address };
+  if (settings.tls !== undefined) {
+    const { clientCertPath, clientKeyPath, serverCaCertPath, serverName } = settings.tls;
+    options.tls = {
+      ...(serverName !== undefined ? { serverNameOverride: serverName } : {}),
+      ...(serverCaCertPath !== undefined ? { serverRootCACertificate: await readFile(serverCaCertPath) } : {}),
+      ...(clientCertPath !== undefined && clientKeyPath !== undefined
+        ? { clientCertPair: { crt: await readFile(clientCertPath), key: await readFile(clientKeyPath) } }
+        : {}),
+    };
+  }
+  if (settings.apiKey !== undefined) {
+    options.apiKey = settings.apiKey;
+    options.metadata = { 'temporal-namespace': settings.namespace };
+  }
+  return options;
+}
+
+function log(level: 'info' | 'warn', msg: string, fields: Record<string, unknown>): void {
+  // One JSON line per event: CloudWatch Logs Insights can query the fields.
+  console.log(JSON.stringify({ level, msg, ...fields }));
+}
