@@ -66,7 +66,10 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     // Every worker loop may hold one long poll and one invocation open at a time.
     requestHandler: { httpAgent: { keepAlive: true, maxSockets: config.concurrency + 16 }, httpsAgent: { keepAlive: true, maxSockets: config.concurrency + 16 } },
   };
-  const sqs = new SQSClient(clientConfig);
+  // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
+  // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
+  const customSqsEndpoint = Boolean(config.endpointUrl || process.env['AWS_ENDPOINT_URL_SQS'] || process.env['AWS_ENDPOINT_URL']);
+  const sqs = new SQSClient({ ...clientConfig, useQueueUrlAsEndpoint: !customSqsEndpoint });
   // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
   const lambda = new LambdaClient({ ...clientConfig, maxAttempts: 1 });
   const cloudwatch = new CloudWatchClient({ region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) });
