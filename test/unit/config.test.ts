@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { CORE_OPTIONS, collectOptions, envName, helpText } from '../../src/cli.ts';
+import { resolveConfig, type Config } from '../../src/config.ts';
+
+const ENV = { AWS_REGION: 'us-east-1' };
+
+function resolve(argv: string[], env: Record<string, string> = ENV) {
+  const cli = collectOptions(argv, env, CORE_OPTIONS);
+  const r = resolveConfig(cli.raw, env);
+  return { cli, problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
+}
+
+function valid(argv: string[], env: Record<string, string> = ENV): Config {
+  const { problems, config } = resolve(argv, env);
+  assert.deepEqual(problems, []);
+  return config!;
+}
+
+function tempFile(name: string, content: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wl-config-'));
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+describe('configuration', () => {
+  it('fills in every default', () => {
+    const c = valid(['--function', 'my-fn', '--queues', 'a']);
+    assert.deepEqual(
+      { ...c, queues: undefined },
+      {
+        functionName: 'my-fn',
+        queues: undefined,
+        concurrency: 10,
+        pollForSec: 20,
+        sleepSec: 0,
+        batchSize: 1,
+        visibilityTimeoutSec: undefined,
+        deleteMode: 'on-success',
+        name: 'default',
+        metricsNamespace: 'Workerless-default',
+        metricsEnabled: true,
+        metricsIntervalMs: 60_000,
+        region: 'us-east-1',
+        endpointUrl: undefined,
+        shutdownTimeoutMs: 30_000,
+        logLevel: 'info',
+      },
+    );
+    assert.ok(Object.isFrozen(c));
+  });
+
+  it('reads every option from flags', () => {
+    const c = valid([
+      '--function', 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live',
+      '--queues', 'payments:3,default:1',
+      '--concurrency', '50', '--poll-for', '5', '--sleep', '1.5', '--batch-size', '10',
+      '--visibility-timeout', '120', '--delete', 'never', '--name', 'app-staging', '--metrics', 'off',
+      '--metrics-interval', '10', '--region', 'eu-west-1', '--endpoint-url', 'http://127.0.0.1:4566',
+      '--shutdown-timeout', '90', '--log-level', 'debug',
+    ]);
+    assert.equal(c.functionName, 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live');
+    assert.equal(c.queues?.mode, 'weighted');
+    assert.deepEqual([c.concurrency, c.pollForSec, c.sleepSec, c.batchSize, c.visibilityTimeoutSec], [50, 5, 1.5, 10, 120]);
+    assert.deepEqual([c.deleteMode, c.metricsNamespace, c.metricsEnabled, c.metricsIntervalMs], ['never', 'Workerless-app-staging', false, 10_000]);
+    assert.deepEqual([c.region, c.endpointUrl, c.shutdownTimeoutMs, c.logLevel], ['eu-west-1', 'http://127.0.0.1:4566', 90_000, 'debug']);
+  });
+
+  it('every flag has a WORKERLESS_ env var, and flag > env > file > default', () => {
+    const file = tempFile('wl.yaml', 'function: from-file\nqueues: [a, b]\nconcurrency: 3\npoll-for: 7\nbatchSize: 4\n');
+    const env = { ...ENV, WORKERLESS_CONFIG: file, WORKERLESS_CONCURRENCY: '5', WORKERLESS_POLL_FOR: '9' };
+    const c = valid(['--concurrency', '8'], env);
+    assert.equal(c.concurrency, 8); // flag over env and file
+    assert.equal(c.pollForSec, 9); // env over file
+    assert.equal(c.batchSize, 4); // file (camelCase key) over default
+    assert.equal(c.functionName, 'from-file');
+    assert.deepEqual(c.queues?.queues.map((q) => q.ref), ['a', 'b']);
+    assert.equal(c.sleepSec, 0); // default
+    for (const d of CORE_OPTIONS) assert.match(envName(d.flag), /^WORKERLESS_[A-Z_]+$/);
+    assert.equal(envName('poll-for'), 'WORKERLESS_POLL_FOR');
+  });
+
+  it('reads JSON config files', () => {
+    const file = tempFile('wl.json', JSON.stringify({ function: 'f', queues: 'a:2,b:1', metrics: false }));
+    const c = valid(['--config', file]);
+    assert.equal(c.metricsEnabled, false);
+    assert.equal(c.queues?.mode, 'weighted');
+  });
+
+  it('reports every invalid option at once, naming the option and the value', () => {
+    const { problems } = resolve(
+      [
+        '--concurrency', 'abc', '--poll-for', '21', '--sleep', '-1', '--batch-size', '11', '--visibility-timeout', '1.5',
+        '--delete', 'always', '--name', 'bad name', '--metrics', 'maybe', '--metrics-interval', '0', '--region', 'mars',
+        '--endpoint-url', 'localhost:4566', '--shutdown-timeout', 'x', '--log-level', 'loud', '--function', 'bad/fn',
+        '--queues', 'a,a',
+      ],
+      {},
+    );
+    assert.deepEqual(problems, [
+      '--function must be a function name, name:alias or function ARN, got "bad/fn"',
+      '--queues lists "a" more than once',
+      '--name must be 1-244 characters of A-Z a-z 0-9 . _ - / # :, got "bad name"',
+      '--region must be an AWS region such as us-east-1, got "mars"',
+      '--concurrency must be an integer from 1 to 10000, got "abc"',
+      '--poll-for must be an integer from 0 to 20, got "21"',
+      '--sleep must be a number from 0 to 3600, got "-1"',
+      '--batch-size must be an integer from 1 to 10, got "11"',
+      '--visibility-timeout must be an integer from 0 to 43200, got "1.5"',
+      '--delete must be one of on-success, never, got "always"',
+      '--metrics must be on or off (true/false), got "maybe"',
+      '--metrics-interval must be an integer from 1 to 3600, got "0"',
+      '--endpoint-url must be an http(s) URL, got "localhost:4566"',
+      '--shutdown-timeout must be an integer from 1 to 3600, got "x"',
+      '--log-level must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+      '--region is required (or set AWS_REGION)',
+    ]);
+  });
+
+  it('names the env var or file a bad value came from', () => {
+    const file = tempFile('bad.yaml', 'batch-size: 99\n');
+    const { problems } = resolve(['--function', 'f', '--queues', 'q', '--config', file], { ...ENV, WORKERLESS_CONCURRENCY: 'abc' });
+    assert.deepEqual(problems, [
+      '--concurrency must be an integer from 1 to 10000, got "abc" (from WORKERLESS_CONCURRENCY)',
+      `--batch-size must be an integer from 1 to 10, got "99" (from batch-size in ${file})`,
+    ]);
+  });
+
+  it('reports unknown flags (with a suggestion), stray arguments, unknown file keys and unreadable files', () => {
+    const file = tempFile('unknown.yaml', 'concurency: 3\n');
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'q', '--concurency', '3', 'extra', '--config', file]).problems, [
+      'unknown option --concurency (did you mean --concurrency?)',
+      'unexpected argument "extra" (options take the form --name value)',
+      `unknown option "concurency" in ${file} (did you mean --concurrency?)`,
+    ]);
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'q', '--config', '/nonexistent/wl.yaml']).problems, [
+      '--config cannot read "/nonexistent/wl.yaml": ENOENT',
+    ]);
+    const broken = tempFile('broken.yaml', 'queues: [a\n');
+    assert.match(resolve(['--config', broken]).problems[0]!, /^--config cannot read ".*broken.yaml": /);
+  });
+
+  it('requires --function with --queues and a region', () => {
+    assert.deepEqual(resolve(['--queues', 'q'], {}).problems, ['--function is required with --queues (env WORKERLESS_FUNCTION)', '--region is required (or set AWS_REGION)']);
+    assert.equal(valid(['--function', 'f', '--queues', 'q'], { AWS_DEFAULT_REGION: 'eu-central-1' }).region, 'eu-central-1');
+  });
+
+  it('accepts the function forms Lambda accepts', () => {
+    for (const fn of ['fn', 'fn:live', 'fn:$LATEST', 'fn:12', '123456789012:function:fn', 'arn:aws:lambda:us-east-1:123456789012:function:fn']) {
+      assert.equal(valid(['--function', fn, '--queues', 'q']).functionName, fn);
+    }
+  });
+
+  it('warns about unknown WORKERLESS_ variables but ignores the project scripts’ own', () => {
+    const { cli } = resolve(['--function', 'f', '--queues', 'q'], { ...ENV, WORKERLESS_CONCURENCY: '3', WORKERLESS_CACHE_DIR: '/x' });
+    assert.deepEqual(cli.warnings, ['ignoring unknown environment variable WORKERLESS_CONCURENCY']);
+  });
+
+  it('--help lists every option with its env var and default', async () => {
+    const text = await helpText(CORE_OPTIONS, '');
+    for (const d of CORE_OPTIONS) {
+      assert.ok(text.includes(`--${d.flag}`), d.flag);
+      assert.ok(text.includes(envName(d.flag)), envName(d.flag));
+      if (d.defaultText) assert.ok(text.includes(`[default: ${d.defaultText}]`), `${d.flag} default`);
+    }
+  });
+});
