@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InvokeCommand, LambdaClient, ResourceNotFoundException, ServiceException, TooManyRequestsException } from '@aws-sdk/client-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import Long from 'long';
+import { createTaskQueueStatsReader, toObservation, toTaskTypeStats, type DescribeTaskQueue } from '../../../src/temporal/task-queue-stats.ts';
+import { createLambdaWorkerInvoker } from '../../../src/temporal/worker-invoker.ts';
+
+describe('task queue statistics', () => {
+  it('converts a DescribeTaskQueue response (Longs, durations, timestamps)', () => {
+    const stats = toTaskTypeStats({
+      pollers: [
+        { identity: 'a', lastAccessTime: { seconds: Long.fromNumber(1_700_000_000), nanos: 250_000_000 } },
+        { identity: 'b', lastAccessTime: { seconds: Long.fromNumber(1_700_000_005), nanos: 0 } },
+      ],
+      stats: {
+        approximateBacklogCount: Long.fromNumber(42),
+        approximateBacklogAge: { seconds: Long.fromNumber(3), nanos: 500_000_000 },
+        tasksAddRate: 2.5,
+        tasksDispatchRate: 1.25,
+      },
+      statsByPriorityKey: {},
+    });
+    assert.deepEqual(stats, {
+      backlog: 42,
+      backlogAgeMs: 3_500,
+      addRatePerSec: 2.5,
+      dispatchRatePerSec: 1.25,
+      pollers: 2,
+      lastPollAt: 1_700_000_005_000,
+    });
+  });
+
+  it('reads an empty queue (no stats fields, no pollers) as zeros', () => {
+    assert.deepEqual(toTaskTypeStats({ pollers: [], stats: { approximateBacklogAge: {} }, statsByPriorityKey: {} }), {
+      backlog: 0,
+      backlogAgeMs: 0,
+      addRatePerSec: 0,
+      dispatchRatePerSec: 0,
+      pollers: 0,
+      lastPollAt: undefined,
+    });
+  });
+
+  it('asks for workflow and activity tasks with stats and sums them', async () => {
+    const requests: unknown[] = [];
+    const describe: DescribeTaskQueue = async (request) => {
+      requests.push(request);
+      const activity = request.taskQueueType === 2;
+      return {
+        pollers: activity ? [{ lastAccessTime: { seconds: Long.fromNumber(100), nanos: 0 } }] : [],
+        stats: { approximateBacklogCount: Long.fromNumber(activity ? 3 : 4), tasksAddRate: 1, tasksDispatchRate: activity ? 0.5 : 0 },
+        statsByPriorityKey: {},
+      };
+    };
+    const reader = createTaskQueueStatsReader(describe, 'payments');
+    const stats = await reader.read('orders', new AbortController().signal);
+    assert.deepEqual(requests, [
+      { namespace: 'payments', taskQueue: { name: 'orders', kind: 1 }, taskQueueType: 1, reportStats: true },
+      { namespace: 'payments', taskQueue: { name: 'orders', kind: 1 }, taskQueueType: 2, reportStats: true },
+    ]);
+    assert.deepEqual(toObservation(stats), { backlog: 7, addRatePerSec: 2, dispatchRatePerSec: 0.5, lastPollAt: 100_000 });
+  });
+
+  it('passes a failure through to the controller', async () => {
+    const reader = createTaskQueueStatsReader(async () => {
+      throw new Error('14 UNAVAILABLE: connection refused');
+    }, 'default');
+    await assert.rejects(reader.read('orders', new AbortController().signal), /UNAVAILABLE/);
+  });
+});
+
+describe('Lambda worker invoker', () => {
+  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders' } as const;
+
+  it('invokes asynchronously (Event) with the task queue in the payload', async () => {
+    const lambda = mockClient(LambdaClient);
+    lambda.on(InvokeCommand).resolves({ StatusCode: 202, $metadata: { requestId: 'req-1' } });
+    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker:live').invoke(payload, new AbortController().signal);
+    assert.deepEqual(outcome, { kind: 'invoked', requestId: 'req-1' });
+    const input = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
+    assert.equal(input?.FunctionName, 'worker:live');
+    assert.equal(input?.InvocationType, 'Event');
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(input?.Payload as Uint8Array)), payload);
+    lambda.restore();
+  });
+
+  it('classifies throttling, a missing function and server errors', async () => {
+    const lambda = mockClient(LambdaClient);
+    const invoker = createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker');
+    const signal = new AbortController().signal;
+
+    lambda.on(InvokeCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 429 } }));
+    assert.equal((await invoker.invoke(payload, signal)).kind, 'throttled');
+
+    lambda.on(InvokeCommand).rejects(new ResourceNotFoundException({ message: 'Function not found', $metadata: { httpStatusCode: 404 } }));
+    const missing = await invoker.invoke(payload, signal);
+    assert.deepEqual(missing, { kind: 'refused', code: 'ResourceNotFoundException', message: 'Function not found' });
+
+    lambda.on(InvokeCommand).rejects(new ServiceException({ message: 'boom', $metadata: { httpStatusCode: 500 } }));
+    assert.equal((await invoker.invoke(payload, signal)).kind, 'failed');
+
+    lambda.on(InvokeCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    assert.equal((await invoker.invoke(payload, signal)).kind, 'failed');
+    lambda.restore();
+  });
+
+  it('reports an abort during shutdown as aborted, not as a failure', async () => {
+    const lambda = mockClient(LambdaClient);
+    lambda.on(InvokeCommand).rejects(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    const controller = new AbortController();
+    controller.abort();
+    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker').invoke(payload, controller.signal);
+    assert.deepEqual(outcome, { kind: 'aborted' });
+    lambda.restore();
+  });
+});

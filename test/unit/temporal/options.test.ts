@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  parseDurationMs,
+  redactTemporalConfig,
+  resolveTemporalConfig,
+  temporalDefaults,
+  temporalYargsOptions,
+} from '../../../src/temporal/options.ts';
+
+function resolve(raw: Record<string, unknown>) {
+  const problems: string[] = [];
+  const config = resolveTemporalConfig(raw, problems);
+  return { config, problems };
+}
+
+const minimal = { temporalTaskQueues: ['orders'], temporalFunction: 'temporal-worker' };
+
+describe('resolveTemporalConfig', () => {
+  it('returns undefined without problems when Temporal is not configured', () => {
+    for (const raw of [{}, { temporalTaskQueues: [] }, { temporalAddress: '' }, { temporalNamespace: 'x' }]) {
+      const { config, problems } = resolve(raw);
+      assert.equal(config, undefined);
+      assert.deepEqual(problems, []);
+    }
+  });
+
+  it('fills every default and freezes the result', () => {
+    const { config, problems } = resolve(minimal);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(config, {
+      address: 'localhost:7233',
+      namespace: 'default',
+      taskQueues: ['orders'],
+      functionName: 'temporal-worker',
+      maxWorkers: temporalDefaults.maxWorkers,
+      workerLifetimeMs: 600_000,
+      pollIntervalMs: 5_000,
+      backlogThreshold: 0,
+      coolOffMs: 10_000,
+      tasksPerWorker: 10,
+      tls: undefined,
+      apiKey: undefined,
+    });
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config?.taskQueues));
+  });
+
+  it('accepts string values as they come from env vars and config files', () => {
+    const { config, problems } = resolve({
+      temporalAddress: 'temporal.internal:7233',
+      temporalNamespace: 'payments',
+      temporalTaskQueues: 'orders, refunds,orders',
+      temporalFunction: 'arn:aws:lambda:eu-west-1:123456789012:function:worker:5',
+      temporalMaxWorkers: '25',
+      temporalWorkerLifetime: '15m',
+      temporalPollInterval: '500ms',
+      temporalBacklogThreshold: '3',
+      temporalCoolOff: '0',
+      temporalTasksPerWorker: 4,
+    });
+    assert.deepEqual(problems, []);
+    assert.equal(config?.address, 'temporal.internal:7233');
+    assert.equal(config?.namespace, 'payments');
+    assert.deepEqual(config?.taskQueues, ['orders', 'refunds']);
+    assert.equal(config?.functionName, 'arn:aws:lambda:eu-west-1:123456789012:function:worker:5');
+    assert.equal(config?.maxWorkers, 25);
+    assert.equal(config?.workerLifetimeMs, 900_000);
+    assert.equal(config?.pollIntervalMs, 500);
+    assert.equal(config?.backlogThreshold, 3);
+    assert.equal(config?.coolOffMs, 0);
+    assert.equal(config?.tasksPerWorker, 4);
+  });
+
+  it('merges repeated --temporal-task-queues flags', () => {
+    const { config } = resolve({ ...minimal, temporalTaskQueues: ['a,b', 'c', 'a'] });
+    assert.deepEqual(config?.taskQueues, ['a', 'b', 'c']);
+  });
+
+  it('reports every invalid option at once, naming the flag and the value', () => {
+    const { config, problems } = resolve({
+      temporalAddress: 'no-port',
+      temporalTaskQueues: ['orders'],
+      temporalMaxWorkers: 'abc',
+      temporalWorkerLifetime: '20m',
+      temporalPollInterval: '10',
+      temporalBacklogThreshold: '-1',
+      temporalCoolOff: 'soon',
+      temporalTasksPerWorker: '0',
+      temporalTls: 'maybe',
+    });
+    assert.equal(config, undefined);
+    assert.deepEqual(problems, [
+      '--temporal-address must be host:port, got "no-port"',
+      '--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)',
+      '--temporal-max-workers must be an integer from 1 to 1000, got "abc"',
+      '--temporal-worker-lifetime must be a duration from 1s to 15m (e.g. 500ms, 5s, 10m), got "20m"',
+      '--temporal-backlog-threshold must be an integer from 0 to 1000000, got "-1"',
+      '--temporal-cool-off must be a duration from 0 to 10m (e.g. 500ms, 5s, 10m), got "soon"',
+      '--temporal-tasks-per-worker must be an integer from 1 to 100000, got "0"',
+      '--temporal-tls must be true or false, got "maybe"',
+    ]);
+  });
+
+  it('accepts a 10 s poll interval given as a bare number of seconds', () => {
+    assert.equal(resolve({ ...minimal, temporalPollInterval: '10' }).config?.pollIntervalMs, 10_000);
+  });
+
+  it('requires a task queue once an address is given', () => {
+    const { problems } = resolve({ temporalAddress: 'localhost:7233', temporalFunction: 'f' });
+    assert.deepEqual(problems, ['--temporal-task-queues needs at least one task queue when Temporal spillover is configured']);
+  });
+
+  it('turns TLS on for an API key (Temporal Cloud) and keeps the key out of logs', () => {
+    const { config, problems } = resolve({
+      ...minimal,
+      temporalAddress: 'eu-west-1.aws.api.temporal.io:7233',
+      temporalNamespace: 'prod.a1b2c',
+      temporalApiKey: 'secret-key',
+    });
+    assert.deepEqual(problems, []);
+    assert.deepEqual(config?.tls, { certPath: undefined, keyPath: undefined, caPath: undefined, serverName: undefined });
+    assert.equal(config?.apiKey, 'secret-key');
+    assert.ok(config);
+    assert.equal(redactTemporalConfig(config).apiKey, '***');
+    assert.doesNotMatch(JSON.stringify(redactTemporalConfig(config)), /secret-key/);
+  });
+
+  it('configures mTLS from a certificate and key pair', () => {
+    const { config } = resolve({ ...minimal, temporalTlsCert: '/c.pem', temporalTlsKey: '/k.pem', temporalTlsServerName: 'tmprl' });
+    assert.deepEqual(config?.tls, { certPath: '/c.pem', keyPath: '/k.pem', caPath: undefined, serverName: 'tmprl' });
+  });
+
+  it('rejects half an mTLS pair and TLS options with TLS turned off', () => {
+    assert.deepEqual(resolve({ ...minimal, temporalTlsCert: '/c.pem' }).problems, [
+      '--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)',
+    ]);
+    assert.deepEqual(resolve({ ...minimal, temporalApiKey: 'k', temporalTls: 'false' }).problems, [
+      '--temporal-tls is false but an API key or TLS certificate option is set: those need TLS',
+    ]);
+  });
+
+  it('allows plain TLS without certificates', () => {
+    assert.ok(resolve({ ...minimal, temporalTls: true }).config?.tls);
+    assert.equal(resolve({ ...minimal, temporalTls: 'false' }).config?.tls, undefined);
+  });
+});
+
+describe('parseDurationMs', () => {
+  it('reads ms, s, m and bare seconds', () => {
+    assert.equal(parseDurationMs('250ms'), 250);
+    assert.equal(parseDurationMs('1.5s'), 1_500);
+    assert.equal(parseDurationMs('2m'), 120_000);
+    assert.equal(parseDurationMs('3'), 3_000);
+    assert.equal(parseDurationMs(0.5), 500);
+    for (const bad of ['', 'x', '5h', '-1s', '1e3', null, Number.NaN, -1]) assert.equal(parseDurationMs(bad), undefined, String(bad));
+  });
+});
+
+describe('temporalYargsOptions', () => {
+  it('documents the env var of every option and sets no yargs default', () => {
+    for (const [flag, option] of Object.entries(temporalYargsOptions)) {
+      const env = `WORKERLESS_${flag.toUpperCase().replaceAll('-', '_')}`;
+      assert.match(String(option.describe), new RegExp(env), flag);
+      assert.equal(option.default, undefined, flag);
+    }
+  });
+});

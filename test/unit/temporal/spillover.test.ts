@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { pino } from 'pino';
+import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
+import type { TemporalConfig } from '../../../src/temporal/options.ts';
+import { startTemporalSpillover, type SpilloverDeps, type TemporalStatsConnection } from '../../../src/temporal/spillover.ts';
+import type { TaskQueueStats, TaskTypeStats } from '../../../src/temporal/task-queue-stats.ts';
+import type { InvokeOutcome, WorkerInvocationPayload } from '../../../src/temporal/worker-invoker.ts';
+
+const T0 = 1_700_000_000_000;
+
+function config(overrides: Partial<TemporalConfig> = {}): TemporalConfig {
+  return {
+    address: 'localhost:7233',
+    namespace: 'default',
+    taskQueues: ['orders'],
+    functionName: 'temporal-worker',
+    maxWorkers: 3,
+    workerLifetimeMs: 60_000,
+    pollIntervalMs: 1_000,
+    backlogThreshold: 0,
+    coolOffMs: 2_000,
+    tasksPerWorker: 10,
+    tls: undefined,
+    apiKey: undefined,
+    ...overrides,
+  };
+}
+
+function typeStats(backlog: number, lastPollAt?: number): TaskTypeStats {
+  return { backlog, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, pollers: lastPollAt ? 1 : 0, lastPollAt };
+}
+
+/**
+ * A fake world with a fake clock: every sleep advances time and lets the loop run again; the test script
+ * decides what each read returns and what each invocation answers, and stops the controller after `ticks`.
+ */
+function harness(options: {
+  ticks: number;
+  read: (taskQueue: string, now: number) => TaskQueueStats | Error;
+  invoke?: (payload: WorkerInvocationPayload, now: number) => InvokeOutcome;
+  connect?: (attempt: number) => Promise<TemporalStatsConnection>;
+}) {
+  let now = T0;
+  let sleeps = 0;
+  const controller = new AbortController();
+  const metrics: MetricDatum[] = [];
+  const invocations: Array<{ at: number; payload: WorkerInvocationPayload }> = [];
+  const reads: Array<{ at: number; taskQueue: string }> = [];
+  const logs: Array<Record<string, unknown>> = [];
+  let closed = 0;
+  let connectAttempts = 0;
+  const stream = { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) };
+  const deps: SpilloverDeps = {
+    logger: pino({ level: 'debug' }, stream),
+    metrics: { record: (datum) => metrics.push(datum) },
+    lambda: new LambdaClient({ region: 'us-east-1' }),
+    random: () => 0.5,
+    clock: {
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+        if (++sleeps >= options.ticks) controller.abort();
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    },
+    invoker: {
+      invoke: async (payload) => {
+        invocations.push({ at: now, payload });
+        return options.invoke?.(payload, now) ?? { kind: 'invoked', requestId: `req-${invocations.length}` };
+      },
+    },
+    connect: async () => {
+      connectAttempts++;
+      if (options.connect) return options.connect(connectAttempts);
+      return {
+        read: async (taskQueue) => {
+          reads.push({ at: now, taskQueue });
+          const result = options.read(taskQueue, now);
+          if (result instanceof Error) throw result;
+          return result;
+        },
+        close: async () => {
+          closed++;
+        },
+      };
+    },
+  };
+  return {
+    deps,
+    controller,
+    metrics,
+    invocations,
+    reads,
+    logs,
+    closed: () => closed,
+    connectAttempts: () => connectAttempts,
+    now: () => now,
+  };
+}
+
+describe('startTemporalSpillover', () => {
+  it('invokes workers for a backlog nobody serves, up to maxWorkers, and replaces them after their lifetime', async () => {
+    const h = harness({
+      ticks: 70,
+      read: () => ({ workflow: typeStats(100), activity: typeStats(0) }),
+    });
+    await startTemporalSpillover(config({ maxWorkers: 3, workerLifetimeMs: 60_000 }), h.deps, h.controller.signal);
+    // 3 at the first reading, then nothing while they live, then 3 again after 60 s
+    assert.deepEqual(
+      h.invocations.map((i) => i.at - T0),
+      [0, 0, 0, 60_000, 60_000, 60_000],
+    );
+    assert.deepEqual(h.invocations[0]?.payload, { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders' });
+    const invoked = h.metrics.filter((m) => m.name === 'WorkersInvoked').reduce((sum, m) => sum + m.value, 0);
+    assert.equal(invoked, 6);
+    assert.ok(h.metrics.some((m) => m.name === 'Backlog' && m.value === 100 && m.dimensions['TaskQueue'] === 'orders'));
+    assert.equal(h.closed(), 1);
+  });
+
+  it('invokes nothing while polling workers keep the backlog at zero', async () => {
+    const h = harness({ ticks: 30, read: (_q, now) => ({ workflow: typeStats(0, now - 500), activity: typeStats(0, now - 500) }) });
+    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    assert.equal(h.invocations.length, 0);
+    assert.equal(h.reads.length, 30);
+    assert.ok(h.metrics.filter((m) => m.name === 'WorkersInvoked').every((m) => m.value === 0));
+  });
+
+  it('ignores a short blip of backlog while workers poll (spillover only)', async () => {
+    const h = harness({
+      ticks: 20,
+      read: (_q, now) => ({ workflow: typeStats(now - T0 === 5_000 ? 4 : 0, now - 200), activity: typeStats(0) }),
+    });
+    await startTemporalSpillover(config({ coolOffMs: 2_000 }), h.deps, h.controller.signal);
+    assert.equal(h.invocations.length, 0);
+  });
+
+  it('watches every task queue independently', async () => {
+    const h = harness({
+      ticks: 6,
+      read: (taskQueue) => ({ workflow: typeStats(taskQueue === 'busy' ? 25 : 0), activity: typeStats(0) }),
+    });
+    await startTemporalSpillover(config({ taskQueues: ['busy', 'quiet'] }), h.deps, h.controller.signal);
+    assert.deepEqual(new Set(h.reads.map((r) => r.taskQueue)), new Set(['busy', 'quiet']));
+    assert.equal(h.invocations.length, 3);
+    assert.ok(h.invocations.every((i) => i.payload.taskQueue === 'busy'));
+  });
+
+  it('backs off after a throttled invocation, counts it as refused, and recovers', async () => {
+    let throttled = true;
+    const h = harness({
+      ticks: 60,
+      read: (_q, now) => {
+        if (now - T0 >= 20_000) throttled = false;
+        return { workflow: typeStats(5), activity: typeStats(0) };
+      },
+      invoke: () => (throttled ? { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate exceeded' } : { kind: 'invoked', requestId: 'r' }),
+    });
+    await startTemporalSpillover(config({ maxWorkers: 1 }), h.deps, h.controller.signal);
+    const attempts = h.invocations.filter((i) => i.at - T0 < 20_000).length;
+    // back-off: far fewer attempts than the 20 readings in those 20 s, but more than one
+    assert.ok(attempts >= 2 && attempts <= 8, `attempts while throttled: ${attempts}`);
+    const refused = h.metrics.filter((m) => m.name === 'InvocationsRefused').reduce((sum, m) => sum + m.value, 0);
+    assert.equal(refused, attempts);
+    const successes = h.invocations.filter((i) => i.at - T0 >= 20_000);
+    assert.equal(successes.length, 1, 'one worker once capacity returns');
+    assert.ok(h.logs.some((l) => l['msg'] === 'worker invocations failed; retrying later' && l['code'] === 'TooManyRequestsException' && l['taskQueue'] === 'orders'));
+  });
+
+  it('logs a missing function as an error and keeps retrying, slowly', async () => {
+    const h = harness({
+      ticks: 120,
+      read: () => ({ workflow: typeStats(5), activity: typeStats(0) }),
+      invoke: () => ({ kind: 'refused', code: 'ResourceNotFoundException', message: 'Function not found' }),
+    });
+    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    assert.ok(h.invocations.length >= 2 && h.invocations.length <= 10, `attempts: ${h.invocations.length}`);
+    const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
+    assert.equal(error?.['level'], 50);
+    assert.equal(error?.['function'], 'temporal-worker');
+  });
+
+  it('keeps running and backs off while Temporal is unreachable', async () => {
+    let down = true;
+    const h = harness({
+      ticks: 40,
+      read: (_q, now) => {
+        if (now - T0 > 60_000) down = false;
+        return down ? new Error('14 UNAVAILABLE: No connection established') : { workflow: typeStats(1), activity: typeStats(0) };
+      },
+    });
+    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    const failedReads = h.reads.filter((r) => r.at - T0 <= 60_000).length;
+    assert.ok(failedReads < 30, `reads while down: ${failedReads}`);
+    assert.ok(h.logs.some((l) => l['msg'] === 'could not read task queue statistics; retrying'));
+    assert.ok(h.invocations.length >= 1, 'invokes once Temporal answers again');
+  });
+
+  it('retries the initial connection and stops promptly when aborted while connecting', async () => {
+    const h = harness({
+      ticks: 1_000,
+      read: () => ({ workflow: typeStats(0), activity: typeStats(0) }),
+      connect: (attempt) => (attempt < 3 ? Promise.reject(new Error('connect ECONNREFUSED')) : new Promise<never>(() => {})),
+    });
+    const running = startTemporalSpillover(config(), h.deps, h.controller.signal);
+    while (h.connectAttempts() < 3) await new Promise((resolve) => setImmediate(resolve));
+    h.controller.abort();
+    await running;
+    assert.equal(h.connectAttempts(), 3);
+    assert.equal(h.logs.filter((l) => l['msg'] === 'could not connect to temporal; retrying').length, 2);
+  });
+
+  it('resolves at once when the signal is already aborted', async () => {
+    const h = harness({ ticks: 1, read: () => ({ workflow: typeStats(0), activity: typeStats(0) }) });
+    h.controller.abort();
+    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    assert.equal(h.reads.length, 0);
+  });
+});

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pollingWindowMs, workerSettingsFromEnv } from '../../../examples/temporal-lambda-worker/settings.ts';
+
+describe('example Lambda worker settings', () => {
+  it('defaults to a 7 s shutdown buffer and a 5 s stop timeout (seed: 5 s stop + 2 s hooks)', () => {
+    const s = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'orders' });
+    assert.equal(s.address, 'localhost:7233');
+    assert.equal(s.namespace, 'default');
+    assert.equal(s.taskQueue, 'orders');
+    assert.equal(s.shutdownBufferMs, 7_000);
+    assert.equal(s.stopTimeoutMs, 5_000);
+    assert.equal(s.tls, undefined);
+  });
+
+  it('lets the event pick one of the configured task queues, and only those', () => {
+    const env = { TEMPORAL_TASK_QUEUE: 'orders, refunds' };
+    assert.equal(workerSettingsFromEnv(env, { taskQueue: 'refunds' }).taskQueue, 'refunds');
+    assert.equal(workerSettingsFromEnv(env, { taskQueue: 'someone-elses' }).taskQueue, 'orders');
+    assert.equal(workerSettingsFromEnv(env, {}).taskQueue, 'orders');
+    assert.equal(workerSettingsFromEnv(env, null).taskQueue, 'orders');
+  });
+
+  it('enables TLS for Temporal Cloud API keys and mTLS', () => {
+    assert.ok(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_API_KEY: 'k' }).tls);
+    const mtls = workerSettingsFromEnv({
+      TEMPORAL_TASK_QUEUE: 'q',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: '/c.pem',
+      TEMPORAL_TLS_CLIENT_KEY_PATH: '/k.pem',
+    });
+    assert.equal(mtls.tls?.clientCertPath, '/c.pem');
+    assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls, undefined);
+  });
+
+  it('rejects a shutdown buffer that does not cover the stop timeout, and names every bad variable', () => {
+    assert.throws(
+      () => workerSettingsFromEnv({ WORKER_SHUTDOWN_BUFFER_MS: '5000', WORKER_STOP_TIMEOUT_MS: '5000', TEMPORAL_TLS_CLIENT_CERT_PATH: '/c' }),
+      (err: Error) =>
+        /TEMPORAL_TASK_QUEUE/.test(err.message) &&
+        /TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/.test(err.message) &&
+        /WORKER_SHUTDOWN_BUFFER_MS \(5000\) must exceed WORKER_STOP_TIMEOUT_MS \(5000\)/.test(err.message),
+    );
+    assert.throws(() => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', WORKER_STOP_TIMEOUT_MS: 'soon' }), /WORKER_STOP_TIMEOUT_MS must be an integer/);
+  });
+
+  it('polls until the deadline minus the shutdown buffer, never a negative time', () => {
+    assert.equal(pollingWindowMs(900_000, 7_000), 893_000);
+    assert.equal(pollingWindowMs(7_000, 7_000), 0);
+    assert.equal(pollingWindowMs(3_000, 7_000), 0);
+    assert.equal(pollingWindowMs(10_000.9, 2_000), 8_000);
+  });
+});
