@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: installs what it needs (Node 24, npm packages, the LocalStack
+# virtualenv, the Temporal CLI, the Docker engine and a local base image), starts LocalStack, runs
+#   unit -> process -> integration (LocalStack + test Lambda endpoint) -> temporal -> docker
+# and stops whatever it started, even when tests fail.
+#
+#   scripts/test.sh              everything
+#   scripts/test.sh unit process only some phases (unit, process, integration, temporal, docker)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/ensure-node.sh
+
+phases=("$@")
+[ ${#phases[@]} -gt 0 ] || phases=(unit process integration temporal docker)
+wants() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
+started_localstack=0
+cleanup() {
+  if [ "$started_localstack" = 1 ]; then localstack/localstack.sh stop || true; fi
+}
+trap cleanup EXIT
+
+# npm ci when node_modules is missing or was installed from another lockfile.
+if ! cmp -s package-lock.json node_modules/.workerless-lock 2>/dev/null; then
+  npm ci --no-audit --no-fund
+  cp package-lock.json node_modules/.workerless-lock
+fi
+
+echo "== typecheck, lint, build"
+npm run --silent typecheck
+npm run --silent lint
+npm run --silent build
+
+results_dir="$(mktemp -d)"
+failed_phases=()
+run_phase() {
+  local name="$1"; shift
+  echo "== $name"
+  if ! node --test --test-reporter=spec --test-reporter-destination=stdout \
+      --test-reporter=tap --test-reporter-destination="$results_dir/$name.tap" "$@"; then
+    failed_phases+=("$name")
+  fi
+}
+
+wants unit && run_phase unit 'test/unit/**/*.test.ts'
+wants process && run_phase process 'test/process/**/*.test.ts'
+
+if wants integration || wants temporal || wants docker; then
+  if ! localstack/localstack.sh status >/dev/null 2>&1; then
+    localstack/localstack.sh start
+    started_localstack=1
+  fi
+fi
+# Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
+wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
+if wants temporal; then
+  export WORKERLESS_TEMPORAL_CLI="$(scripts/temporal.sh ensure)"
+  run_phase temporal 'test/integration/temporal/**/*.test.ts'
+fi
+wants docker && run_phase docker 'test/docker/**/*.test.ts'
+
+# One closing line over every phase.
+pass=0; fail=0; skipped=0
+for f in "$results_dir"/*.tap; do
+  [ -f "$f" ] || continue
+  pass=$((pass + $(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$f" | tail -n1)))
+  fail=$((fail + $(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$f" | tail -n1)))
+  skipped=$((skipped + $(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$f" | tail -n1)))
+done
+rm -rf "$results_dir"
+[ ${#failed_phases[@]} -eq 0 ] || echo "failed phases: ${failed_phases[*]}"
+echo "$pass passed, $fail failed, $skipped skipped"
+[ ${#failed_phases[@]} -eq 0 ] && [ "$fail" -eq 0 ]
