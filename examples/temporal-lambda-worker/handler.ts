@@ -28,8 +28,15 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
   const startedAt = Date.now();
   const settings = workerSettingsFromEnv(process.env, event);
   const base = { requestId: context.awsRequestId, taskQueue: settings.taskQueue };
-  if (pollingWindowMs(context.getRemainingTimeInMillis(), settings.shutdownBufferMs) === 0) {
-    log('warn', 'not enough time left to poll; raise the function timeout', { ...base, shutdownBufferMs: settings.shutdownBufferMs });
+  const window = (): number =>
+    pollingWindowMs(
+      context.getRemainingTimeInMillis(),
+      settings.shutdownBufferMs,
+      settings.expiresAt !== undefined ? settings.expiresAt - Date.now() : undefined,
+    );
+  if (window() === 0) {
+    // Either the function timeout is too short for the buffer, or Lambda started a queued Event too late.
+    log('warn', 'not enough time left to poll', { ...base, shutdownBufferMs: settings.shutdownBufferMs, expiresAt: settings.expiresAt });
     return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
   }
 
@@ -49,7 +56,7 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
       maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
     });
     // Measured after connecting and creating the worker: cold-start time comes out of the polling window.
-    const polledMs = pollingWindowMs(context.getRemainingTimeInMillis(), settings.shutdownBufferMs);
+    const polledMs = window();
     log('info', 'worker polling', { ...base, polledMs, shutdownBufferMs: settings.shutdownBufferMs });
     // runUntil stops polling when the timer fires, then waits for in-flight tasks (up to shutdownGraceTime).
     await worker.runUntil(sleep(polledMs));

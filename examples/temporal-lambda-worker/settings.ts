@@ -31,6 +31,11 @@ export interface WorkerSettings {
   readonly workflowBundlePath: string | undefined;
   /** WORKER_MAX_CONCURRENT_ACTIVITIES, default 10: activity slots per invocation (1 isolates activities). */
   readonly maxConcurrentActivities: number;
+  /**
+   * From the event: when workerless stops counting this worker (ms since epoch). Lambda may start a queued
+   * Event late; stopping by then keeps workerless's "at most N workers alive" true.
+   */
+  readonly expiresAt: number | undefined;
 }
 
 export const defaultShutdownBufferMs = 7_000;
@@ -95,15 +100,23 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
     stopTimeoutMs,
     workflowBundlePath: text('TEMPORAL_WORKFLOW_BUNDLE'),
     maxConcurrentActivities,
+    expiresAt: eventNumber(event, 'expiresAt'),
   };
 }
 
 /**
- * How long to poll: until the deadline minus the shutdown buffer. The buffer covers the stop timeout (in-flight
- * tasks finish) and shutdown hooks; at or below zero the invocation should not poll at all.
+ * How long to poll: until the invocation deadline (or the expiry workerless gave, if sooner) minus the shutdown
+ * buffer. The buffer covers the stop timeout (in-flight tasks finish) and shutdown hooks; at zero the
+ * invocation should not poll at all.
  */
-export function pollingWindowMs(remainingTimeMs: number, shutdownBufferMs: number): number {
-  return Math.max(0, Math.floor(remainingTimeMs - shutdownBufferMs));
+export function pollingWindowMs(remainingTimeMs: number, shutdownBufferMs: number, untilExpiryMs = Number.POSITIVE_INFINITY): number {
+  return Math.max(0, Math.floor(Math.min(remainingTimeMs, untilExpiryMs) - shutdownBufferMs));
+}
+
+function eventNumber(event: unknown, key: string): number | undefined {
+  if (event === null || typeof event !== 'object') return undefined;
+  const value = (event as Record<string, unknown>)[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 function requestedTaskQueue(event: unknown): string | undefined {

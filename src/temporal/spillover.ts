@@ -10,7 +10,7 @@ import type { MetricsSink } from '../metrics/metrics-sink.ts';
 import type { TemporalConfig } from './options.ts';
 import { decideScaling, initialScalingState, recordInvocations, type ScalingLimits, type ScalingState } from './scaling.ts';
 import { createTaskQueueStatsReader, describeTaskQueueVia, toObservation, type TaskQueueStatsReader } from './task-queue-stats.ts';
-import { createLambdaWorkerInvoker, type InvokeOutcome, type WorkerInvoker } from './worker-invoker.ts';
+import { createLambdaWorkerInvoker, type InvokeOutcome, type WorkerInvocationPayload, type WorkerInvoker } from './worker-invoker.ts';
 
 /** A connected stats reader that can be closed. */
 export interface TemporalStatsConnection extends TaskQueueStatsReader {
@@ -215,7 +215,14 @@ async function invokeWorkers(
   count: number,
   signal: AbortSignal,
 ): Promise<{ invoked: number; refused: number; requestIds: string[]; failure: Failure | undefined }> {
-  const payload = { source: 'workerless.temporal-spillover', namespace: loop.config.namespace, taskQueue: loop.taskQueue } as const;
+  const requestedAt = loop.clock.now();
+  const payload: WorkerInvocationPayload = {
+    source: 'workerless.temporal-spillover',
+    namespace: loop.config.namespace,
+    taskQueue: loop.taskQueue,
+    requestedAt,
+    expiresAt: requestedAt + loop.config.workerLifetimeMs,
+  };
   let invoked = 0;
   let refused = 0;
   let failure: Failure | undefined;

@@ -8,6 +8,14 @@ export interface WorkerInvocationPayload {
   readonly source: 'workerless.temporal-spillover';
   readonly namespace: string;
   readonly taskQueue: string;
+  /** When workerless asked for the worker (ms since epoch). */
+  readonly requestedAt: number;
+  /**
+   * When workerless stops counting this worker as alive (requestedAt + worker lifetime). Lambda may hold an
+   * Event in its queue (throttling) and start it late; a worker that stops polling by then keeps
+   * "at most maxWorkers alive" true.
+   */
+  readonly expiresAt: number;
 }
 
 /** Outcomes are values; only bugs throw. */

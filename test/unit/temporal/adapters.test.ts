@@ -71,7 +71,7 @@ describe('task queue statistics', () => {
 });
 
 describe('Lambda worker invoker', () => {
-  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders' } as const;
+  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders', requestedAt: 1, expiresAt: 2 } as const;
 
   it('invokes asynchronously (Event) with the task queue in the payload', async () => {
     const lambda = mockClient(LambdaClient);

@@ -112,7 +112,13 @@ describe('startTemporalSpillover', () => {
       h.invocations.map((i) => i.at - T0),
       [0, 0, 0, 60_000, 60_000, 60_000],
     );
-    assert.deepEqual(h.invocations[0]?.payload, { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders' });
+    assert.deepEqual(h.invocations[0]?.payload, {
+      source: 'workerless.temporal-spillover',
+      namespace: 'default',
+      taskQueue: 'orders',
+      requestedAt: T0,
+      expiresAt: T0 + 60_000,
+    });
     const invoked = h.metrics.filter((m) => m.name === 'WorkersInvoked').reduce((sum, m) => sum + m.value, 0);
     assert.equal(invoked, 6);
     assert.ok(h.metrics.some((m) => m.name === 'Backlog' && m.value === 100 && m.dimensions['TaskQueue'] === 'orders'));

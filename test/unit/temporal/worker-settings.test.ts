@@ -49,4 +49,12 @@ describe('example Lambda worker settings', () => {
     assert.equal(pollingWindowMs(3_000, 7_000), 0);
     assert.equal(pollingWindowMs(10_000.9, 2_000), 8_000);
   });
+
+  it('stops at the expiry workerless gave when Lambda started the event late', () => {
+    assert.equal(pollingWindowMs(900_000, 7_000, 60_000), 53_000);
+    assert.equal(pollingWindowMs(900_000, 7_000, -5), 0);
+    assert.equal(pollingWindowMs(20_000, 7_000, 60_000), 13_000);
+    assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }, { expiresAt: 1_700_000_060_000 }).expiresAt, 1_700_000_060_000);
+    assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }, { expiresAt: 'later' }).expiresAt, undefined);
+  });
 });
