@@ -14,6 +14,8 @@ export interface OptionDef {
   /** Shown in --help; the real default is applied in config.ts. */
   readonly defaultText?: string;
   readonly group?: string;
+  /** A switch: given alone (`--temporal-tls`) it means true. */
+  readonly boolean?: boolean;
 }
 
 /** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */
@@ -56,7 +58,7 @@ export const CORE_OPTIONS: readonly OptionDef[] = [
     defaultText: 'on-success',
   },
   { flag: 'name', group: RUN, describe: 'Name for metrics: CloudWatch namespace Workerless-<name>', defaultText: 'default' },
-  { flag: 'metrics', group: RUN, describe: 'Send CloudWatch metrics (on/off)', defaultText: 'on' },
+  { flag: 'metrics', group: RUN, describe: 'Send CloudWatch metrics (on/off)', defaultText: 'on', boolean: true },
   { flag: 'metrics-interval', group: RUN, describe: 'Seconds between PutMetricData calls (1-3600)', defaultText: '60' },
   { flag: 'shutdown-timeout', group: RUN, describe: 'Seconds to finish in-flight work after SIGTERM (1-3600)', defaultText: '30' },
   { flag: 'log-level', group: RUN, describe: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
@@ -127,7 +129,7 @@ export function collectOptions(
   }
   for (const d of defs) {
     const value = parsed[d.flag];
-    if (value !== undefined) raw.set(camel(d.flag), { value, origin: `--${d.flag}` });
+    if (value !== undefined) raw.set(camel(d.flag), { value: d.boolean && value === '' ? 'true' : value, origin: `--${d.flag}` });
   }
   return { raw, problems, warnings, help: parsed['help'] === true, version: parsed['version'] === true };
 }
@@ -157,6 +159,25 @@ function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<
     }
     raw.set(name, { value, origin: `${kebab(key)} in ${path}` });
   }
+}
+
+/**
+ * Turns yargs option records (as the Temporal module declares them, with "[env X]" and "[default: Y]" in the
+ * description) into OptionDefs, so that every option is parsed, documented and validated the same way.
+ */
+export function fromYargsOptions(options: Record<string, { describe?: string; group?: string; type?: string }>): OptionDef[] {
+  return Object.entries(options).map(([flag, o]) => {
+    const text = o.describe ?? '';
+    const defaultText = /\[default: ([^\]]+)\]/.exec(text)?.[1];
+    const describe = text.replace(/\s*\[env [^\]]+\]/g, '').replace(/\s*\[default: [^\]]+\]/g, '');
+    return {
+      flag,
+      describe,
+      ...(o.group !== undefined ? { group: o.group } : {}),
+      ...(defaultText !== undefined ? { defaultText } : {}),
+      ...(o.type === 'boolean' ? { boolean: true } : {}),
+    };
+  });
 }
 
 function kebab(name: string): string {

@@ -1,6 +1,7 @@
 import type { DeleteMode } from './dispatcher.ts';
 import type { RawOptions, RawValue } from './cli.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
+import { resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -35,6 +36,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Default info. */
   readonly logLevel: LogLevel;
+  /** Temporal task-queue spillover; undefined when not configured. */
+  readonly temporal: TemporalConfig | undefined;
 }
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
@@ -171,7 +174,12 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     endpointUrl: r.url('endpointUrl', 'endpoint-url'),
     shutdownTimeoutMs: (r.number('shutdownTimeout', 'shutdown-timeout', 1, 3600) ?? 30) * 1000,
     logLevel: r.oneOf('logLevel', 'log-level', LOG_LEVELS) ?? 'info',
+    temporal: resolveTemporalConfig(Object.fromEntries([...raw].map(([k, v]) => [k, v.value])), r.problems),
   };
+  const temporalGiven = [...raw.keys()].some((k) => k.startsWith('temporal'));
+  if (queuesText === undefined && !temporalGiven) {
+    r.problem('--queues is required (env WORKERLESS_QUEUES), unless Temporal spillover is configured (--temporal-task-queues)');
+  }
   if (queuesText !== undefined && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
   if (region === undefined) r.problem('--region is required (or set AWS_REGION)');
   if (r.problems.length > 0) return { ok: false, problems: r.problems };

@@ -4,7 +4,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { pino, type Logger } from 'pino';
-import { CORE_OPTIONS, collectOptions, helpText } from './cli.ts';
+import { CORE_OPTIONS, collectOptions, fromYargsOptions, helpText } from './cli.ts';
 import { resolveConfig, type Config } from './config.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { checkFunction } from './invoke/function-check.ts';
@@ -12,6 +12,7 @@ import { LambdaInvoker } from './invoke/lambda-invoker.ts';
 import { CloudWatchMetrics } from './metrics/cloudwatch.ts';
 import { noopMetrics } from './metrics/metrics-sink.ts';
 import { SqsMessageSource, StartupError, resolveQueues } from './queues/sqs-source.ts';
+import { redactTemporalConfig, temporalYargsOptions } from './temporal/options.ts';
 
 /** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
 const EXIT_OK = 0;
@@ -19,7 +20,7 @@ const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
 async function main(): Promise<number> {
-  const defs = CORE_OPTIONS;
+  const defs = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
   const cli = collectOptions(process.argv.slice(2), process.env, defs);
   if (cli.help) {
     process.stdout.write(`${await helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);
@@ -75,14 +76,11 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
   const cloudwatch = new CloudWatchClient({ region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) });
 
   try {
-    if (!config.queues || !config.functionName) {
-      logger.error('nothing to do: no queues configured');
-      return EXIT_USAGE;
-    }
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
-    const queues = await resolveQueues(sqs, config.queues.queues, config.visibilityTimeoutSec, startup);
-    const invoker = new LambdaInvoker(lambda, config.functionName);
-    await checkFunction(invoker, config.functionName, startup);
+    const sqsWork = config.queues && config.functionName ? { list: config.queues, functionName: config.functionName } : undefined;
+    const queues = sqsWork ? await resolveQueues(sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
+    const invoker = sqsWork ? new LambdaInvoker(lambda, sqsWork.functionName) : undefined;
+    if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
     if (stop.signal.aborted) return EXIT_OK;
 
     const metrics = config.metricsEnabled
@@ -95,30 +93,40 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
       {
         function: config.functionName,
         queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
-        order: config.queues.mode,
+        order: config.queues?.mode,
         concurrency: config.concurrency,
         batchSize: config.batchSize,
         pollForSec: config.pollForSec,
         deleteMode: config.deleteMode,
         metrics: metrics ? config.metricsNamespace : 'off',
+        temporal: config.temporal ? redactTemporalConfig(config.temporal) : 'off',
       },
       'workerless started',
     );
-    dispatcher = new Dispatcher(
-      {
-        queues,
-        orderMode: config.queues.mode,
-        concurrency: config.concurrency,
-        batchSize: config.batchSize,
-        pollForSec: config.pollForSec,
-        sleepSec: config.sleepSec,
-        visibilityTimeoutSec: config.visibilityTimeoutSec,
-        deleteMode: config.deleteMode,
-        functionName: config.functionName,
-      },
-      { source: new SqsMessageSource(sqs), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
-    );
-    await dispatcher.run(stop.signal);
+    const work: Promise<void>[] = [];
+    if (sqsWork && invoker) {
+      dispatcher = new Dispatcher(
+        {
+          queues,
+          orderMode: sqsWork.list.mode,
+          concurrency: config.concurrency,
+          batchSize: config.batchSize,
+          pollForSec: config.pollForSec,
+          sleepSec: config.sleepSec,
+          visibilityTimeoutSec: config.visibilityTimeoutSec,
+          deleteMode: config.deleteMode,
+          functionName: sqsWork.functionName,
+        },
+        { source: new SqsMessageSource(sqs), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
+      );
+      work.push(dispatcher.run(stop.signal));
+    }
+    if (config.temporal) {
+      // Loaded only when configured: the Temporal client is large and most deployments do not use it.
+      const { startTemporalSpillover } = await import('./temporal/spillover.ts');
+      work.push(startTemporalSpillover(config.temporal, { logger, metrics: metrics ?? noopMetrics, lambda }, stop.signal));
+    }
+    await Promise.all(work);
     metricsStop.abort();
     await metricsLoop;
     await metrics?.flush();

@@ -3,13 +3,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CORE_OPTIONS, collectOptions, envName, helpText } from '../../src/cli.ts';
+import { CORE_OPTIONS, collectOptions, envName, fromYargsOptions, helpText } from '../../src/cli.ts';
+import { temporalYargsOptions } from '../../src/temporal/options.ts';
+
+const DEFS = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
 import { resolveConfig, type Config } from '../../src/config.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 
 function resolve(argv: string[], env: Record<string, string> = ENV) {
-  const cli = collectOptions(argv, env, CORE_OPTIONS);
+  const cli = collectOptions(argv, env, DEFS);
   const r = resolveConfig(cli.raw, env);
   return { cli, problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
 }
@@ -49,6 +52,7 @@ describe('configuration', () => {
         endpointUrl: undefined,
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
+        temporal: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
@@ -147,6 +151,20 @@ describe('configuration', () => {
   it('requires --function with --queues and a region', () => {
     assert.deepEqual(resolve(['--queues', 'q'], {}).problems, ['--function is required with --queues (env WORKERLESS_FUNCTION)', '--region is required (or set AWS_REGION)']);
     assert.equal(valid(['--function', 'f', '--queues', 'q'], { AWS_DEFAULT_REGION: 'eu-central-1' }).region, 'eu-central-1');
+  });
+
+  it('Temporal spillover alone needs no --queues, and its problems are reported with the rest', () => {
+    const c = valid(['--temporal-task-queues', 'orders', '--temporal-function', 'worker-fn', '--temporal-tls'], ENV);
+    assert.equal(c.queues, undefined);
+    assert.deepEqual(c.temporal?.taskQueues, ['orders']);
+    assert.ok(c.temporal?.tls, '--temporal-tls given alone means true');
+    assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--concurrency', '0'], ENV).problems, [
+      '--concurrency must be an integer from 1 to 10000, got "0"',
+      '--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)',
+    ]);
+    assert.deepEqual(resolve([], ENV).problems, [
+      '--queues is required (env WORKERLESS_QUEUES), unless Temporal spillover is configured (--temporal-task-queues)',
+    ]);
   });
 
   it('accepts the function forms Lambda accepts', () => {

@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI, exactly what `npm start` / the bin link run. Tests run after `npm run build`. */
+export const CLI = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+export interface CliRun {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Parsed pino lines from stdout. */
+  logs: () => Record<string, unknown>[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitForLog: (pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>;
+}
+
+/** Spawns the real CLI with exactly the given environment (plus PATH/HOME). */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}): CliRun {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  const logs = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const waitForLog = async (pred: (line: Record<string, unknown>) => boolean, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = logs().find(pred);
+      if (hit) return hit;
+      if (Date.now() > deadline || child.exitCode !== null) {
+        throw new Error(`log line not seen within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return { child, stdout: () => out, stderr: () => err, logs, exited, waitForLog };
+}
