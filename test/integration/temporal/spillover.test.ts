@@ -1,0 +1,259 @@
+// End to end: a real Temporal server (temporal server start-dev), the test Lambda endpoint running the example
+// worker handler for Event invocations, and the spillover controller in between.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { pino } from 'pino';
+import * as activities from '../../../examples/temporal-lambda-worker/activities.ts';
+import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
+import type { TemporalConfig } from '../../../src/temporal/options.ts';
+import { startTemporalSpillover } from '../../../src/temporal/spillover.ts';
+import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { startTemporalDevServer, type TemporalDevServer } from '../../support/temporal.ts';
+
+const EXAMPLE = fileURLToPath(new URL('../../../examples/temporal-lambda-worker/', import.meta.url));
+const HANDLER = join(EXAMPLE, 'handler.ts');
+const WORKFLOWS = join(EXAMPLE, 'workflows.ts');
+/** The function timeout, and so the worker lifetime workerless assumes. */
+const TIMEOUT_SEC = 20;
+const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-throttled', 'spill-missing'];
+
+let server: TemporalDevServer;
+let endpoint: LambdaEndpoint;
+let lambda: LambdaClient;
+let connection: Connection;
+let client: Client;
+let workDir: string;
+let bundlePath: string;
+
+before(async () => {
+  // Silence the SDK's own INFO lines; failures still surface through assertions.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  workDir = await mkdtemp(join(tmpdir(), 'workerless-temporal-'));
+  bundlePath = join(workDir, 'workflow-bundle.js');
+  const [devServer, bundle] = await Promise.all([
+    // The server caches DescribeTaskQueue results for 5 s by default; 500 ms keeps the tests quick.
+    startTemporalDevServer({ dynamicConfig: { 'matching.TaskQueueInfoByBuildIdTTL': '500ms' } }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: quietBundlerLogger }),
+  ]);
+  server = devServer;
+  await writeFile(bundlePath, bundle.code);
+  const env = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    TEMPORAL_TASK_QUEUE: QUEUES.join(','),
+    TEMPORAL_WORKFLOW_BUNDLE: bundlePath,
+    // Short deadlines for a quick test; the same rules as production: buffer > stop timeout + hooks.
+    WORKER_SHUTDOWN_BUFFER_MS: '3000',
+    WORKER_STOP_TIMEOUT_MS: '2000',
+  };
+  endpoint = await startLambdaEndpoint({
+    functions: {
+      'temporal-worker': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, memoryMb: 512 },
+      'temporal-worker-throttled': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, reservedConcurrency: 0, memoryMb: 512 },
+    },
+    handlerOutput: process.env['WORKERLESS_TEST_VERBOSE'] ? 'stderr' : 'ignore',
+  });
+  lambda = new LambdaClient({
+    endpoint: endpoint.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  });
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection, namespace: server.namespace });
+});
+
+after(async () => {
+  await connection?.close();
+  lambda?.destroy();
+  await endpoint?.stop();
+  await server?.stop();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+function spilloverConfig(overrides: Partial<TemporalConfig>): TemporalConfig {
+  return {
+    address: server.address,
+    namespace: server.namespace,
+    taskQueues: [],
+    functionName: 'temporal-worker',
+    maxWorkers: 2,
+    workerLifetimeMs: TIMEOUT_SEC * 1000,
+    pollIntervalMs: 500,
+    backlogThreshold: 0,
+    coolOffMs: 1_500,
+    tasksPerWorker: 2,
+    tls: undefined,
+    apiKey: undefined,
+    ...overrides,
+  };
+}
+
+/** Runs the controller in the background; stop() aborts it and reports how long it took to resolve. */
+function runSpillover(config: TemporalConfig) {
+  const metrics: MetricDatum[] = [];
+  const logs: Array<Record<string, unknown>> = [];
+  const controller = new AbortController();
+  const logger = pino({ level: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const running = startTemporalSpillover(config, { logger, metrics: { record: (d) => metrics.push(d) }, lambda }, controller.signal);
+  return {
+    metrics,
+    logs,
+    async stop(): Promise<number> {
+      const at = Date.now();
+      controller.abort();
+      await running;
+      return Date.now() - at;
+    },
+  };
+}
+
+async function startOrders(taskQueue: string, count: number, workMs: number): Promise<Array<WorkflowHandle>> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      client.workflow.start('orderWorkflow', {
+        taskQueue,
+        workflowId: `${taskQueue}-${i}-${Date.now()}`,
+        args: [{ orderId: `order-${i}`, workMs }],
+        workflowExecutionTimeout: '2 minutes',
+      }),
+    ),
+  );
+}
+
+function invocationsFor(taskQueue: string, functionName = 'temporal-worker'): InvocationRecord[] {
+  return endpoint.invocations.filter(
+    (r) => r.functionName === functionName && (r.payload as { taskQueue?: unknown } | null)?.taskQueue === taskQueue,
+  );
+}
+
+function total(metrics: readonly MetricDatum[], name: string): number {
+  return metrics.filter((m) => m.name === name).reduce((sum, m) => sum + m.value, 0);
+}
+
+describe('Temporal spillover against a real server and Lambda endpoint', { timeout: 180_000 }, () => {
+  it('invokes workers for a queue with no worker until every workflow completes, never above the maximum', async () => {
+    const taskQueue = 'spill-no-worker';
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], maxWorkers: 2 }));
+    try {
+      const startedAt = Date.now();
+      const handles = await startOrders(taskQueue, 8, 300);
+      await endpoint.waitFor(() => invocationsFor(taskQueue).length > 0, 15_000);
+      const firstInvocationMs = (invocationsFor(taskQueue)[0]?.startedAt ?? 0) - startedAt;
+      const results = await Promise.all(handles.map((h) => h.result()));
+      const completedMs = Date.now() - startedAt;
+      assert.deepEqual(results.sort(), Array.from({ length: 8 }, (_, i) => `processed order-${i}`).sort());
+
+      const invoked = invocationsFor(taskQueue);
+      assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
+      assert.ok(invoked.every((r) => r.invocationType === 'Event' && r.statusCode === 202));
+      assert.ok(endpoint.peakConcurrency('temporal-worker') <= 2);
+      assert.equal(total(spillover.metrics, 'WorkersInvoked'), invoked.length);
+      assert.ok(spillover.metrics.some((m) => m.name === 'Backlog' && m.value > 0 && m.dimensions['TaskQueue'] === taskQueue));
+      const firstLog = spillover.logs.find((l) => l['msg'] === 'workers invoked');
+      assert.equal(firstLog?.['reason'], 'no-poller');
+      console.log(`# no worker: first invocation after ${firstInvocationMs} ms, all 8 done after ${completedMs} ms, ${invoked.length} invocations (max 2)`);
+    } finally {
+      const stopMs = await spillover.stop();
+      assert.ok(stopMs < 1_000, `controller stopped in ${stopMs} ms`);
+    }
+  });
+
+  it('invokes nothing while a long-lived worker keeps up', async () => {
+    const taskQueue = 'spill-long-lived';
+    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const worker = await Worker.create({
+      connection: workerConnection,
+      namespace: server.namespace,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
+      activities,
+    });
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue] }));
+    try {
+      await worker.runUntil(async () => {
+        // Let the worker's polls register before the first reading, as with a fleet that is already up.
+        await sleep(1_000);
+        const handles = await startOrders(taskQueue, 8, 200);
+        await Promise.all(handles.map((h) => h.result()));
+        // Keep watching longer than the cool-off: a late reading must not trigger anything either.
+        await sleep(3_000);
+      });
+      assert.equal(invocationsFor(taskQueue).length, 0);
+      assert.equal(total(spillover.metrics, 'WorkersInvoked'), 0);
+      assert.ok(spillover.metrics.filter((m) => m.name === 'Backlog').length >= 5, 'kept reading the queue');
+    } finally {
+      await spillover.stop();
+      await workerConnection.close();
+    }
+  });
+
+  it('completes the workflows once a throttled function gets capacity back', async () => {
+    const taskQueue = 'spill-throttled';
+    const functionName = 'temporal-worker-throttled';
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
+    try {
+      const handles = await startOrders(taskQueue, 4, 200);
+      // Lambda accepts Event invocations (202) and queues them while reserved concurrency is exhausted.
+      await endpoint.waitFor(() => invocationsFor(taskQueue, functionName).length > 0, 15_000);
+      await sleep(3_000);
+      assert.equal(endpoint.inFlight(functionName), 0, 'nothing runs while throttled');
+      const described = await Promise.all(handles.map((h) => h.describe()));
+      assert.ok(described.every((d) => d.status.name === 'RUNNING'), 'no workflow progressed while throttled');
+      const queued = invocationsFor(taskQueue, functionName).length;
+      assert.ok(queued <= 2, `invocations while throttled: ${queued}`);
+
+      const restoredAt = Date.now();
+      endpoint.setReservedConcurrency(functionName, 2);
+      await Promise.all(handles.map((h) => h.result()));
+      const invoked = invocationsFor(taskQueue, functionName);
+      assert.ok(invoked.length <= 2, `invocations: ${invoked.length}`);
+      assert.ok(endpoint.peakConcurrency(functionName) <= 2);
+      console.log(`# throttled: all done ${Date.now() - restoredAt} ms after capacity returned, ${invoked.length} invocations (max 2)`);
+    } finally {
+      await spillover.stop();
+    }
+  });
+
+  it('logs and counts refused invocations of a missing function, keeps watching, and stops promptly', async () => {
+    const taskQueue = 'spill-missing';
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName: 'no-such-function' }));
+    let stopMs = Number.NaN;
+    try {
+      await startOrders(taskQueue, 1, 0);
+      const deadline = Date.now() + 15_000;
+      while (total(spillover.metrics, 'InvocationsRefused') === 0 && Date.now() < deadline) await sleep(100);
+      await sleep(2_000);
+    } finally {
+      stopMs = await spillover.stop();
+    }
+    assert.ok(total(spillover.metrics, 'InvocationsRefused') >= 1);
+    assert.equal(total(spillover.metrics, 'WorkersInvoked'), 0);
+    const error = spillover.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
+    assert.equal(error?.['code'], 'ResourceNotFoundException');
+    assert.equal(error?.['function'], 'no-such-function');
+    assert.equal(error?.['taskQueue'], taskQueue);
+    const readsAfterRefusal = spillover.metrics.filter((m) => m.name === 'Backlog').length;
+    assert.ok(readsAfterRefusal >= 3, 'kept reading the queue after the refusal');
+    assert.ok(stopMs < 1_000, `controller stopped in ${stopMs} ms`);
+  });
+});
+
+const quietBundlerLogger = {
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error(message: string, meta?: Record<string, unknown>) {
+    console.error(message, meta);
+  },
+  log() {},
+};
