@@ -15,3 +15,13 @@ if [ "$(_wl_node_major)" -lt 22 ]; then
   fi
   export PATH="$_wl_node_dir:$PATH"
 fi
+
+# Installs node_modules from package-lock.json when it is missing or was installed from another lockfile.
+# npm 11's `npm ci` insists on lock entries for every platform build of @swc/core (a dependency of
+# @temporalio/worker), which the registry these machines use does not serve; npm 10's ci accepts the lock.
+wl_npm_ci() {
+  if ! cmp -s package-lock.json node_modules/.workerless-lock 2>/dev/null; then
+    npx --yes npm@10 ci --no-audit --no-fund
+    cp package-lock.json node_modules/.workerless-lock
+  fi
+}

@@ -20,11 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# npm ci when node_modules is missing or was installed from another lockfile.
-if ! cmp -s package-lock.json node_modules/.workerless-lock 2>/dev/null; then
-  npm ci --no-audit --no-fund
-  cp package-lock.json node_modules/.workerless-lock
-fi
+wl_npm_ci   # npm ci, see scripts/ensure-node.sh
 
 echo "== typecheck, lint, build"
 npm run --silent typecheck
