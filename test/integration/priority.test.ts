@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { countMessages, createQueue, sendMessages, type TestQueue } from '../support/aws.ts';
+import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
+
+/** The queue each invocation's (single) record came from, in invocation order. */
+function queueOrder(invocations: readonly InvocationRecord[], queues: TestQueue[]): string[] {
+  return invocations.map((inv) => {
+    const arn = (inv.payload as { Records: { eventSourceARN: string }[] }).Records[0]!.eventSourceARN;
+    return queues.find((q) => q.arn === arn)?.name ?? 'unknown';
+  });
+}
+
+/**
+ * Runs one daemon with concurrency 1 over pre-filled queues and returns the queue order of the first
+ * `count` invocations. With one loop, each invocation is exactly one iteration's choice.
+ */
+async function firstInvocations(endpoint: LambdaEndpoint, queuesArg: string, queues: TestQueue[], count: number): Promise<string[]> {
+  endpoint.reset();
+  const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', queuesArg, '--concurrency', '1']);
+  await started(daemon);
+  const invocations = await endpoint.waitFor((inv) => inv.length >= count, 60_000);
+  assert.equal(await stopDaemon(daemon), 0);
+  return queueOrder(invocations, queues).slice(0, count);
+}
+
+describe('queue priority against LocalStack', () => {
+  let endpoint: LambdaEndpoint;
+  before(async () => {
+    endpoint = await startLambdaEndpoint({ functions: { record: { handler: fixture('record.mjs') } } });
+  });
+  after(() => endpoint.stop());
+
+  it('strict: a lower queue is never served while a higher one has messages', async () => {
+    const high = await createQueue('wl-strict-high');
+    const mid = await createQueue('wl-strict-mid');
+    const low = await createQueue('wl-strict-low');
+    await sendMessages(low.url, Array.from({ length: 6 }, (_, i) => `low-${i}`));
+    await sendMessages(mid.url, Array.from({ length: 6 }, (_, i) => `mid-${i}`));
+    await sendMessages(high.url, Array.from({ length: 6 }, (_, i) => `high-${i}`));
+    const order = await firstInvocations(endpoint, [high.name, mid.name, low.name].join(','), [high, mid, low], 18);
+    assert.deepEqual(order, [...Array(6).fill(high.name), ...Array(6).fill(mid.name), ...Array(6).fill(low.name)]);
+    for (const q of [high, mid, low]) assert.equal(await countMessages(q.url), 0);
+  });
+
+  // Both queues hold more messages than the sampled invocations, so every iteration has a choice: the queue
+  // drawn first is the one served. Tolerances are > 3.3 standard deviations of the binomial share.
+  it('weighted a:3,b:1 serves a about 75% of the time', async () => {
+    const a = await createQueue('wl-weighted-a');
+    const b = await createQueue('wl-weighted-b');
+    const n = 120;
+    await sendMessages(a.url, Array.from({ length: n }, (_, i) => `a-${i}`));
+    await sendMessages(b.url, Array.from({ length: n }, (_, i) => `b-${i}`));
+    const order = await firstInvocations(endpoint, `${a.name}:3,${b.name}:1`, [a, b], n);
+    const share = order.filter((q) => q === a.name).length / n;
+    // expected 0.75, sd = sqrt(0.75*0.25/120) = 0.040
+    assert.ok(Math.abs(share - 0.75) <= 0.135, `a's share ${share}`);
+  });
+
+  it('equal weights serve both queues about equally (random order)', async () => {
+    const a = await createQueue('wl-random-a');
+    const b = await createQueue('wl-random-b');
+    const n = 120;
+    await sendMessages(a.url, Array.from({ length: n }, (_, i) => `a-${i}`));
+    await sendMessages(b.url, Array.from({ length: n }, (_, i) => `b-${i}`));
+    const order = await firstInvocations(endpoint, `${a.name}:1,${b.name}:1`, [a, b], n);
+    const share = order.filter((q) => q === a.name).length / n;
+    // expected 0.5, sd = sqrt(0.25/120) = 0.046
+    assert.ok(Math.abs(share - 0.5) <= 0.15, `a's share ${share}`);
+    // A random order is not an alternation or a run: both queues lead somewhere in the first half.
+    const firstHalf = new Set(order.slice(0, n / 2));
+    assert.equal(firstHalf.size, 2);
+  });
+});

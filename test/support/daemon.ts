@@ -1,0 +1,28 @@
+import { awsTestEnv } from './aws.ts';
+import { runCli, type CliRun } from './cli.ts';
+
+/**
+ * Starts the real CLI against LocalStack (SQS, CloudWatch) and the test Lambda endpoint. Defaults suit tests:
+ * metrics off, 1 s long polls (so a stop never waits long), debug logs (one line per invocation).
+ */
+export function startDaemon(lambdaEndpoint: string, args: string[], env: Record<string, string> = {}): CliRun {
+  return runCli(['--metrics', 'off', '--poll-for', '1', '--log-level', 'debug', ...args], {
+    ...awsTestEnv({ lambdaEndpoint }),
+    ...env,
+  });
+}
+
+/** Waits for the start-up summary, so a test knows the daemon resolved its queues and checked the function. */
+export async function started(run: CliRun): Promise<void> {
+  await run.waitForLog((l) => l['msg'] === 'workerless started', 30_000);
+}
+
+/** SIGTERM, then the exit code (fails the test if the daemon does not exit within `timeoutMs`). */
+export async function stopDaemon(run: CliRun, timeoutMs = 30_000): Promise<number | null> {
+  if (run.child.exitCode !== null) return run.child.exitCode;
+  run.child.kill('SIGTERM');
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
+  const { code } = await run.exited;
+  clearTimeout(timer);
+  return code;
+}
