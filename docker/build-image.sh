@@ -19,3 +19,6 @@ start=$(date +%s)
 DOCKER_BUILDKIT=0 docker build --network host --build-arg "VERSION=${version:-unknown}" -t "$IMAGE" "$@" "$root"
 echo "build-image: built $IMAGE in $(( $(date +%s) - start )) s;" \
   "size $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2
+# The classic builder leaves each stage's result as an untagged image; recent ones are the next build's cache,
+# older ones (from superseded builds) only take disk space on a long-lived CI machine.
+docker image prune -f --filter until=24h >/dev/null || true
