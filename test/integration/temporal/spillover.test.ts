@@ -23,7 +23,7 @@ const HANDLER = join(EXAMPLE, 'handler.ts');
 const WORKFLOWS = join(EXAMPLE, 'workflows.ts');
 /** The function timeout, and so the worker lifetime workerless assumes. */
 const TIMEOUT_SEC = 20;
-const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-throttled', 'spill-missing'];
+const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill-throttled', 'spill-missing'];
 
 let server: TemporalDevServer;
 let endpoint: LambdaEndpoint;
@@ -190,6 +190,41 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.equal(invocationsFor(taskQueue).length, 0);
       assert.equal(total(spillover.metrics, 'WorkersInvoked'), 0);
       assert.ok(spillover.metrics.filter((m) => m.name === 'Backlog').length >= 5, 'kept reading the queue');
+    } finally {
+      await spillover.stop();
+      await workerConnection.close();
+    }
+  });
+
+  it('joins a long-lived worker that cannot keep up, once the backlog outlasts the cool-off', async () => {
+    const taskQueue = 'spill-saturated';
+    const workerConnection = await NativeConnection.connect({ address: server.address });
+    // One activity at a time: 6 activities of 1.5 s would take 9 s on this worker alone.
+    const worker = await Worker.create({
+      connection: workerConnection,
+      namespace: server.namespace,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
+      activities,
+      maxConcurrentActivityTaskExecutions: 1,
+    });
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], maxWorkers: 2 }));
+    try {
+      let startedAt = 0;
+      let doneMs = 0;
+      await worker.runUntil(async () => {
+        await sleep(1_000);
+        startedAt = Date.now();
+        const handles = await startOrders(taskQueue, 6, 1_500);
+        await Promise.all(handles.map((h) => h.result()));
+        doneMs = Date.now() - startedAt;
+      });
+      const invoked = invocationsFor(taskQueue);
+      const firstMs = (invoked[0]?.startedAt ?? 0) - startedAt;
+      console.log(`# saturated: first invocation after ${firstMs} ms, all 6 done after ${doneMs} ms (9 s+ alone), ${invoked.length} invocations (max 2)`);
+      assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
+      const logged = spillover.logs.find((l) => l['msg'] === 'workers invoked');
+      assert.equal(logged?.['reason'], 'backlog', 'spilled over because of the backlog, not for lack of pollers');
     } finally {
       await spillover.stop();
       await workerConnection.close();
