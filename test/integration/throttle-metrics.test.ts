@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import { cloudWatchClient, countMessages, createQueue, createQueueWithDlq, sendMessages } from '../support/aws.ts';
+import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
+const records = (inv: InvocationRecord) => (inv.payload as { Records: { messageId: string; eventSourceARN: string }[] }).Records;
+
+describe('throttling and metrics against LocalStack', () => {
+  let endpoint: LambdaEndpoint;
+  before(async () => {
+    endpoint = await startLambdaEndpoint({
+      functions: {
+        // Reserved concurrency 1 while workerless runs 4 loops: most invokes are throttled.
+        slow: { handler: fixture('slow.mjs'), reservedConcurrency: 1, env: { SLOW_MS: '150' } },
+        record: { handler: fixture('record.mjs') },
+        fail: { handler: fixture('fail.mjs') },
+      },
+    });
+  });
+  after(() => endpoint.stop());
+
+  it('a throttled function loses no message and sends none to the DLQ', async () => {
+    // maxReceiveCount 1: with AWS's trigger, a single throttled-then-redelivered message would land in the DLQ.
+    const { queue: q, dlq } = await createQueueWithDlq('wl-throttle', 1, { VisibilityTimeout: '4' });
+    const ids = await sendMessages(q.url, Array.from({ length: 12 }, (_, i) => `m-${i}`));
+    const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
+    await started(daemon);
+    await endpoint.waitFor((inv) => new Set(inv.filter((i) => i.status === 'success').flatMap(records).map((r) => r.messageId)).size === 12, 60_000);
+    assert.equal(await stopDaemon(daemon), 0);
+    assert.ok(endpoint.rejected.filter((r) => r.statusCode === 429).length > 0, 'the function was really throttled');
+    assert.equal(endpoint.peakConcurrency('slow'), 1);
+    const succeeded = endpoint.invocations.filter((i) => i.status === 'success').flatMap(records).map((r) => r.messageId);
+    assert.deepEqual([...new Set(succeeded)].sort(), [...ids].sort());
+    assert.equal(succeeded.length, 12, 'each message processed exactly once');
+    assert.equal(await countMessages(q.url), 0);
+    assert.equal(await countMessages(dlq.url), 0, 'throttling sent nothing to the DLQ');
+    assert.ok(daemon.logs().some((l) => l['msg'] === 'function throttled, retrying'));
+  });
+
+  it('CloudWatch holds the counts that were actually processed', async () => {
+    const ok = await createQueue('wl-metrics-ok');
+    const bad = await createQueue('wl-metrics-bad', { VisibilityTimeout: '30' });
+    const name = `it-${ok.name}`;
+    await sendMessages(ok.url, Array.from({ length: 7 }, (_, i) => `ok-${i}`));
+    await sendMessages(bad.url, ['bad-1', 'bad-2']);
+    const okDaemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', ok.name, '--metrics', 'on', '--name', name, '--metrics-interval', '1']);
+    const badDaemon = startDaemon(endpoint.url, ['--function', 'fail', '--queues', bad.name, '--metrics', 'on', '--name', name, '--metrics-interval', '1']);
+    await Promise.all([started(okDaemon), started(badDaemon)]);
+    await endpoint.waitFor((inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === ok.arn && i.status === 'success').length === 7, 20_000);
+    await endpoint.waitFor((inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === bad.arn && i.status === 'error').length === 2, 20_000);
+    await delay(300); // let the last deletes land before the stop
+    assert.equal(await stopDaemon(okDaemon), 0);
+    assert.equal(await stopDaemon(badDaemon), 0);
+
+    const cw = cloudWatchClient();
+    const stat = async (metric: string, queue: string, statistic: 'Sum' | 'SampleCount') => {
+      const out = await cw.send(
+        new GetMetricStatisticsCommand({
+          Namespace: `Workerless-${name}`,
+          MetricName: metric,
+          Dimensions: [{ Name: 'Queue', Value: queue }],
+          StartTime: new Date(Date.now() - 10 * 60_000),
+          EndTime: new Date(Date.now() + 60_000),
+          Period: 60,
+          Statistics: [statistic],
+        }),
+      );
+      return (out.Datapoints ?? []).reduce((s, d) => s + (d[statistic] ?? 0), 0);
+    };
+    assert.equal(await stat('MessagesReceived', ok.name, 'Sum'), 7);
+    assert.equal(await stat('MessagesDeleted', ok.name, 'Sum'), 7);
+    assert.equal(await stat('ProcessingDuration', ok.name, 'SampleCount'), 7);
+    assert.equal(await stat('InvocationErrors', ok.name, 'Sum'), 0);
+    assert.equal(await stat('MessagesReceived', bad.name, 'Sum'), 2);
+    assert.equal(await stat('InvocationErrors', bad.name, 'Sum'), 2);
+    assert.equal(await stat('MessagesDeleted', bad.name, 'Sum'), 0);
+    cw.destroy();
+  });
+});
