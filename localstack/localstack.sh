@@ -13,10 +13,11 @@ PROJECT_DIR="$(cd "$SCRIPT_DIR/.." && pwd)"
 CACHE_DIR="${WORKERLESS_CACHE_DIR:-$HOME/.cache/workerless}"
 VENV="$CACHE_DIR/ls-venv"
 REQUIREMENTS="$SCRIPT_DIR/requirements.txt"
-STATE_DIR="$PROJECT_DIR/.localstack"
+PORT="${LOCALSTACK_PORT:-4566}"
+# Another port gets its own state (pid, log, FILESYSTEM_ROOT), so instances can run side by side.
+if [ "$PORT" = 4566 ]; then STATE_DIR="$PROJECT_DIR/.localstack"; else STATE_DIR="$PROJECT_DIR/.localstack/port-$PORT"; fi
 PID_FILE="$STATE_DIR/localstack.pid"
 LOG_FILE="$STATE_DIR/localstack.log"
-PORT="${LOCALSTACK_PORT:-4566}"
 ENDPOINT="http://127.0.0.1:$PORT"
 START_TIMEOUT_SEC="${LOCALSTACK_START_TIMEOUT_SEC:-120}"
 

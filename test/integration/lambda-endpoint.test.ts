@@ -1,6 +1,9 @@
 // Proves the test Lambda endpoint answers the way AWS Lambda does, as seen through @aws-sdk/client-lambda:
 // each failure surfaces as the same exception class / FunctionError the daemon will meet in production.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -247,5 +250,38 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
     const next = await client.send(new InvokeCommand({ FunctionName: 'record', Payload: encode({}) }));
     assert.equal(next.StatusCode, 200);
     assert.equal(next.FunctionError, undefined);
+  });
+});
+
+describe('test Lambda endpoint CLI', () => {
+  it('prints {"url"} when listening, one JSON line per invocation, and exits 0 on SIGTERM', async () => {
+    const cli = fileURLToPath(new URL('../support/lambda-endpoint/cli.ts', import.meta.url));
+    const child = spawn(process.execPath, [cli, '--port', '0', '--function', `partial=${fixture('partial.mjs')},timeout=5,reserved=2`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    try {
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const first = await lines.next();
+      const { url } = JSON.parse(String(first.value)) as { url: string };
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      const client = new LambdaClient({ endpoint: url, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 });
+      const event = { Records: [{ messageId: 'm1', body: 'fail' }, { messageId: 'm2', body: 'ok' }] };
+      const out = await client.send(new InvokeCommand({ FunctionName: 'partial', Payload: encode(event) }));
+      client.destroy();
+      assert.deepEqual(json(out), { batchItemFailures: [{ itemIdentifier: 'm1' }] });
+      const logged = JSON.parse(String((await lines.next()).value)) as Record<string, unknown>;
+      assert.equal(logged['event'], 'invocation');
+      assert.equal(logged['functionName'], 'partial');
+      assert.equal(logged['status'], 'success');
+      assert.equal(logged['requestId'], out.$metadata.requestId);
+      assert.deepEqual(logged['messageIds'], ['m1', 'm2']);
+      assert.equal(logged['payload'], undefined, 'payloads are only logged with --log-payloads');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const [code, signal] = await exited;
+    assert.equal(signal, null);
+    assert.equal(code, 0);
   });
 });
