@@ -133,12 +133,16 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     logger.info('stopped cleanly');
     return EXIT_OK;
   } catch (err) {
+    // A signal during start-up aborts the start-up calls: that is a clean stop, not a failure.
+    if (stop.signal.aborted) {
+      logger.info('stopped during start-up');
+      return EXIT_OK;
+    }
     if (err instanceof StartupError) {
       logger.fatal({ reason: err.message }, 'cannot start');
       process.stderr.write(`workerless: ${err.message}\n`);
       return EXIT_FAILURE;
     }
-    if (stop.signal.aborted) return EXIT_OK;
     throw err;
   } finally {
     sqs.destroy();

@@ -165,6 +165,9 @@ export function explainQueueError(ref: string, e: ClassifiedError): string {
   if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
     return `queue "${ref}" does not exist (${e.code})`;
   }
+  if (e.code === 'AbortError' || e.code === 'TimeoutError') {
+    return `cannot reach SQS for queue "${ref}": timed out (check --endpoint-url / --region and the network)`;
+  }
   if (e.kind === 'retryable' && /^E[A-Z_]+$|^UND_/.test(e.code)) {
     return `cannot reach SQS for queue "${ref}": ${e.code} (check --endpoint-url / --region and the network)`;
   }
