@@ -274,7 +274,8 @@ export class Dispatcher {
     const { queue } = batch;
     for (let attempt = 0; ; attempt++) {
       // No abort signal: an invocation in flight is always allowed to finish.
-      const outcome = await this.#deps.invoker.invoke(payload);
+      const stopHeartbeat = this.#keepInvisible(batch, messages);
+      const outcome = await this.#deps.invoker.invoke(payload).finally(stopHeartbeat);
       if (outcome.ok || outcome.error.kind === 'fatal') return outcome;
       const entries = receipts(messages);
       if (stop.aborted) {
@@ -295,6 +296,31 @@ export class Dispatcher {
       );
       await sleep(delayMs, stop);
     }
+  }
+
+  /**
+   * While the function runs, extends the messages' visibility shortly before it runs out, so a slow
+   * invocation is not handed to another loop (or consumer) as a duplicate. Returns the function that stops it.
+   */
+  #keepInvisible(batch: Batch, messages: Message[]): () => void {
+    const timeoutMs = this.#visibilityMs(batch.queue);
+    if (timeoutMs <= 0) return () => {};
+    const leadMs = Math.min(VISIBILITY_MARGIN_MS, timeoutMs / 2);
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const schedule = () => {
+      timer = setTimeout(() => {
+        void changeVisibility(this.#deps.source, this.#log, batch.queue, receipts(messages), timeoutMs / 1000).then((result) => {
+          if (result.failed.length === 0) batch.visibleAt = this.#now() + timeoutMs;
+          if (!stopped) schedule();
+        });
+      }, Math.max(0, batch.visibleAt - leadMs - this.#now()));
+    };
+    schedule();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }
 
   #recordError(queue: ResolvedQueue): void {

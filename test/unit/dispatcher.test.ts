@@ -206,6 +206,22 @@ describe('Dispatcher', () => {
     assert.ok(source.visibilityChanges.every((c) => c.timeoutSec === 1));
   });
 
+  it('keeps a slow invocation\'s messages invisible until it finishes', async () => {
+    const invoker = new FakeInvoker(async () => {
+      await delay(1300);
+      return ok();
+    });
+    const { source, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
+    const m = message();
+    source.push('q', m);
+    await until(() => source.deleted.length === 1, 5000);
+    stop.abort();
+    await running;
+    assert.ok(source.visibilityChanges.length >= 2, `extensions ${source.visibilityChanges.length}`);
+    assert.deepEqual(source.visibilityChanges[0], { queue: 'q', ids: [m.MessageId], timeoutSec: 1 });
+    assert.equal(invoker.payloads.length, 1);
+  });
+
   it('a receive error backs off and the loop carries on', async () => {
     const { source, invoker, stop, running } = setup([queue('q')]);
     let failures = 2;
