@@ -84,8 +84,11 @@ cmd_start() {
     # setsid: own session and process group, so the caller's Ctrl-C does not reach it and stop can signal
     # the whole group. DNS_ADDRESS=0 disables its DNS server (would want port 53); SKIP_SSL_CERT_DOWNLOAD
     # avoids a network fetch; DISABLE_EVENTS stops analytics calls; EAGER_SERVICE_LOADING makes the first
-    # request of a test as fast as the rest.
+    # request of a test as fast as the rest. OVERRIDE_IN_DOCKER=0: these VMs have a /.dockerenv, which makes
+    # LocalStack believe it is in its container and keep its state in /tmp/localstack - shared by every
+    # instance on the machine and wiped when any of them stops - instead of under FILESYSTEM_ROOT.
     env SERVICES=sqs,cloudwatch,sts,iam \
+      OVERRIDE_IN_DOCKER=0 \
       GATEWAY_LISTEN="127.0.0.1:$PORT" \
       LOCALSTACK_HOST="localhost:$PORT" \
       SQS_ENDPOINT_STRATEGY=path \
