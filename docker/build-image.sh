@@ -16,7 +16,7 @@ IMAGE="${IMAGE:-workerless:test}"
 
 version="$(sed -n -E 's/^[[:space:]]*"version":[[:space:]]*"([^"]+)".*/\1/p' "$root/package.json" | head -n 1 || true)"
 start=$(date +%s)
-DOCKER_BUILDKIT=0 docker build --network host --build-arg "VERSION=${version:-unknown}" -t "$IMAGE" "$@" "$root"
+DOCKER_BUILDKIT=0 docker build --network host --force-rm --build-arg "VERSION=${version:-unknown}" -t "$IMAGE" "$@" "$root"
 echo "build-image: built $IMAGE in $(( $(date +%s) - start )) s;" \
   "size $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2
 # The classic builder leaves each stage's result as an untagged image; recent ones are the next build's cache,
