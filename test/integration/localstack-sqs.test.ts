@@ -112,6 +112,23 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
     assert.ok(took >= 450 && took < 3000, `long poll returned after ${took} ms`);
   });
 
+  it('an aborted long poll still takes a message that arrives during its wait (it reappears after the visibility timeout)', async () => {
+    // Why it matters: aborting ReceiveMessage on shutdown does not cancel it on the server. The message is
+    // received by nobody and stays invisible for the visibility timeout (AWS can do the same).
+    const queue = track(await createQueue('wl-abort', { VisibilityTimeout: '1' }));
+    const abort = new AbortController();
+    const polling = client.send(new ReceiveMessageCommand({ QueueUrl: queue.url, WaitTimeSeconds: 2 }), { abortSignal: abort.signal });
+    await sleep(200);
+    abort.abort();
+    await assert.rejects(polling, { name: 'AbortError' });
+    await sendMessages(queue.url, ['lost to the aborted poll']);
+    await sleep(100);
+    assert.deepEqual(await messageCounts(queue.url, client), { visible: 0, notVisible: 1, delayed: 0 });
+    const [back] = await receive(client, queue.url, { wait: 4 });
+    assert.equal(back?.Body, 'lost to the aborted poll');
+    assert.equal(back?.Attributes?.['ApproximateReceiveCount'], '2');
+  });
+
   it('system attributes: ApproximateReceiveCount, SentTimestamp, SenderId, ApproximateFirstReceiveTimestamp, MD5OfBody', async () => {
     const queue = track(await createQueue('wl-sysattrs'));
     const before = Date.now();
