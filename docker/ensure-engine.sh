@@ -23,6 +23,11 @@ if docker info >/dev/null 2>&1; then
   exit 0
 fi
 
+# A dockerd that died (machine reset, OOM) leaves its pid file behind and a new one refuses to start.
+if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid 2>/dev/null)" 2>/dev/null; then
+  as_root rm -f /var/run/docker.pid
+fi
+
 log="$WORKERLESS_CACHE_DIR/dockerd.log"
 echo "ensure-engine: starting dockerd (log: $log)" >&2
 # setsid detaches the engine from this shell's process group, so it outlives the script and a CI step's
