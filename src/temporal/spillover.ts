@@ -89,12 +89,13 @@ async function connectWithRetry(
   for (let attempt = 1; !signal.aborted; attempt++) {
     const pending = connect(config);
     // Connecting may take its full timeout; shutdown must not wait for it.
+    let onAbort = (): void => {};
     const aborted = new Promise<'aborted'>((resolve) => {
-      if (signal.aborted) resolve('aborted');
-      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+      onAbort = () => resolve('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const result = await Promise.race([pending, aborted]);
+      const result = await Promise.race([pending, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
       if (result === 'aborted') {
         pending.then((late) => late.close(), () => undefined).catch(() => undefined);
         return undefined;
