@@ -54,6 +54,15 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
       identity: `${context.functionName}:${context.awsRequestId}`,
       shutdownGraceTime: settings.stopTimeoutMs,
       maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
+      ...(settings.deployment !== undefined
+        ? {
+            workerDeploymentOptions: {
+              useWorkerVersioning: true,
+              version: { deploymentName: settings.deployment.deploymentName, buildId: settings.deployment.buildId },
+              defaultVersioningBehavior: settings.deployment.behavior,
+            },
+          }
+        : {}),
     });
     // Measured after connecting and creating the worker: cold-start time comes out of the polling window.
     const polledMs = window();

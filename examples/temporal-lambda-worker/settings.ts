@@ -36,6 +36,12 @@ export interface WorkerSettings {
    * Event late; stopping by then keeps workerless's "at most N workers alive" true.
    */
   readonly expiresAt: number | undefined;
+  /**
+   * Worker Versioning, when the task queue uses it: TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_WORKER_BUILD_ID, and
+   * TEMPORAL_VERSIONING_BEHAVIOR (AUTO_UPGRADE or PINNED, default AUTO_UPGRADE) for workflows that set none.
+   * Map each build ID to one published Lambda version (a qualified ARN in --temporal-function).
+   */
+  readonly deployment: { readonly deploymentName: string; readonly buildId: string; readonly behavior: 'AUTO_UPGRADE' | 'PINNED' } | undefined;
 }
 
 export const defaultShutdownBufferMs = 7_000;
@@ -89,6 +95,16 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
   }
   const maxConcurrentActivities = ms('WORKER_MAX_CONCURRENT_ACTIVITIES', 10, 1);
 
+  const deploymentName = text('TEMPORAL_DEPLOYMENT_NAME');
+  const buildId = text('TEMPORAL_WORKER_BUILD_ID');
+  if ((deploymentName === undefined) !== (buildId === undefined)) {
+    problems.push('TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID must be set together (Worker Versioning)');
+  }
+  const behavior = (text('TEMPORAL_VERSIONING_BEHAVIOR') ?? 'AUTO_UPGRADE').toUpperCase();
+  if (behavior !== 'AUTO_UPGRADE' && behavior !== 'PINNED') {
+    problems.push(`TEMPORAL_VERSIONING_BEHAVIOR must be AUTO_UPGRADE or PINNED, got ${JSON.stringify(behavior)}`);
+  }
+
   if (problems.length > 0) throw new Error(`invalid worker settings: ${problems.join('; ')}`);
   return {
     address: text('TEMPORAL_ADDRESS') ?? 'localhost:7233',
@@ -101,6 +117,10 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
     workflowBundlePath: text('TEMPORAL_WORKFLOW_BUNDLE'),
     maxConcurrentActivities,
     expiresAt: eventNumber(event, 'expiresAt'),
+    deployment:
+      deploymentName !== undefined && buildId !== undefined
+        ? { deploymentName, buildId, behavior: behavior === 'PINNED' ? 'PINNED' : 'AUTO_UPGRADE' }
+        : undefined,
   };
 }
 

@@ -23,7 +23,9 @@ const HANDLER = join(EXAMPLE, 'handler.ts');
 const WORKFLOWS = join(EXAMPLE, 'workflows.ts');
 /** The function timeout, and so the worker lifetime workerless assumes. */
 const TIMEOUT_SEC = 20;
-const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill-throttled', 'spill-missing'];
+const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill-throttled', 'spill-missing', 'spill-versioned'];
+/** Worker Versioning: the versioned function serves this deployment version. */
+const DEPLOYMENT = { deploymentName: 'orders-e2e', buildId: 'v1' };
 
 let server: TemporalDevServer;
 let endpoint: LambdaEndpoint;
@@ -58,6 +60,12 @@ before(async () => {
     functions: {
       'temporal-worker': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, memoryMb: 512 },
       'temporal-worker-throttled': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, reservedConcurrency: 0, memoryMb: 512 },
+      'temporal-worker-v1': {
+        handler: HANDLER,
+        timeoutSec: TIMEOUT_SEC,
+        memoryMb: 512,
+        env: { ...env, TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT.deploymentName, TEMPORAL_WORKER_BUILD_ID: DEPLOYMENT.buildId },
+      },
     },
     handlerOutput: process.env['WORKERLESS_TEST_VERBOSE'] ? 'stderr' : 'ignore',
   });
@@ -253,6 +261,58 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.ok(invoked.length <= 2, `invocations: ${invoked.length}`);
       assert.ok(endpoint.peakConcurrency(functionName) <= 2);
       console.log(`# throttled: all done ${Date.now() - restoredAt} ms after capacity returned, ${invoked.length} invocations (max 2)`);
+    } finally {
+      await spillover.stop();
+    }
+  });
+
+  it('serves a versioned task queue (Worker Versioning) the same way', async () => {
+    const taskQueue = 'spill-versioned';
+    const functionName = 'temporal-worker-v1';
+    // Register the deployment version with a short-lived worker and make it current, as a deploy pipeline would.
+    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const worker = await Worker.create({
+      connection: workerConnection,
+      namespace: server.namespace,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
+      activities,
+      workerDeploymentOptions: { useWorkerVersioning: true, version: DEPLOYMENT, defaultVersioningBehavior: 'AUTO_UPGRADE' },
+    });
+    await worker.runUntil(async () => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        try {
+          const { conflictToken } = await connection.workflowService.describeWorkerDeployment({
+            namespace: server.namespace,
+            deploymentName: DEPLOYMENT.deploymentName,
+          });
+          await connection.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: server.namespace,
+            deploymentName: DEPLOYMENT.deploymentName,
+            buildId: DEPLOYMENT.buildId,
+            conflictToken,
+            identity: 'workerless-test',
+          });
+          return;
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          await sleep(250);
+        }
+      }
+    });
+    await workerConnection.close();
+
+    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
+    try {
+      const handles = await startOrders(taskQueue, 4, 200);
+      const results = await Promise.all(handles.map((h) => h.result()));
+      assert.equal(results.length, 4);
+      const invoked = invocationsFor(taskQueue, functionName);
+      assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
+      const described = await handles[0]?.describe();
+      const versioning = described?.raw.workflowExecutionInfo?.versioningInfo;
+      assert.equal(versioning?.deploymentVersion?.buildId, DEPLOYMENT.buildId, 'ran on the versioned Lambda worker');
     } finally {
       await spillover.stop();
     }

@@ -32,6 +32,24 @@ describe('example Lambda worker settings', () => {
     assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls, undefined);
   });
 
+  it('reads Worker Versioning settings, both or neither', () => {
+    assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }).deployment, undefined);
+    assert.deepEqual(
+      workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v7' }).deployment,
+      { deploymentName: 'orders', buildId: 'v7', behavior: 'AUTO_UPGRADE' },
+    );
+    assert.equal(
+      workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'o', TEMPORAL_WORKER_BUILD_ID: 'v', TEMPORAL_VERSIONING_BEHAVIOR: 'pinned' })
+        .deployment?.behavior,
+      'PINNED',
+    );
+    assert.throws(() => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders' }), /must be set together/);
+    assert.throws(
+      () => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'o', TEMPORAL_WORKER_BUILD_ID: 'v', TEMPORAL_VERSIONING_BEHAVIOR: 'x' }),
+      /AUTO_UPGRADE or PINNED/,
+    );
+  });
+
   it('rejects a shutdown buffer that does not cover the stop timeout, and names every bad variable', () => {
     assert.throws(
       () => workerSettingsFromEnv({ WORKER_SHUTDOWN_BUFFER_MS: '5000', WORKER_STOP_TIMEOUT_MS: '5000', TEMPORAL_TLS_CLIENT_CERT_PATH: '/c' }),
