@@ -51,7 +51,7 @@ fi
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
 if wants temporal; then
   export WORKERLESS_TEMPORAL_CLI="$(scripts/temporal.sh ensure)"
-  run_phase temporal 'test/integration/temporal/**/*.test.ts'
+  run_phase temporal --test-concurrency=3 'test/integration/temporal/**/*.test.ts'
 fi
 wants docker && run_phase docker 'test/docker/**/*.test.ts'
 
