@@ -1,25 +1,31 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { pino, type Logger } from 'pino';
-import { CORE_OPTIONS, collectOptions, fromYargsOptions, helpText } from './cli.ts';
-import { resolveConfig, type Config } from './config.ts';
-import { Dispatcher } from './dispatcher.ts';
-import { checkFunction } from './invoke/function-check.ts';
-import { LambdaInvoker } from './invoke/lambda-invoker.ts';
-import { CloudWatchMetrics } from './metrics/cloudwatch.ts';
-import { noopMetrics } from './metrics/metrics-sink.ts';
-import { SqsMessageSource, StartupError, resolveQueues } from './queues/sqs-source.ts';
-import { redactTemporalConfig, temporalYargsOptions } from './temporal/options.ts';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Dispatcher } from './dispatcher.ts';
 
 /** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
+/**
+ * The root controller, and signal handlers installed before any dependency is loaded: everything else is
+ * imported dynamically below, so a SIGTERM that arrives while Node is still loading the AWS SDK is a clean
+ * stop (exit 0) rather than the default kill. The first SIGTERM/SIGINT aborts `stop` (stop receiving,
+ * drain); runDaemon replaces `onSignal` with the full handler once it can report what is in flight.
+ */
+const stop = new AbortController();
+let onSignal = (_signal: NodeJS.Signals): void => {
+  if (stop.signal.aborted) process.exit(EXIT_FAILURE);
+  stop.abort();
+};
+process.on('SIGTERM', (signal) => onSignal(signal));
+process.on('SIGINT', (signal) => onSignal(signal));
+
 async function main(): Promise<number> {
+  const [{ CORE_OPTIONS, collectOptions, fromYargsOptions, helpText }, { resolveConfig }, { temporalYargsOptions }, { pino }] =
+    await Promise.all([import('./cli.ts'), import('./config.ts'), import('./temporal/options.ts'), import('pino')]);
   const defs = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
   const cli = collectOptions(process.argv.slice(2), process.env, defs);
   if (cli.help) {
@@ -40,26 +46,53 @@ async function main(): Promise<number> {
   const config = resolved.config;
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of cli.warnings) logger.warn(w);
+  if (stop.signal.aborted) {
+    logger.info('stopped before start-up');
+    return EXIT_OK;
+  }
   return runDaemon(config, logger);
 }
 
 async function runDaemon(config: Config, logger: Logger): Promise<number> {
-  // One root controller: the first SIGTERM/SIGINT aborts it (stop receiving, drain); a second signal or the
-  // shutdown timeout ends the process with code 1 after logging what was left in flight.
-  const stop = new AbortController();
+  const [
+    { CloudWatchClient },
+    { LambdaClient },
+    { SQSClient },
+    { Dispatcher },
+    { checkFunction },
+    { LambdaInvoker },
+    { CloudWatchMetrics },
+    { noopMetrics },
+    { SqsMessageSource, StartupError, resolveQueues },
+    { redactTemporalConfig },
+  ] = await Promise.all([
+    import('@aws-sdk/client-cloudwatch'),
+    import('@aws-sdk/client-lambda'),
+    import('@aws-sdk/client-sqs'),
+    import('./dispatcher.ts'),
+    import('./invoke/function-check.ts'),
+    import('./invoke/lambda-invoker.ts'),
+    import('./metrics/cloudwatch.ts'),
+    import('./metrics/metrics-sink.ts'),
+    import('./queues/sqs-source.ts'),
+    import('./temporal/options.ts'),
+  ]);
+  // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   let dispatcher: Dispatcher | undefined;
   const forceExit = (reason: string) => {
     logger.error({ reason, left: dispatcher?.inFlight() ?? [] }, 'forced exit; messages left in flight return after their visibility timeout');
     process.exit(EXIT_FAILURE);
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stop.signal.aborted) return forceExit(`second ${signal}`);
+  const beginShutdown = (signal: NodeJS.Signals | 'earlier signal') => {
     logger.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new receives, finishing in-flight messages');
-    stop.abort();
     setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onSignal = (signal) => {
+    if (stop.signal.aborted) return forceExit(`second ${signal}`);
+    stop.abort();
+    beginShutdown(signal);
+  };
+  if (stop.signal.aborted) beginShutdown('earlier signal');
 
   const clientConfig = {
     region: config.region,

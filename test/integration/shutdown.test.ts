@@ -93,6 +93,7 @@ describe('shutdown of the real CLI', () => {
     // A SIGKILL can strand messages (received, or processed but not yet deleted): they come back after 3 s.
     // A last daemon runs until the queue is empty; a message processed twice is at-least-once, not a loss.
     const last = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
+    await started(last);
     await eventually(
       async () => succeededIds(endpoint, q.arn).size === n && (await countMessages(q.url)) === 0,
       30_000,

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { CORE_OPTIONS, envName } from '../../src/cli.ts';
 import { runCli } from '../support/cli.ts';
+import { until } from '../support/factories.ts';
 
 describe('the workerless CLI as a process', () => {
   it('--help documents every option with its env var and default, exit 0', async () => {
@@ -58,5 +60,31 @@ describe('the workerless CLI as a process', () => {
     assert.equal(code, 1);
     assert.equal(run.stderr(), 'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n');
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
+  });
+});
+
+describe('signals during start-up', () => {
+  it('a SIGTERM during start-up is a clean stop (exit 0), not a kill and not a start-up failure', async () => {
+    // An endpoint that accepts connections and never answers keeps the daemon in its start-up checks.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const run = runCli(['--function', 'fn', '--queues', 'q', '--endpoint-url', `http://127.0.0.1:${port}`], {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      });
+      await until(() => sockets.length > 0, 10_000, 'the first start-up request');
+      run.child.kill('SIGTERM');
+      const { code, signal } = await run.exited;
+      assert.equal(signal, null, run.stderr());
+      assert.equal(code, 0, run.stderr());
+      assert.equal(run.stderr(), '');
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 });
