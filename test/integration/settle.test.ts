@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, createQueueWithDlq, drainQueue, messageCounts, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { until } from '../support/factories.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
@@ -16,13 +16,6 @@ interface Rec {
 }
 const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
 
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(200);
-  }
-}
 
 describe('settling messages against LocalStack', () => {
   let endpoint: LambdaEndpoint;
@@ -43,7 +36,7 @@ describe('settling messages against LocalStack', () => {
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--concurrency', '2']);
     await started(daemon);
     await endpoint.waitFor((inv) => inv.filter((i) => i.status === 'success' && records(i).some((r) => r.eventSourceARN === q.arn)).length === 5, 20_000);
-    await eventually(async () => (await countMessages(q.url)) === 0, 10_000, 'queue empty');
+    await until(async () => (await countMessages(q.url)) === 0, 10_000, 'queue empty', 200);
     assert.equal(await stopDaemon(daemon), 0);
     const delivered = endpoint.invocations.flatMap(records).filter((r) => r.eventSourceARN === q.arn).map((r) => r.messageId);
     assert.deepEqual([...delivered].sort(), [...ids].sort());
@@ -54,7 +47,7 @@ describe('settling messages against LocalStack', () => {
     const [id] = await sendMessages(q.url, ['poison']);
     const daemon = startDaemon(endpoint.url, ['--function', 'fail', '--queues', q.name]);
     await started(daemon);
-    await eventually(async () => (await countMessages(dlq.url)) === 1, 30_000, 'the message in the DLQ');
+    await until(async () => (await countMessages(dlq.url)) === 1, 30_000, 'the message in the DLQ', 200);
     assert.equal(await stopDaemon(daemon), 0);
     const attempts = endpoint.invocations.flatMap((i) => records(i).filter((r) => r.messageId === id));
     assert.deepEqual(attempts.map((r) => r.attributes['ApproximateReceiveCount']), ['1', '2']);
@@ -73,13 +66,10 @@ describe('settling messages against LocalStack', () => {
     await sendMessages(q.url, bodies);
     const daemon = startDaemon(endpoint.url, ['--function', 'partial', '--queues', q.name, '--batch-size', '10']);
     await started(daemon);
-    await eventually(
-      async () => endpoint.invocations.flatMap(records).filter((r) => r.eventSourceARN === q.arn).length >= bodies.length,
-      20_000,
-      'every message invoked once',
-    );
+    const invoked = () => endpoint.invocations.flatMap(records).filter((r) => r.eventSourceARN === q.arn).length;
+    await until(() => invoked() >= bodies.length, 20_000, 'every message invoked once', 200);
     assert.equal(await stopDaemon(daemon), 0);
-    await eventually(async () => (await messageCounts(q.url)).notVisible === 0, 15_000, 'kept messages visible again');
+    await until(async () => (await messageCounts(q.url)).notVisible === 0, 15_000, 'kept messages visible again', 200);
     const left = await drainQueue(q.url);
     assert.deepEqual(left.map((m) => m.Body).sort(), ['fail-1', 'fail-2']);
   });

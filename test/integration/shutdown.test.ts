@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { until } from '../support/factories.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
@@ -11,13 +12,6 @@ const records = (inv: InvocationRecord) => (inv.payload as { Records: { messageI
 const succeededIds = (endpoint: LambdaEndpoint, arn: string) =>
   new Set(endpoint.invocations.filter((i) => i.status === 'success').flatMap(records).filter((r) => r.eventSourceARN === arn).map((r) => r.messageId));
 
-async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(200);
-  }
-}
 
 describe('shutdown of the real CLI', () => {
   let endpoint: LambdaEndpoint;
@@ -94,11 +88,8 @@ describe('shutdown of the real CLI', () => {
     // A last daemon runs until the queue is empty; a message processed twice is at-least-once, not a loss.
     const last = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
     await started(last);
-    await eventually(
-      async () => succeededIds(endpoint, q.arn).size === n && (await countMessages(q.url)) === 0,
-      30_000,
-      'all messages processed and the queue empty',
-    );
+    const done = async () => succeededIds(endpoint, q.arn).size === n && (await countMessages(q.url)) === 0;
+    await until(done, 30_000, 'all messages processed and the queue empty', 200);
     assert.equal(await stopDaemon(last), 0);
     assert.deepEqual([...succeededIds(endpoint, q.arn)].sort(), [...ids].sort());
     assert.equal(await countMessages(q.url), 0);

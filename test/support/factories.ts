@@ -152,11 +152,11 @@ export class RecordingMetrics implements MetricsSink {
   }
 }
 
-/** Polls `check` until it returns true or the timeout passes. */
-export async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+/** Polls `check` (sync or async) until it returns true or the timeout passes. */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition', everyMs = 5): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
