@@ -64,6 +64,7 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     { CloudWatchMetrics },
     { noopMetrics },
     { SqsMessageSource, StartupError, resolveQueues },
+    { SharedReceiveSource },
     { redactTemporalConfig },
   ] = await Promise.all([
     import('@aws-sdk/client-cloudwatch'),
@@ -75,6 +76,7 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     import('./metrics/cloudwatch.ts'),
     import('./metrics/metrics-sink.ts'),
     import('./queues/sqs-source.ts'),
+    import('./queues/shared-receive.ts'),
     import('./temporal/options.ts'),
   ]);
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
@@ -150,7 +152,7 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
           deleteMode: config.deleteMode,
           functionName: sqsWork.functionName,
         },
-        { source: new SqsMessageSource(sqs), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
+        { source: new SharedReceiveSource(new SqsMessageSource(sqs)), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
       );
       work.push(dispatcher.run(stop.signal));
     }
