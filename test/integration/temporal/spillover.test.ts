@@ -1,90 +1,61 @@
 // End to end: a real Temporal server (temporal server start-dev), the test Lambda endpoint running the example
 // worker handler for Event invocations, and the spillover controller in between.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { pino } from 'pino';
 import * as activities from '../../../examples/temporal-lambda-worker/activities.ts';
 import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
 import type { TemporalConfig } from '../../../src/temporal/options.ts';
 import { startTemporalSpillover } from '../../../src/temporal/spillover.ts';
-import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
-import { startTemporalDevServer, type TemporalDevServer } from '../../support/temporal.ts';
+import type { InvocationRecord, LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { startTemporalFixture, type TemporalDevServer, type TemporalFixture } from '../../support/temporal.ts';
 
-const EXAMPLE = fileURLToPath(new URL('../../../examples/temporal-lambda-worker/', import.meta.url));
-const HANDLER = join(EXAMPLE, 'handler.ts');
-const WORKFLOWS = join(EXAMPLE, 'workflows.ts');
 /** The function timeout, and so the worker lifetime workerless assumes. */
 const TIMEOUT_SEC = 20;
 const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill-throttled', 'spill-missing', 'spill-versioned'];
 /** Worker Versioning: the versioned function serves this deployment version. */
 const DEPLOYMENT = { deploymentName: 'orders-e2e', buildId: 'v1' };
 
+let fixture: TemporalFixture;
 let server: TemporalDevServer;
 let endpoint: LambdaEndpoint;
 let lambda: LambdaClient;
 let connection: Connection;
 let client: Client;
-let workDir: string;
 let bundlePath: string;
 
 before(async () => {
   // Silence the SDK's own INFO lines; failures still surface through assertions.
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  workDir = await mkdtemp(join(tmpdir(), 'workerless-temporal-'));
-  bundlePath = join(workDir, 'workflow-bundle.js');
-  const [devServer, bundle] = await Promise.all([
-    // The server caches DescribeTaskQueue results for 5 s by default; 500 ms keeps the tests quick.
-    startTemporalDevServer({ dynamicConfig: { 'matching.TaskQueueInfoByBuildIdTTL': '500ms' } }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: quietBundlerLogger }),
-  ]);
-  server = devServer;
-  await writeFile(bundlePath, bundle.code);
-  const env = {
-    TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: server.namespace,
-    TEMPORAL_TASK_QUEUE: QUEUES.join(','),
-    TEMPORAL_WORKFLOW_BUNDLE: bundlePath,
-    // Short deadlines for a quick test; the same rules as production: buffer > stop timeout + hooks.
-    WORKER_SHUTDOWN_BUFFER_MS: '3000',
-    WORKER_STOP_TIMEOUT_MS: '2000',
-  };
-  endpoint = await startLambdaEndpoint({
-    functions: {
-      'temporal-worker': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, memoryMb: 512 },
-      'temporal-worker-throttled': { handler: HANDLER, timeoutSec: TIMEOUT_SEC, env, reservedConcurrency: 0, memoryMb: 512 },
+  fixture = await startTemporalFixture({
+    taskQueues: QUEUES,
+    tmpPrefix: 'workerless-temporal-',
+    workerTimeoutSec: TIMEOUT_SEC,
+    extraFunctions: (worker) => ({
+      'temporal-worker-throttled': { ...worker, reservedConcurrency: 0 },
       'temporal-worker-v1': {
-        handler: HANDLER,
-        timeoutSec: TIMEOUT_SEC,
-        memoryMb: 512,
-        env: { ...env, TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT.deploymentName, TEMPORAL_WORKER_BUILD_ID: DEPLOYMENT.buildId },
+        ...worker,
+        env: { ...worker.env, TEMPORAL_DEPLOYMENT_NAME: DEPLOYMENT.deploymentName, TEMPORAL_WORKER_BUILD_ID: DEPLOYMENT.buildId },
       },
-    },
-    handlerOutput: process.env['WORKERLESS_TEST_VERBOSE'] ? 'stderr' : 'ignore',
+    }),
   });
+  ({ server, endpoint, connection, bundlePath } = fixture);
   lambda = new LambdaClient({
     endpoint: endpoint.url,
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
     maxAttempts: 1,
   });
-  connection = await Connection.connect({ address: server.address });
   client = new Client({ connection, namespace: server.namespace });
 });
 
 after(async () => {
-  await connection?.close();
   lambda?.destroy();
-  await endpoint?.stop();
-  await server?.stop();
-  if (workDir) await rm(workDir, { recursive: true, force: true });
+  await fixture?.stop();
 });
 
 function spilloverConfig(overrides: Partial<TemporalConfig>): TemporalConfig {
@@ -143,6 +114,25 @@ function invocationsFor(taskQueue: string, functionName = 'temporal-worker'): In
   );
 }
 
+/** A long-lived worker for the example workflows and activities, outside Lambda; close() closes its connection. */
+async function startLongLivedWorker(taskQueue: string, options: Partial<WorkerOptions> = {}) {
+  const workerConnection = await NativeConnection.connect({ address: server.address });
+  try {
+    const worker = await Worker.create({
+      connection: workerConnection,
+      namespace: server.namespace,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
+      activities,
+      ...options,
+    });
+    return { worker, close: () => workerConnection.close() };
+  } catch (err) {
+    await workerConnection.close();
+    throw err;
+  }
+}
+
 function total(metrics: readonly MetricDatum[], name: string): number {
   return metrics.filter((m) => m.name === name).reduce((sum, m) => sum + m.value, 0);
 }
@@ -177,14 +167,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
 
   it('invokes nothing while a long-lived worker keeps up', async () => {
     const taskQueue = 'spill-long-lived';
-    const workerConnection = await NativeConnection.connect({ address: server.address });
-    const worker = await Worker.create({
-      connection: workerConnection,
-      namespace: server.namespace,
-      taskQueue,
-      workflowBundle: { codePath: bundlePath },
-      activities,
-    });
+    const { worker, close } = await startLongLivedWorker(taskQueue);
     const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue] }));
     try {
       await worker.runUntil(async () => {
@@ -200,22 +183,14 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.ok(spillover.metrics.filter((m) => m.name === 'Backlog').length >= 5, 'kept reading the queue');
     } finally {
       await spillover.stop();
-      await workerConnection.close();
+      await close();
     }
   });
 
   it('joins a long-lived worker that cannot keep up, once the backlog outlasts the cool-off', async () => {
     const taskQueue = 'spill-saturated';
-    const workerConnection = await NativeConnection.connect({ address: server.address });
     // One activity at a time: 6 activities of 1.5 s would take 9 s on this worker alone.
-    const worker = await Worker.create({
-      connection: workerConnection,
-      namespace: server.namespace,
-      taskQueue,
-      workflowBundle: { codePath: bundlePath },
-      activities,
-      maxConcurrentActivityTaskExecutions: 1,
-    });
+    const { worker, close } = await startLongLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
     const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], maxWorkers: 2 }));
     try {
       let startedAt = 0;
@@ -235,7 +210,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.equal(logged?.['reason'], 'backlog', 'spilled over because of the backlog, not for lack of pollers');
     } finally {
       await spillover.stop();
-      await workerConnection.close();
+      await close();
     }
   });
 
@@ -270,13 +245,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     const taskQueue = 'spill-versioned';
     const functionName = 'temporal-worker-v1';
     // Register the deployment version with a short-lived worker and make it current, as a deploy pipeline would.
-    const workerConnection = await NativeConnection.connect({ address: server.address });
-    const worker = await Worker.create({
-      connection: workerConnection,
-      namespace: server.namespace,
-      taskQueue,
-      workflowBundle: { codePath: bundlePath },
-      activities,
+    const { worker, close } = await startLongLivedWorker(taskQueue, {
       workerDeploymentOptions: { useWorkerVersioning: true, version: DEPLOYMENT, defaultVersioningBehavior: 'AUTO_UPGRADE' },
     });
     await worker.runUntil(async () => {
@@ -301,7 +270,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
         }
       }
     });
-    await workerConnection.close();
+    await close();
 
     const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
     try {
@@ -341,14 +310,3 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     assert.ok(stopMs < 1_000, `controller stopped in ${stopMs} ms`);
   });
 });
-
-const quietBundlerLogger = {
-  trace() {},
-  debug() {},
-  info() {},
-  warn() {},
-  error(message: string, meta?: Record<string, unknown>) {
-    console.error(message, meta);
-  },
-  log() {},
-};
