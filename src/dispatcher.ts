@@ -1,9 +1,9 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { classifyAwsError, isAbort, type ClassifiedError } from './aws-errors.ts';
+import { classifyAwsError, isAbort } from './aws-errors.ts';
 import { backoffMs, sleep } from './backoff.ts';
 import { interpretResult } from './invoke/invoke-result.ts';
-import type { FunctionInvoker } from './invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeOutcome } from './invoke/lambda-invoker.ts';
 import { buildSqsEvents } from './invoke/sqs-event.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queues/queue-order.ts';
@@ -270,7 +270,7 @@ export class Dispatcher {
     messages: Message[],
     payload: string,
     stop: AbortSignal,
-  ): Promise<{ ok: true; response: { payload: string | undefined; functionError: string | undefined } } | { ok: false; error: ClassifiedError } | 'released'> {
+  ): Promise<InvokeOutcome | 'released'> {
     const { queue } = batch;
     for (let attempt = 0; ; attempt++) {
       // No abort signal: an invocation in flight is always allowed to finish.
