@@ -161,25 +161,6 @@ function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<
   }
 }
 
-/**
- * Turns yargs option records (as the Temporal module declares them, with "[env X]" and "[default: Y]" in the
- * description) into OptionDefs, so that every option is parsed, documented and validated the same way.
- */
-export function fromYargsOptions(options: Record<string, { describe?: string; group?: string; type?: string }>): OptionDef[] {
-  return Object.entries(options).map(([flag, o]) => {
-    const text = o.describe ?? '';
-    const defaultText = /\[default: ([^\]]+)\]/.exec(text)?.[1];
-    const describe = text.replace(/\s*\[env [^\]]+\]/g, '').replace(/\s*\[default: [^\]]+\]/g, '');
-    return {
-      flag,
-      describe,
-      ...(o.group !== undefined ? { group: o.group } : {}),
-      ...(defaultText !== undefined ? { defaultText } : {}),
-      ...(o.type === 'boolean' ? { boolean: true } : {}),
-    };
-  });
-}
-
 function kebab(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }

@@ -1,7 +1,8 @@
 import type { DeleteMode } from './dispatcher.ts';
-import type { RawOptions, RawValue } from './cli.ts';
+import { CORE_OPTIONS, camel, type OptionDef, type RawOptions } from './cli.ts';
+import { OptionReader } from './option-reader.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
-import { resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
+import { TEMPORAL_OPTIONS, resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -42,95 +43,8 @@ export interface Config {
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
 
-/** Reads typed values out of raw options, recording one problem per invalid value. */
-export class OptionReader {
-  readonly problems: string[] = [];
-  readonly #raw: RawOptions;
-
-  constructor(raw: RawOptions) {
-    this.#raw = raw;
-  }
-
-  has(name: string): boolean {
-    const v = this.#raw.get(name);
-    return v !== undefined && !(typeof v.value === 'string' && v.value.trim() === '');
-  }
-
-  #fail(flag: string, v: RawValue, what: string): undefined {
-    const origin = v.origin === `--${flag}` ? '' : ` (from ${v.origin})`;
-    this.problems.push(`--${flag} ${what}, got ${JSON.stringify(display(v.value))}${origin}`);
-    return undefined;
-  }
-
-  string(name: string, flag: string): string | undefined {
-    const v = this.#raw.get(name);
-    if (v === undefined) return undefined;
-    if (Array.isArray(v.value)) return v.value.every((x) => typeof x === 'string' || typeof x === 'number') ? v.value.join(',') : this.#fail(flag, v, 'must be a string or a list of strings');
-    if (typeof v.value === 'object' && v.value !== null) return this.#fail(flag, v, 'must be a string');
-    const s = String(v.value).trim();
-    return s === '' ? undefined : s;
-  }
-
-  number(name: string, flag: string, min: number, max: number, opts: { integer?: boolean } = {}): number | undefined {
-    const v = this.#raw.get(name);
-    if (v === undefined) return undefined;
-    const text = String(v.value).trim();
-    const n = Number(text);
-    const integer = opts.integer ?? true;
-    if (text === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
-      return this.#fail(flag, v, `must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
-    }
-    return n;
-  }
-
-  boolean(name: string, flag: string): boolean | undefined {
-    const v = this.#raw.get(name);
-    if (v === undefined) return undefined;
-    if (typeof v.value === 'boolean') return v.value;
-    const text = String(v.value).trim().toLowerCase();
-    if (['', 'on', 'true', '1', 'yes'].includes(text)) return true;
-    if (['off', 'false', '0', 'no'].includes(text)) return false;
-    return this.#fail(flag, v, 'must be on or off (true/false)');
-  }
-
-  oneOf<T extends string>(name: string, flag: string, values: readonly T[]): T | undefined {
-    const s = this.string(name, flag);
-    if (s === undefined) return undefined;
-    if ((values as readonly string[]).includes(s)) return s as T;
-    return this.#fail(flag, this.#raw.get(name)!, `must be one of ${values.join(', ')}`);
-  }
-
-  matching(name: string, flag: string, pattern: RegExp, what: string): string | undefined {
-    const s = this.string(name, flag);
-    if (s === undefined) return undefined;
-    return pattern.test(s) ? s : this.#fail(flag, this.#raw.get(name)!, what);
-  }
-
-  url(name: string, flag: string): string | undefined {
-    const s = this.string(name, flag);
-    if (s === undefined) return undefined;
-    try {
-      const u = new URL(s);
-      if (u.protocol === 'http:' || u.protocol === 'https:') return s;
-    } catch {
-      // reported below
-    }
-    return this.#fail(flag, this.#raw.get(name)!, 'must be an http(s) URL');
-  }
-
-  /** Adds a problem that is not about a single value's format. */
-  problem(message: string): void {
-    this.problems.push(message);
-  }
-
-  origin(name: string): string | undefined {
-    return this.#raw.get(name)?.origin;
-  }
-}
-
-function display(value: unknown): unknown {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
+/** Every option the daemon accepts: the SQS dispatcher's and Temporal spillover's. */
+export const OPTIONS: readonly OptionDef[] = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS];
 
 /** name, name:alias/version, full ARN, or partial ARN (account:function:name), as Lambda's Invoke accepts. */
 const FUNCTION_PATTERN =
@@ -174,9 +88,9 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     endpointUrl: r.url('endpointUrl', 'endpoint-url'),
     shutdownTimeoutMs: (r.number('shutdownTimeout', 'shutdown-timeout', 1, 3600) ?? 30) * 1000,
     logLevel: r.oneOf('logLevel', 'log-level', LOG_LEVELS) ?? 'info',
-    temporal: resolveTemporalConfig(Object.fromEntries([...raw].map(([k, v]) => [k, v.value])), r.problems),
+    temporal: resolveTemporalConfig(r),
   };
-  const temporalGiven = [...raw.keys()].some((k) => k.startsWith('temporal'));
+  const temporalGiven = TEMPORAL_OPTIONS.some((d) => r.has(camel(d.flag)));
   if (queuesText === undefined && !temporalGiven) {
     r.problem('--queues is required (env WORKERLESS_QUEUES), unless Temporal spillover is configured (--temporal-task-queues)');
   }

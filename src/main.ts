@@ -24,9 +24,11 @@ process.on('SIGTERM', (signal) => onSignal(signal));
 process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
-  const [{ CORE_OPTIONS, collectOptions, fromYargsOptions, helpText }, { resolveConfig }, { temporalYargsOptions }, { pino }] =
-    await Promise.all([import('./cli.ts'), import('./config.ts'), import('./temporal/options.ts'), import('pino')]);
-  const defs = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
+  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }] = await Promise.all([
+    import('./cli.ts'),
+    import('./config.ts'),
+    import('pino'),
+  ]);
   const cli = collectOptions(process.argv.slice(2), process.env, defs);
   if (cli.help) {
     process.stdout.write(`${await helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);

@@ -1,6 +1,8 @@
-// Temporal spillover options: yargs definitions (flags, WORKERLESS_TEMPORAL_* env) and their resolution into a
-// frozen, fully defaulted TemporalConfig. Defaults live here, not in yargs, so flag > env > file > default holds.
-import type { Options } from 'yargs';
+// Temporal spillover options: their flags (each also WORKERLESS_TEMPORAL_* and a config-file key) and their
+// resolution into a frozen, fully defaulted TemporalConfig, read with the same OptionReader as every other
+// option so that precedence (flag > env > file > default) and error messages are the same.
+import type { OptionDef } from '../cli.ts';
+import type { OptionReader } from '../option-reader.ts';
 
 export interface TemporalTlsConfig {
   /** PEM client certificate for mTLS (path). */
@@ -54,139 +56,111 @@ export const temporalDefaults = Object.freeze({
 const GROUP = 'Temporal spillover (optional):';
 const DURATION = 'a duration such as 500ms, 5s or 10m; a bare number means seconds';
 
-/** yargs option definitions; register them with `.options(temporalYargsOptions)`. */
-export const temporalYargsOptions: Record<string, Options> = {
-  'temporal-address': {
-    type: 'string',
+export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
+  {
+    flag: 'temporal-address',
     group: GROUP,
-    describe: `Temporal frontend host:port; setting it (or a task queue) turns spillover on [env WORKERLESS_TEMPORAL_ADDRESS] [default: ${temporalDefaults.address}]`,
+    describe: 'Temporal frontend host:port; setting it (or a task queue) turns spillover on',
+    defaultText: temporalDefaults.address,
   },
-  'temporal-namespace': {
-    type: 'string',
+  { flag: 'temporal-namespace', group: GROUP, describe: 'Temporal namespace', defaultText: temporalDefaults.namespace },
+  { flag: 'temporal-task-queues', group: GROUP, describe: 'Task queues to give spillover capacity to (comma-separated)' },
+  {
+    flag: 'temporal-function',
     group: GROUP,
-    describe: `Temporal namespace [env WORKERLESS_TEMPORAL_NAMESPACE] [default: ${temporalDefaults.namespace}]`,
+    describe: 'Lambda function (name, ARN or name:alias) that hosts the Temporal worker; required with spillover',
   },
-  'temporal-task-queues': {
-    type: 'string',
-    array: true,
+  {
+    flag: 'temporal-max-workers',
     group: GROUP,
-    describe:
-      'Task queues to give spillover capacity to (repeat the flag or separate with commas) [env WORKERLESS_TEMPORAL_TASK_QUEUES]',
+    describe: 'Maximum workers alive at once per task queue, 1-1000',
+    defaultText: String(temporalDefaults.maxWorkers),
   },
-  'temporal-function': {
-    type: 'string',
+  {
+    flag: 'temporal-worker-lifetime',
     group: GROUP,
-    describe:
-      'Lambda function (name, ARN or name:alias) that hosts the Temporal worker; required with spillover [env WORKERLESS_TEMPORAL_FUNCTION]',
+    describe: `How long one worker invocation runs: the function's timeout, 1s-15m; ${DURATION}`,
+    defaultText: '10m',
   },
-  'temporal-max-workers': {
-    type: 'string',
+  {
+    flag: 'temporal-poll-interval',
     group: GROUP,
-    describe: `Maximum workers alive at once per task queue, 1-1000 [env WORKERLESS_TEMPORAL_MAX_WORKERS] [default: ${temporalDefaults.maxWorkers}]`,
+    describe: `How often to read each task queue's backlog, 100ms-5m; ${DURATION}`,
+    defaultText: '5s',
   },
-  'temporal-worker-lifetime': {
-    type: 'string',
+  {
+    flag: 'temporal-backlog-threshold',
     group: GROUP,
-    describe: `How long one worker invocation runs: the function's timeout, 1s-15m; ${DURATION} [env WORKERLESS_TEMPORAL_WORKER_LIFETIME] [default: 10m]`,
+    describe: 'Spill over only when more tasks than this are waiting, 0-1000000',
+    defaultText: String(temporalDefaults.backlogThreshold),
   },
-  'temporal-poll-interval': {
-    type: 'string',
+  {
+    flag: 'temporal-cool-off',
     group: GROUP,
-    describe: `How often to read each task queue's backlog, 100ms-5m; ${DURATION} [env WORKERLESS_TEMPORAL_POLL_INTERVAL] [default: 5s]`,
+    describe: `Minimum time between scale-ups, and how long a backlog must last while other workers poll before spillover joins in, 0-10m; ${DURATION}`,
+    defaultText: '10s',
   },
-  'temporal-backlog-threshold': {
-    type: 'string',
+  {
+    flag: 'temporal-tasks-per-worker',
     group: GROUP,
-    describe: `Spill over only when more tasks than this are waiting, 0-1000000 [env WORKERLESS_TEMPORAL_BACKLOG_THRESHOLD] [default: ${temporalDefaults.backlogThreshold}]`,
+    describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this), 1-100000',
+    defaultText: String(temporalDefaults.tasksPerWorker),
   },
-  'temporal-cool-off': {
-    type: 'string',
+  {
+    flag: 'temporal-tls',
     group: GROUP,
-    describe: `Minimum time between scale-ups, and how long a backlog must last while other workers poll before spillover joins in, 0-10m; ${DURATION} [env WORKERLESS_TEMPORAL_COOL_OFF] [default: 10s]`,
+    describe: 'Connect with TLS',
+    defaultText: 'true when an API key, client certificate or CA is given, else false',
+    boolean: true,
   },
-  'temporal-tasks-per-worker': {
-    type: 'string',
-    group: GROUP,
-    describe: `Backlog one worker is expected to absorb (desired workers = backlog / this), 1-100000 [env WORKERLESS_TEMPORAL_TASKS_PER_WORKER] [default: ${temporalDefaults.tasksPerWorker}]`,
-  },
-  'temporal-tls': {
-    type: 'boolean',
-    group: GROUP,
-    describe:
-      'Connect with TLS [env WORKERLESS_TEMPORAL_TLS] [default: true when an API key, client certificate or CA is given, else false]',
-  },
-  'temporal-tls-cert': {
-    type: 'string',
-    group: GROUP,
-    describe: 'PEM client certificate for mTLS (path; needs --temporal-tls-key) [env WORKERLESS_TEMPORAL_TLS_CERT]',
-  },
-  'temporal-tls-key': {
-    type: 'string',
-    group: GROUP,
-    describe: 'PEM client private key for mTLS (path; needs --temporal-tls-cert) [env WORKERLESS_TEMPORAL_TLS_KEY]',
-  },
-  'temporal-tls-ca': {
-    type: 'string',
-    group: GROUP,
-    describe: 'PEM CA certificates to trust instead of the system roots (path) [env WORKERLESS_TEMPORAL_TLS_CA]',
-  },
-  'temporal-tls-server-name': {
-    type: 'string',
-    group: GROUP,
-    describe: 'TLS server name to verify, when it differs from the address host [env WORKERLESS_TEMPORAL_TLS_SERVER_NAME]',
-  },
-  'temporal-api-key': {
-    type: 'string',
-    group: GROUP,
-    describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag [env WORKERLESS_TEMPORAL_API_KEY]',
-  },
-};
-
-type Raw = Readonly<Record<string, unknown>>;
+  { flag: 'temporal-tls-cert', group: GROUP, describe: 'PEM client certificate for mTLS (path; needs --temporal-tls-key)' },
+  { flag: 'temporal-tls-key', group: GROUP, describe: 'PEM client private key for mTLS (path; needs --temporal-tls-cert)' },
+  { flag: 'temporal-tls-ca', group: GROUP, describe: 'PEM CA certificates to trust instead of the system roots (path)' },
+  { flag: 'temporal-tls-server-name', group: GROUP, describe: 'TLS server name to verify, when it differs from the address host' },
+  { flag: 'temporal-api-key', group: GROUP, describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag' },
+];
 
 /**
- * Validates the raw Temporal options (camelCase keys as yargs produces them; values may be strings from env
- * or a config file). Pushes one message per invalid option and returns undefined when spillover is not
- * configured (no task queue and no address) or when a problem was found.
+ * Validates the Temporal options. Problems go to the reader (one per invalid option, with the rest of the
+ * configuration's); returns undefined when spillover is not configured (no task queue and no address) or
+ * when a problem was found.
  */
-export function resolveTemporalConfig(raw: Raw, problems: string[]): TemporalConfig | undefined {
-  const taskQueuesRaw = raw['temporalTaskQueues'];
-  const addressRaw = raw['temporalAddress'];
-  if (isUnset(taskQueuesRaw) && isUnset(addressRaw)) return undefined;
-  const before = problems.length;
+export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefined {
+  if (!r.has('temporalTaskQueues') && !r.has('temporalAddress')) return undefined;
+  const before = r.problems.length;
 
-  const address = str(raw, 'temporalAddress', '--temporal-address', problems) ?? temporalDefaults.address;
+  const address = r.string('temporalAddress', 'temporal-address') ?? temporalDefaults.address;
   if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):\d{1,5}$/.test(address)) {
-    problems.push(`--temporal-address must be host:port, got ${quote(address)}`);
+    r.problem(`--temporal-address must be host:port, got ${JSON.stringify(address)}`);
   }
-  const namespace = str(raw, 'temporalNamespace', '--temporal-namespace', problems) ?? temporalDefaults.namespace;
-  const taskQueues = taskQueueList(taskQueuesRaw, problems);
-  const functionName = str(raw, 'temporalFunction', '--temporal-function', problems);
+  const namespace = r.string('temporalNamespace', 'temporal-namespace') ?? temporalDefaults.namespace;
+  const taskQueues = taskQueueList(r.string('temporalTaskQueues', 'temporal-task-queues'), r);
+  const functionName = r.string('temporalFunction', 'temporal-function');
   if (functionName === undefined) {
-    problems.push('--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)');
+    r.problem('--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)');
   }
-  const maxWorkers = int(raw, 'temporalMaxWorkers', '--temporal-max-workers', 1, 1000, temporalDefaults.maxWorkers, problems);
-  const workerLifetimeMs = duration(raw, 'temporalWorkerLifetime', '--temporal-worker-lifetime', 1_000, 900_000, temporalDefaults.workerLifetimeMs, problems);
-  const pollIntervalMs = duration(raw, 'temporalPollInterval', '--temporal-poll-interval', 100, 300_000, temporalDefaults.pollIntervalMs, problems);
-  const backlogThreshold = int(raw, 'temporalBacklogThreshold', '--temporal-backlog-threshold', 0, 1_000_000, temporalDefaults.backlogThreshold, problems);
-  const coolOffMs = duration(raw, 'temporalCoolOff', '--temporal-cool-off', 0, 600_000, temporalDefaults.coolOffMs, problems);
-  const tasksPerWorker = int(raw, 'temporalTasksPerWorker', '--temporal-tasks-per-worker', 1, 100_000, temporalDefaults.tasksPerWorker, problems);
+  const maxWorkers = r.number('temporalMaxWorkers', 'temporal-max-workers', 1, 1000) ?? temporalDefaults.maxWorkers;
+  const workerLifetimeMs = r.durationMs('temporalWorkerLifetime', 'temporal-worker-lifetime', 1_000, 900_000) ?? temporalDefaults.workerLifetimeMs;
+  const pollIntervalMs = r.durationMs('temporalPollInterval', 'temporal-poll-interval', 100, 300_000) ?? temporalDefaults.pollIntervalMs;
+  const backlogThreshold = r.number('temporalBacklogThreshold', 'temporal-backlog-threshold', 0, 1_000_000) ?? temporalDefaults.backlogThreshold;
+  const coolOffMs = r.durationMs('temporalCoolOff', 'temporal-cool-off', 0, 600_000) ?? temporalDefaults.coolOffMs;
+  const tasksPerWorker = r.number('temporalTasksPerWorker', 'temporal-tasks-per-worker', 1, 100_000) ?? temporalDefaults.tasksPerWorker;
 
-  const apiKey = str(raw, 'temporalApiKey', '--temporal-api-key', problems);
-  const certPath = str(raw, 'temporalTlsCert', '--temporal-tls-cert', problems);
-  const keyPath = str(raw, 'temporalTlsKey', '--temporal-tls-key', problems);
-  const caPath = str(raw, 'temporalTlsCa', '--temporal-tls-ca', problems);
-  const serverName = str(raw, 'temporalTlsServerName', '--temporal-tls-server-name', problems);
+  const apiKey = r.string('temporalApiKey', 'temporal-api-key');
+  const certPath = r.string('temporalTlsCert', 'temporal-tls-cert');
+  const keyPath = r.string('temporalTlsKey', 'temporal-tls-key');
+  const caPath = r.string('temporalTlsCa', 'temporal-tls-ca');
+  const serverName = r.string('temporalTlsServerName', 'temporal-tls-server-name');
   if ((certPath === undefined) !== (keyPath === undefined)) {
-    problems.push('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
+    r.problem('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
   }
   const tlsDefault = apiKey !== undefined || certPath !== undefined || caPath !== undefined || serverName !== undefined;
-  const tlsOn = bool(raw, 'temporalTls', '--temporal-tls', tlsDefault, problems);
+  const tlsOn = r.boolean('temporalTls', 'temporal-tls') ?? tlsDefault;
   if (!tlsOn && tlsDefault) {
-    problems.push('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
+    r.problem('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
   }
 
-  if (problems.length > before || functionName === undefined) return undefined;
+  if (r.problems.length > before || functionName === undefined) return undefined;
   return Object.freeze({
     address,
     namespace,
@@ -208,92 +182,15 @@ export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfi
   return { ...config, ...(config.apiKey !== undefined ? { apiKey: '***' } : {}) };
 }
 
-/** Parses "500ms", "5s", "10m", "1.5s" or a bare number of seconds into milliseconds; undefined if invalid. */
-export function parseDurationMs(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value * 1000) : undefined;
-  if (typeof value !== 'string') return undefined;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(value);
-  if (!match) return undefined;
-  const amount = Number(match[1]);
-  const factor = match[2] === 'ms' ? 1 : match[2] === 'm' ? 60_000 : 1000;
-  return Math.round(amount * factor);
-}
-
-function isUnset(value: unknown): boolean {
-  return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
-}
-
-function quote(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
-}
-
-function str(raw: Raw, key: string, flag: string, problems: string[]): string | undefined {
-  const value = raw[key];
-  if (isUnset(value)) return undefined;
-  if (typeof value !== 'string') {
-    problems.push(`${flag} must be a string, got ${quote(value)}`);
-    return undefined;
-  }
-  const trimmed = value.trim();
-  return trimmed === '' ? undefined : trimmed;
-}
-
-function int(raw: Raw, key: string, flag: string, min: number, max: number, fallback: number, problems: string[]): number {
-  const value = raw[key];
-  if (isUnset(value)) return fallback;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) {
-    problems.push(`${flag} must be an integer from ${min} to ${max}, got ${quote(value)}`);
-    return fallback;
-  }
-  return n;
-}
-
-function duration(raw: Raw, key: string, flag: string, minMs: number, maxMs: number, fallback: number, problems: string[]): number {
-  const value = raw[key];
-  if (isUnset(value)) return fallback;
-  const ms = parseDurationMs(value);
-  if (ms === undefined || ms < minMs || ms > maxMs) {
-    problems.push(`${flag} must be a duration from ${formatMs(minMs)} to ${formatMs(maxMs)} (e.g. 500ms, 5s, 10m), got ${quote(value)}`);
-    return fallback;
-  }
-  return ms;
-}
-
-function bool(raw: Raw, key: string, flag: string, fallback: boolean, problems: string[]): boolean {
-  const value = raw[key];
-  if (isUnset(value)) return fallback;
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'string' && /^(true|1|yes)$/i.test(value.trim())) return true;
-  if (typeof value === 'string' && /^(false|0|no)$/i.test(value.trim())) return false;
-  problems.push(`${flag} must be true or false, got ${quote(value)}`);
-  return fallback;
-}
-
-function taskQueueList(value: unknown, problems: string[]): string[] {
-  const items = isUnset(value) ? [] : Array.isArray(value) ? value : [value];
+/** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
+function taskQueueList(value: string | undefined, r: OptionReader): string[] {
   const names: string[] = [];
-  for (const item of items) {
-    if (typeof item !== 'string') {
-      problems.push(`--temporal-task-queues must be task queue names, got ${quote(item)}`);
-      continue;
-    }
-    for (const part of item.split(',')) {
-      const name = part.trim();
-      if (name === '') continue;
-      if (name.length > 1000) problems.push(`--temporal-task-queues names must be at most 1000 characters, got ${quote(name.slice(0, 40) + '...')}`);
-      else if (!names.includes(name)) names.push(name);
-    }
+  for (const part of (value ?? '').split(',')) {
+    const name = part.trim();
+    if (name === '') continue;
+    if (name.length > 1000) r.problem(`--temporal-task-queues names must be at most 1000 characters, got ${JSON.stringify(name.slice(0, 40) + '...')}`);
+    else if (!names.includes(name)) names.push(name);
   }
-  if (names.length === 0 && problems.every((p) => !p.startsWith('--temporal-task-queues'))) {
-    problems.push('--temporal-task-queues needs at least one task queue when Temporal spillover is configured');
-  }
+  if (names.length === 0) r.problem('--temporal-task-queues needs at least one task queue when Temporal spillover is configured');
   return names;
-}
-
-function formatMs(ms: number): string {
-  if (ms === 0) return '0';
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
 }

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { CORE_OPTIONS, collectOptions, fromYargsOptions } from '../../src/cli.ts';
-import { resolveConfig } from '../../src/config.ts';
-import { temporalYargsOptions } from '../../src/temporal/options.ts';
+import { collectOptions } from '../../src/cli.ts';
+import { OPTIONS, resolveConfig } from '../../src/config.ts';
 
-const DEFS = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
+const DEFS = OPTIONS;
 const path = (name: string) => fileURLToPath(new URL(`../../config/${name}`, import.meta.url));
 
 function problemsFor(argv: string[], env: Record<string, string>) {

@@ -3,11 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CORE_OPTIONS, collectOptions, envName, fromYargsOptions, helpText } from '../../src/cli.ts';
-import { temporalYargsOptions } from '../../src/temporal/options.ts';
+import { CORE_OPTIONS, collectOptions, envName, helpText } from '../../src/cli.ts';
 
-const DEFS = [...CORE_OPTIONS, ...fromYargsOptions(temporalYargsOptions)];
-import { resolveConfig, type Config } from '../../src/config.ts';
+const DEFS = OPTIONS;
+import { OPTIONS, resolveConfig, type Config } from '../../src/config.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 
@@ -116,13 +115,20 @@ describe('configuration', () => {
       '--batch-size must be an integer from 1 to 10, got "11"',
       '--visibility-timeout must be an integer from 0 to 43200, got "1.5"',
       '--delete must be one of on-success, never, got "always"',
-      '--metrics must be on or off (true/false), got "maybe"',
+      '--metrics must be true or false (on/off), got "maybe"',
       '--metrics-interval must be an integer from 1 to 3600, got "0"',
       '--endpoint-url must be an http(s) URL, got "localhost:4566"',
       '--shutdown-timeout must be an integer from 1 to 3600, got "x"',
       '--log-level must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
       '--region is required (or set AWS_REGION)',
     ]);
+  });
+
+  it('treats an empty env var as unset', () => {
+    const c = valid(['--function', 'f', '--queues', 'q'], { ...ENV, WORKERLESS_CONCURRENCY: '', WORKERLESS_METRICS: ' ', WORKERLESS_TEMPORAL_ADDRESS: '' });
+    assert.equal(c.concurrency, 10);
+    assert.equal(c.metricsEnabled, true);
+    assert.equal(c.temporal, undefined);
   });
 
   it('names the env var or file a bad value came from', () => {
@@ -154,6 +160,9 @@ describe('configuration', () => {
   });
 
   it('Temporal spillover alone needs no --queues, and its problems are reported with the rest', () => {
+    assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_TEMPORAL_MAX_WORKERS: 'abc' }).problems, [
+      '--temporal-max-workers must be an integer from 1 to 1000, got "abc" (from WORKERLESS_TEMPORAL_MAX_WORKERS)',
+    ]);
     const c = valid(['--temporal-task-queues', 'orders', '--temporal-function', 'worker-fn', '--temporal-tls'], ENV);
     assert.equal(c.queues, undefined);
     assert.deepEqual(c.temporal?.taskQueues, ['orders']);

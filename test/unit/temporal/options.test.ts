@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  parseDurationMs,
-  redactTemporalConfig,
-  resolveTemporalConfig,
-  temporalDefaults,
-  temporalYargsOptions,
-} from '../../../src/temporal/options.ts';
+import { envName, type RawValue } from '../../../src/cli.ts';
+import { OptionReader, parseDurationMs } from '../../../src/option-reader.ts';
+import { TEMPORAL_OPTIONS, redactTemporalConfig, resolveTemporalConfig, temporalDefaults } from '../../../src/temporal/options.ts';
 
+/** Raw values as the CLI collects them (camelCase names), given as flags. */
 function resolve(raw: Record<string, unknown>) {
-  const problems: string[] = [];
-  const config = resolveTemporalConfig(raw, problems);
-  return { config, problems };
+  const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const map = new Map<string, RawValue>(Object.entries(raw).map(([k, value]) => [k, { value, origin: `--${kebab(k)}` }]));
+  const reader = new OptionReader(map);
+  const config = resolveTemporalConfig(reader);
+  return { config, problems: reader.problems };
 }
 
 const minimal = { temporalTaskQueues: ['orders'], temporalFunction: 'temporal-worker' };
@@ -98,7 +97,7 @@ describe('resolveTemporalConfig', () => {
       '--temporal-backlog-threshold must be an integer from 0 to 1000000, got "-1"',
       '--temporal-cool-off must be a duration from 0 to 10m (e.g. 500ms, 5s, 10m), got "soon"',
       '--temporal-tasks-per-worker must be an integer from 1 to 100000, got "0"',
-      '--temporal-tls must be true or false, got "maybe"',
+      '--temporal-tls must be true or false (on/off), got "maybe"',
     ]);
   });
 
@@ -157,12 +156,11 @@ describe('parseDurationMs', () => {
   });
 });
 
-describe('temporalYargsOptions', () => {
-  it('documents the env var of every option and sets no yargs default', () => {
-    for (const [flag, option] of Object.entries(temporalYargsOptions)) {
-      const env = `WORKERLESS_${flag.toUpperCase().replaceAll('-', '_')}`;
-      assert.match(String(option.describe), new RegExp(env), flag);
-      assert.equal(option.default, undefined, flag);
+describe('TEMPORAL_OPTIONS', () => {
+  it('are all WORKERLESS_TEMPORAL_* options in the Temporal group', () => {
+    for (const d of TEMPORAL_OPTIONS) {
+      assert.match(envName(d.flag), /^WORKERLESS_TEMPORAL_[A-Z_]+$/, d.flag);
+      assert.equal(d.group, 'Temporal spillover (optional):');
     }
   });
 });
