@@ -7,7 +7,7 @@ import type { FunctionInvoker, InvokeOutcome } from './invoke/lambda-invoker.ts'
 import { buildSqsEvents } from './invoke/sqs-event.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queues/queue-order.ts';
-import type { MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
+import type { MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from './queues/sqs-source.ts';
 import { DeleteBatcher, changeVisibility } from './settle.ts';
 
 export type DeleteMode = 'on-success' | 'never';
@@ -77,6 +77,8 @@ export class Dispatcher {
   readonly #deleter: DeleteBatcher;
   /** How many loops are long-polling each queue right now (index = queue index). */
   readonly #longPollers: number[];
+  /** Receive failures per queue, shared by all loops: a failing queue is skipped until retryAt. */
+  readonly #health: { failures: number; retryAt: number }[];
   readonly #inFlight = new Set<Batch>();
   #state: DispatcherState = 'idle';
 
@@ -90,6 +92,7 @@ export class Dispatcher {
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
     this.#longPollers = options.queues.map(() => 0);
+    this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0 }));
   }
 
   get state(): DispatcherState {
@@ -122,62 +125,78 @@ export class Dispatcher {
   }
 
   async #loop(worker: number, stop: AbortSignal): Promise<void> {
-    let failures = 0;
     // Every check of `stop` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!stop.aborted) {
-      let batch: Batch | undefined;
-      try {
-        batch = await this.#find(stop);
-        failures = 0;
-      } catch (err) {
-        if (stop.aborted && isAbort(err)) break;
-        const e = classifyAwsError(err);
-        const delayMs = backoffMs(failures++, 200, 20_000, this.#random);
-        this.#log[e.kind === 'fatal' ? 'error' : 'warn'](
-          { worker, err: { code: e.code, message: e.message }, attempt: failures, delayMs },
-          'ReceiveMessage failed, backing off',
-        );
-        await sleep(delayMs, stop);
-        continue;
-      }
+      const batch = await this.#find(stop);
       if (batch) await this.#process(batch, stop);
     }
   }
 
-  /** Checks the queues in this iteration's order; long-polls one if all were empty. */
+  /**
+   * Checks the healthy queues in this iteration's order; long-polls one if all were empty. A queue whose
+   * receive failed is skipped until its back-off passes, so one broken queue (deleted, access revoked,
+   * throttled) never stalls the others.
+   */
   async #find(stop: AbortSignal): Promise<Batch | undefined> {
     const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
-    const order = drawOrder(this.#list, this.#random);
+    const now = this.#now();
+    const order = drawOrder(this.#list, this.#random).filter((i) => this.#health[i]!.retryAt <= now);
+    if (order.length === 0) {
+      await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
+      return undefined;
+    }
     for (const index of order) {
       if (stop.aborted) return undefined;
-      const queue = queues[index]!;
       // Short receives are not aborted on shutdown: they return in milliseconds, and aborting one after SQS
       // answered would strand its messages until their visibility timeout.
-      const messages = await this.#deps.source.receive(queue, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
-      if (messages.length > 0) return this.#track(queue, messages);
+      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
+      if (messages.length > 0) return this.#track(queues[index]!, messages);
     }
     if (stop.aborted) return undefined;
+    const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#now());
+    // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
+    if (healthy.length === 0) return undefined;
     if (pollForSec > 0) {
-      const index = this.#pickLongPollQueue(order);
-      const queue = queues[index]!;
+      const index = this.#pickLongPollQueue(healthy);
       this.#longPollers[index]!++;
       try {
-        const messages = await this.#deps.source.receive(
-          queue,
-          { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec },
-          stop,
-        );
-        if (messages.length > 0) return this.#track(queue, messages);
-      } catch (err) {
-        if (stop.aborted && isAbort(err)) return undefined;
-        throw err;
+        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec }, stop);
+        if (messages.length > 0) return this.#track(queues[index]!, messages);
+        if (this.#health[index]!.retryAt > this.#now()) return undefined; // it failed: no --sleep on top
       } finally {
         this.#longPollers[index]!--;
       }
     }
     await sleep(sleepSec * 1000, stop);
     return undefined;
+  }
+
+  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as an empty result. */
+  async #receive(index: number, options: ReceiveOptions, stop?: AbortSignal): Promise<Message[]> {
+    const queue = this.#opts.queues[index]!;
+    const health = this.#health[index]!;
+    try {
+      const messages = await this.#deps.source.receive(queue, options, stop);
+      if (health.failures > 0) {
+        this.#log.info({ queue: queue.name, failures: health.failures }, 'ReceiveMessage works again');
+        health.failures = 0;
+      }
+      return messages;
+    } catch (err) {
+      if (stop?.aborted && isAbort(err)) return [];
+      const now = this.#now();
+      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
+      if (now < health.retryAt) return [];
+      const e = classifyAwsError(err);
+      const delayMs = backoffMs(health.failures++, 200, 20_000, this.#random);
+      health.retryAt = now + delayMs;
+      this.#log[e.kind === 'fatal' ? 'error' : 'warn'](
+        { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
+        'ReceiveMessage failed; skipping this queue while backing off',
+      );
+      return [];
+    }
   }
 
   /**

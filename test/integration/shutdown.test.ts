@@ -74,7 +74,9 @@ describe('shutdown of the real CLI', () => {
     while (cycles < 40 && succeededIds(endpoint, q.arn).size < n) {
       cycles++;
       const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
-      await delay(300 + Math.floor(Math.random() * 1200));
+      // Every fifth cycle is stopped during start-up; the others while dispatching (a random 0.2-1.2 s in).
+      if (cycles % 5 !== 0) await started(daemon);
+      await delay(200 + Math.floor(Math.random() * 1000));
       if (cycles % 4 === 0) {
         kills++;
         daemon.child.kill('SIGKILL');

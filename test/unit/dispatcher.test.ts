@@ -233,6 +233,18 @@ describe('Dispatcher', () => {
     assert.equal(source.deleted.length, 1);
   });
 
+  it('a broken queue is skipped while it backs off, and never stalls the others', async () => {
+    const { source, invoker, stop, running } = setup([queue('gone'), queue('ok')], { concurrency: 3 });
+    source.receiveError = (q) => (q === 'gone' ? Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist', $metadata: { httpStatusCode: 400 } }) : undefined);
+    source.push('ok', ...Array.from({ length: 20 }, () => message()));
+    await until(() => source.deleted.length === 20, 5000, 'the healthy queue drained');
+    stop.abort();
+    await running;
+    assert.equal(invoker.payloads.length, 20);
+    const goneReceives = source.receives.filter((r) => r.queue === 'gone').length;
+    assert.ok(goneReceives <= 8, `the broken queue was retried with back-off, not on every pass (${goneReceives} receives)`);
+  });
+
   it('deletes from several loops share DeleteMessageBatch calls', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
