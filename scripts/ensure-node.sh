@@ -17,11 +17,12 @@ if [ "$(_wl_node_major)" -lt 22 ]; then
 fi
 
 # Installs node_modules from package-lock.json when it is missing or was installed from another lockfile.
-# npm 11's `npm ci` insists on lock entries for every platform build of @swc/core (a dependency of
-# @temporalio/worker), which the registry these machines use does not serve; npm 10's ci accepts the lock.
+# The registry these machines use lacks @swc/core's non-Linux builds, so `npm install` here leaves them out
+# of the lock and npm 11's `npm ci` then refuses it; their entries were added by hand (no integrity; npm
+# never fetches them on Linux). test/unit/lockfile.test.ts fails if a regenerated lock loses them again.
 wl_npm_ci() {
   if ! cmp -s package-lock.json node_modules/.workerless-lock 2>/dev/null; then
-    npx --yes npm@10 ci --no-audit --no-fund
+    npm ci --no-audit --no-fund
     cp package-lock.json node_modules/.workerless-lock
   fi
 }
