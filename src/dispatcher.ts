@@ -111,7 +111,7 @@ export class Dispatcher {
     stop.addEventListener('abort', onStop, { once: true });
     if (stop.aborted) onStop();
     try {
-      await Promise.all(Array.from({ length: this.#opts.concurrency }, (_, i) => this.#loop(i, stop)));
+      await Promise.all(Array.from({ length: this.#opts.concurrency }, () => this.#loop(stop)));
     } finally {
       stop.removeEventListener('abort', onStop);
       this.#setState('stopped');
@@ -124,7 +124,7 @@ export class Dispatcher {
     this.#log.info({ state }, 'dispatcher state');
   }
 
-  async #loop(worker: number, stop: AbortSignal): Promise<void> {
+  async #loop(stop: AbortSignal): Promise<void> {
     // Every check of `stop` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!stop.aborted) {
