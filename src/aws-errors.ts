@@ -50,13 +50,18 @@ interface SdkErrorShape {
   errors?: unknown;
 }
 
-export function classifyAwsError(err: unknown): ClassifiedError {
+/** `timeoutSignal`: the signal the call was given, so that hitting its AbortSignal.timeout() counts as a timeout. */
+export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): ClassifiedError {
   const e = (err ?? {}) as SdkErrorShape;
   const networkCode = findNetworkCode(err);
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   if (networkCode) return { kind: 'retryable', code: networkCode, message, ...(status ? { status } : {}) };
+  // A call cut off by our own AbortSignal.timeout(): the SDK throws a plain AbortError, so the signal tells.
+  if (timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') {
+    return { kind: 'retryable', code: 'TimeoutError', message: 'no answer in time' };
+  }
   if (THROTTLING.has(name) || status === 429) return { kind: 'throttled', code: name, message, ...(status ? { status } : {}) };
   if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'RequestTimeoutException') {
     return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };

@@ -106,10 +106,11 @@ async function withRetry(
   entryCount: number,
 ): Promise<EntryFailure[]> {
   for (let attempt = 0; ; attempt++) {
+    const signal = AbortSignal.timeout(30_000);
     try {
-      return await call(AbortSignal.timeout(30_000));
+      return await call(signal);
     } catch (err) {
-      const e = classifyAwsError(err);
+      const e = classifyAwsError(err, signal);
       const last = e.kind === 'fatal' || attempt + 1 >= SETTLE_ATTEMPTS;
       logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
       if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));

@@ -172,6 +172,22 @@ describe('classifyAwsError and backoff', () => {
     assert.equal(classifyAwsError(new Error('plain')).kind, 'fatal');
   });
 
+  it('an abort by our own timeout is a retryable TimeoutError, any other abort is not', async () => {
+    const silent = await import('node:net').then((net) => net.createServer(() => {}));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const client = new SQSClient({ region, endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    const signal = AbortSignal.timeout(100);
+    const err = await client.send(new ReceiveMessageCommand({ QueueUrl: 'q' }), { abortSignal: signal }).catch((e: unknown) => e);
+    assert.deepEqual([classifyAwsError(err, signal).kind, classifyAwsError(err, signal).code], ['retryable', 'TimeoutError']);
+    const stop = new AbortController();
+    const pending = client.send(new ReceiveMessageCommand({ QueueUrl: 'q' }), { abortSignal: stop.signal }).catch((e: unknown) => e);
+    stop.abort();
+    assert.equal(classifyAwsError(await pending, stop.signal).kind, 'fatal');
+    client.destroy();
+    silent.close();
+  });
+
   it('back-off is full jitter, exponential and capped', () => {
     assert.equal(backoffMs(0, 100, 1000, () => 0.999), 99);
     assert.equal(backoffMs(3, 100, 1000, () => 0.5), 400);
