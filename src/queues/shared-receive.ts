@@ -17,6 +17,9 @@ interface Waiter {
  * asks for all of them at once (up to 10 messages, never more than the waiting loops will take). Each SDK
  * call costs CPU, so under load this cuts receives per message without holding any message that no loop is
  * ready to invoke. Long polls are passed through: each covers a queue on its own, and its loop is idle.
+ * FIFO queues are passed through too: one receive can return several messages of one message group, and
+ * handing them to different loops would run them in parallel, out of group order. Separate receives keep
+ * the order, because SQS returns nothing more of a group while one of its messages is in flight.
  */
 export class SharedReceiveSource implements MessageSource {
   readonly #inner: MessageSource;
@@ -28,7 +31,7 @@ export class SharedReceiveSource implements MessageSource {
   }
 
   receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
-    if (options.waitSec > 0) return this.#inner.receive(queue, options, signal);
+    if (options.waitSec > 0 || queue.fifo) return this.#inner.receive(queue, options, signal);
     return new Promise((resolve, reject) => {
       let list = this.#waiting.get(queue);
       if (!list) this.#waiting.set(queue, (list = []));

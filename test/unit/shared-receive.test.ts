@@ -63,6 +63,20 @@ describe('SharedReceiveSource', () => {
     assert.deepEqual(got.map((m) => m.length), [3, 1, 0, 0]);
   });
 
+  it('never shares a receive on a FIFO queue, so one message group is never split across loops', async () => {
+    const inner = new GatedSource();
+    const q = queue('orders.fifo');
+    inner.push('orders.fifo', ...Array.from({ length: 6 }, () => message({ Attributes: { MessageGroupId: 'g' } })));
+    const shared = new SharedReceiveSource(inner);
+    const first = shared.receive(q, { max: 1, waitSec: 0 });
+    const second = shared.receive(q, { max: 1, waitSec: 0 });
+    await tick();
+    assert.equal(inner.gates.length, 2, 'two separate receives, not one shared one');
+    inner.release();
+    assert.deepEqual([(await first).length, (await second).length], [1, 1]);
+    assert.deepEqual(inner.receives.map((r) => r.max), [1, 1]);
+  });
+
   it('passes long polls through and rejects every waiter of a failed receive', async () => {
     const inner = new FakeSource();
     const q = queue('q');
