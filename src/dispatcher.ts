@@ -51,6 +51,10 @@ export const METRIC = {
 
 /** Keep this much visibility in hand before waiting out a throttle; extend it when less remains. */
 const VISIBILITY_MARGIN_MS = 5_000;
+/** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
+const INVOKE_TIMEOUT_MS = 16 * 60_000;
+/** Invoke failures other than throttling (5xx, network, timeout) that are retried before giving up. */
+const MAX_TRANSIENT_INVOKE_ATTEMPTS = 5;
 
 interface Batch {
   readonly queue: ResolvedQueue;
@@ -222,12 +226,25 @@ export class Dispatcher {
     return (this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec) * 1000;
   }
 
-  /** Invokes and settles one received batch. Never throws: failures are logged and the messages kept. */
+  /**
+   * Invokes and settles one received batch, in chunks when it exceeds the synchronous payload limit. Never
+   * throws: failures are logged and the messages kept (they return after their visibility timeout).
+   */
   async #process(batch: Batch, stop: AbortSignal): Promise<void> {
     const { queue } = batch;
     try {
+      let offset = 0;
       for (const chunk of buildSqsEvents(batch.messages, queue)) {
-        await this.#invokeAndSettle(batch, chunk.messages, chunk.payload, stop);
+        // Later chunks wait their turn: they are kept invisible (and released on shutdown) with this one.
+        const unsettled = batch.messages.slice(offset);
+        offset += chunk.messages.length;
+        const result = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, stop);
+        if (result === 'released') break;
+        if (result !== 'success' && queue.fifo && offset < batch.messages.length) {
+          // A group's later messages must not run before an earlier one that failed: they stay for redelivery.
+          this.#log.warn({ queue: queue.name, messageIds: ids(batch.messages.slice(offset)) }, 'FIFO batch stopped at a failure; later messages stay on the queue');
+          break;
+        }
       }
     } catch (err) {
       this.#log.error({ queue: queue.name, messageIds: ids(batch.messages), function: this.#opts.functionName, err }, 'unexpected error while processing a batch');
@@ -240,105 +257,125 @@ export class Dispatcher {
     }
   }
 
-  async #invokeAndSettle(batch: Batch, messages: Message[], payload: string, stop: AbortSignal): Promise<void> {
+  /**
+   * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
+   * messages to keep invisible while waiting, or to release on shutdown.
+   */
+  async #invokeAndSettle(
+    batch: Batch,
+    messages: Message[],
+    unsettled: Message[],
+    payload: string,
+    stop: AbortSignal,
+  ): Promise<'success' | 'failed' | 'released'> {
     const { queue } = batch;
     const messageIds = ids(messages);
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     const started = this.#now();
-    const outcome = await this.#invokeWithRetry(batch, messages, payload, stop);
-    if (outcome === 'released') return;
+    const outcome = await this.#invokeWithRetry(batch, unsettled, payload, stop);
+    if (outcome === 'stopped') {
+      await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0);
+      this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while the function is throttled or failing; released the messages');
+      return 'released';
+    }
     if (!outcome.ok) {
       this.#recordError(queue);
       this.#log.error({ ...context, err: { code: outcome.error.code, message: outcome.error.message } }, 'Invoke failed; messages stay on the queue');
-      return;
+      return 'failed';
     }
     const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
     this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
     if (verdict.kind === 'function-error') {
       this.#recordError(queue);
       this.#log.error({ ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage }, 'function error; messages stay on the queue');
-      return;
+      return 'failed';
     }
     if (verdict.kind === 'invalid-response') {
       this.#recordError(queue);
       this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
-      return;
+      return 'failed';
     }
     if (verdict.kind === 'partial') {
       this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
     }
-    if (this.#opts.deleteMode === 'never') return;
-    const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
-    const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-    const result = await this.#deleter.delete(queue, entries);
-    if (result.done > 0) {
-      this.#deps.metrics.record({ name: METRIC.deleted, unit: 'Count', value: result.done, dimensions: { Queue: queue.name } });
+    if (this.#opts.deleteMode === 'on-success') {
+      const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
+      const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
+      const result = await this.#deleter.delete(queue, entries);
+      if (result.done > 0) {
+        this.#deps.metrics.record({ name: METRIC.deleted, unit: 'Count', value: result.done, dimensions: { Queue: queue.name } });
+      }
+      if (result.failed.length > 0) {
+        this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
+      }
     }
-    if (result.failed.length > 0) {
-      this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
-    }
+    return verdict.kind === 'success' ? 'success' : 'failed';
   }
 
   /**
-   * Throttling and transient errors mean the function did not take the batch. Unlike AWS's trigger, which
-   * lets such messages return to the queue (and climb towards the DLQ), we keep them and retry, extending
-   * their visibility while we wait. On shutdown we release them instead, so they are served at once elsewhere.
+   * Throttling means the function did not take the batch. Unlike AWS's trigger, which lets such messages
+   * return to the queue (and climb towards the DLQ), we keep them and retry until the function has capacity,
+   * extending their visibility while we wait. Other transient failures (Lambda 5xx, network, no answer within
+   * INVOKE_TIMEOUT_MS) may or may not have run the function, so they get a few retries and then the messages
+   * go back to the queue's own redrive rules. Returns 'stopped' when shutdown interrupts the waiting.
    */
-  async #invokeWithRetry(
-    batch: Batch,
-    messages: Message[],
-    payload: string,
-    stop: AbortSignal,
-  ): Promise<InvokeOutcome | 'released'> {
+  async #invokeWithRetry(batch: Batch, unsettled: Message[], payload: string, stop: AbortSignal): Promise<InvokeOutcome | 'stopped'> {
     const { queue } = batch;
+    let transientFailures = 0;
     for (let attempt = 0; ; attempt++) {
-      // No abort signal: an invocation in flight is always allowed to finish.
-      const stopHeartbeat = this.#keepInvisible(batch, messages);
-      const outcome = await this.#deps.invoker.invoke(payload).finally(stopHeartbeat);
+      // Not the stop signal: an invocation in flight is always allowed to finish; only a dead connection ends it.
+      const stopHeartbeat = this.#keepInvisible(batch, unsettled);
+      const outcome = await this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)).finally(stopHeartbeat);
       if (outcome.ok || outcome.error.kind === 'fatal') return outcome;
-      const entries = receipts(messages);
-      if (stop.aborted) {
-        await changeVisibility(this.#deps.source, this.#log, queue, entries, 0);
-        this.#log.warn({ queue: queue.name, messageIds: ids(messages), err: { code: outcome.error.code } }, 'shutting down while throttled; released messages');
-        return 'released';
-      }
+      if (outcome.error.kind === 'retryable' && ++transientFailures >= MAX_TRANSIENT_INVOKE_ATTEMPTS) return outcome;
+      if (stop.aborted) return 'stopped';
       const delayMs = backoffMs(attempt, 100, 5_000, this.#random);
       if (this.#now() + delayMs + VISIBILITY_MARGIN_MS > batch.visibleAt) {
         const timeoutSec = this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
-        const extended = await changeVisibility(this.#deps.source, this.#log, queue, entries, timeoutSec);
+        const extended = await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), timeoutSec);
         if (extended.failed.length > 0) return outcome;
         batch.visibleAt = this.#now() + timeoutSec * 1000;
       }
       this.#log.warn(
-        { queue: queue.name, messageIds: ids(messages), function: this.#opts.functionName, attempt, delayMs, err: { code: outcome.error.code, message: outcome.error.message } },
+        { queue: queue.name, messageIds: ids(unsettled), function: this.#opts.functionName, attempt, delayMs, err: { code: outcome.error.code, message: outcome.error.message } },
         outcome.error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke failed, retrying',
       );
       await sleep(delayMs, stop);
+      if (stop.aborted) return 'stopped';
     }
   }
 
   /**
    * While the function runs, extends the messages' visibility shortly before it runs out, so a slow
-   * invocation is not handed to another loop (or consumer) as a duplicate. Returns the function that stops it.
+   * invocation is not handed to another loop (or consumer) as a duplicate. If SQS refuses an extension (the
+   * message was already redelivered, or deleted by the function itself), it stops trying and says so. The
+   * returned function stops it and waits for an extension already on its way, so none lands after settling.
    */
-  #keepInvisible(batch: Batch, messages: Message[]): () => void {
+  #keepInvisible(batch: Batch, messages: Message[]): () => Promise<void> {
     const timeoutMs = this.#visibilityMs(batch.queue);
-    if (timeoutMs <= 0) return () => {};
+    if (timeoutMs <= 0) return async () => {};
     const leadMs = Math.min(VISIBILITY_MARGIN_MS, timeoutMs / 2);
     let timer: NodeJS.Timeout | undefined;
     let stopped = false;
+    let inFlight: Promise<void> = Promise.resolve();
     const schedule = () => {
       timer = setTimeout(() => {
-        void changeVisibility(this.#deps.source, this.#log, batch.queue, receipts(messages), timeoutMs / 1000).then((result) => {
-          if (result.failed.length === 0) batch.visibleAt = this.#now() + timeoutMs;
+        inFlight = changeVisibility(this.#deps.source, this.#log, batch.queue, receipts(messages), timeoutMs / 1000).then((result) => {
+          if (result.failed.length > 0) {
+            stopped = true;
+            this.#log.warn({ queue: batch.queue.name, failed: result.failed }, 'SQS refused to extend visibility during a long invocation; no longer extending it');
+            return;
+          }
+          batch.visibleAt = this.#now() + timeoutMs;
           if (!stopped) schedule();
         });
       }, Math.max(0, batch.visibleAt - leadMs - this.#now()));
     };
     schedule();
-    return () => {
+    return async () => {
       stopped = true;
       clearTimeout(timer);
+      await inFlight;
     };
   }
 

@@ -48,7 +48,7 @@ export class LambdaInvoker implements FunctionInvoker {
         },
       };
     } catch (err) {
-      return { ok: false, error: classifyAwsError(err) };
+      return { ok: false, error: classifyAwsError(err, signal) };
     }
   }
 }

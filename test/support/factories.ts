@@ -44,6 +44,8 @@ export class FakeSource implements MessageSource {
   readonly visibilityChanges: { queue: string; ids: string[]; timeoutSec: number }[] = [];
   #waiters: (() => void)[] = [];
   receiveError: ((queue: string) => unknown) | undefined;
+  /** When set, ChangeMessageVisibility reports every entry as failed with this code. */
+  refuseVisibility: string | undefined;
 
   push(queueName: string, ...messages: Message[]): void {
     const list = this.visible.get(queueName) ?? [];
@@ -93,6 +95,7 @@ export class FakeSource implements MessageSource {
 
   async changeVisibility(q: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number): Promise<EntryFailure[]> {
     this.visibilityChanges.push({ queue: q.name, ids: entries.map((e) => this.inflight.get(e.receiptHandle)?.MessageId ?? e.id), timeoutSec });
+    if (this.refuseVisibility) return entries.map((e) => ({ id: e.id, code: this.refuseVisibility!, message: 'refused' }));
     if (timeoutSec === 0) {
       for (const e of entries) {
         const m = this.inflight.get(e.receiptHandle);
@@ -136,6 +139,10 @@ export function ok(payload?: unknown): InvokeOutcome {
 
 export function functionError(errorType = 'Error', errorMessage = 'boom'): InvokeOutcome {
   return { ok: true, response: { payload: JSON.stringify({ errorType, errorMessage }), functionError: 'Unhandled' } };
+}
+
+export function serverError(): InvokeOutcome {
+  return { ok: false, error: { kind: 'retryable', code: 'ServiceException', message: 'internal error', status: 500 } };
 }
 
 export function throttled(): InvokeOutcome {
