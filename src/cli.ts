@@ -50,7 +50,7 @@ export const CORE_OPTIONS: readonly OptionDef[] = [
   { flag: 'poll-for', group: SQS, describe: 'Long-poll seconds when every queue is empty (0-20)', defaultText: '20' },
   { flag: 'sleep', group: SQS, describe: 'Seconds to sleep after an empty long poll (0-3600)', defaultText: '0' },
   { flag: 'batch-size', group: SQS, describe: 'Messages per invocation (1-10)', defaultText: '1' },
-  { flag: 'visibility-timeout', group: SQS, describe: "Visibility timeout on receive, seconds (0-43200); default: the queue's own" },
+  { flag: 'visibility-timeout', group: SQS, describe: "Visibility timeout on receive, seconds (1-43200); default: the queue's own" },
   {
     flag: 'delete',
     group: SQS,
@@ -129,7 +129,12 @@ export function collectOptions(
   }
   for (const d of defs) {
     const value = parsed[d.flag];
-    if (value !== undefined) raw.set(camel(d.flag), { value: d.boolean && value === '' ? 'true' : value, origin: `--${d.flag}` });
+    if (value === undefined) continue;
+    if (value === '' && !d.boolean) {
+      problems.push(`--${d.flag} needs a value`);
+      continue;
+    }
+    raw.set(camel(d.flag), { value: value === '' ? 'true' : value, origin: `--${d.flag}` });
   }
   return { raw, problems, warnings, help: parsed['help'] === true, version: parsed['version'] === true };
 }
@@ -190,7 +195,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The --help text: every option with its env var and default. */
-export async function helpText(defs: readonly OptionDef[], extra: string): Promise<string> {
+export function helpText(defs: readonly OptionDef[], extra: string): string {
   const lines = [
     'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
     '',

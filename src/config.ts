@@ -78,7 +78,7 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     pollForSec: r.number('pollFor', 'poll-for', 0, 20) ?? 20,
     sleepSec: r.number('sleep', 'sleep', 0, 3600, { integer: false }) ?? 0,
     batchSize: r.number('batchSize', 'batch-size', 1, 10) ?? 1,
-    visibilityTimeoutSec: r.number('visibilityTimeout', 'visibility-timeout', 0, 43_200),
+    visibilityTimeoutSec: r.number('visibilityTimeout', 'visibility-timeout', 1, 43_200),
     deleteMode: r.oneOf('delete', 'delete', ['on-success', 'never'] as const) ?? 'on-success',
     name,
     metricsNamespace: `Workerless-${name}`,

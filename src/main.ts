@@ -31,7 +31,7 @@ async function main(): Promise<number> {
   ]);
   const cli = collectOptions(process.argv.slice(2), process.env, defs);
   if (cli.help) {
-    process.stdout.write(`${await helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);
+    process.stdout.write(`${helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);
     return EXIT_OK;
   }
   if (cli.version) {
@@ -48,6 +48,9 @@ async function main(): Promise<number> {
   const config = resolved.config;
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of cli.warnings) logger.warn(w);
+  if (config.queues && config.pollForSec === 0 && config.sleepSec === 0) {
+    logger.warn('--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
+  }
   if (stop.signal.aborted) {
     logger.info('stopped before start-up');
     return EXIT_OK;

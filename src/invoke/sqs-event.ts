@@ -14,7 +14,7 @@ export interface SqsRecord {
   body: string;
   attributes: Record<string, string>;
   messageAttributes: Record<string, SqsRecordMessageAttribute>;
-  md5OfMessageAttributes?: string | null;
+  md5OfMessageAttributes: string | null;
   md5OfBody: string;
   eventSource: 'aws:sqs';
   eventSourceARN: string;
@@ -35,6 +35,7 @@ export interface SqsEvent {
 
 /** Lambda's limit for a synchronous invocation payload; AWS's trigger also cuts batches there. */
 export const MAX_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;
+const EMPTY_EVENT_BYTES = '{"Records":[]}'.length;
 
 export function toRecord(message: Message, queue: EventSourceQueue): SqsRecord {
   const body = message.Body ?? '';
@@ -88,22 +89,26 @@ export function buildSqsEvents(
   maxBytes = MAX_SYNC_PAYLOAD_BYTES,
 ): { event: SqsEvent; payload: string; messages: Message[] }[] {
   const out: { event: SqsEvent; payload: string; messages: Message[] }[] = [];
+  // Each record is serialised once; the payload is assembled from those strings.
   let records: SqsRecord[] = [];
+  let parts: string[] = [];
   let group: Message[] = [];
-  let size = '{"Records":[]}'.length;
+  let size = EMPTY_EVENT_BYTES;
   const push = () => {
     if (records.length === 0) return;
-    const event = { Records: records };
-    out.push({ event, payload: JSON.stringify(event), messages: group });
+    out.push({ event: { Records: records }, payload: `{"Records":[${parts.join(',')}]}`, messages: group });
     records = [];
+    parts = [];
     group = [];
-    size = '{"Records":[]}'.length;
+    size = EMPTY_EVENT_BYTES;
   };
   for (const message of messages) {
     const record = toRecord(message, queue);
-    const recordSize = Buffer.byteLength(JSON.stringify(record)) + 1;
+    const json = JSON.stringify(record);
+    const recordSize = Buffer.byteLength(json) + 1;
     if (records.length > 0 && size + recordSize > maxBytes) push();
     records.push(record);
+    parts.push(json);
     group.push(message);
     size += recordSize;
   }

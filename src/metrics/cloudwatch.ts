@@ -95,7 +95,10 @@ export class CloudWatchMetrics implements MetricsSink {
     while (this.#pending.length > 0) {
       const chunk = this.#pending.slice(0, MAX_DATUMS_PER_CALL);
       try {
-        await this.#client.send(new PutMetricDataCommand({ Namespace: this.#namespace, MetricData: chunk }));
+        // Bounded: a CloudWatch that does not answer must not hold up a shutdown.
+        await this.#client.send(new PutMetricDataCommand({ Namespace: this.#namespace, MetricData: chunk }), {
+          abortSignal: AbortSignal.timeout(10_000),
+        });
         this.#pending = this.#pending.slice(chunk.length);
       } catch (err) {
         const e = classifyAwsError(err);

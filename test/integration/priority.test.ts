@@ -48,7 +48,8 @@ describe('queue priority against LocalStack', () => {
   });
 
   // Both queues hold more messages than the sampled invocations, so every iteration has a choice: the queue
-  // drawn first is the one served. Tolerances are > 3.3 standard deviations of the binomial share.
+  // drawn first is the one served. Tolerances are 4 standard deviations of the binomial share (a false failure
+  // about once in 15,000 runs), still far from the other modes' shares (strict 1.0, 3:1 0.75, equal 0.5).
   it('weighted a:3,b:1 serves a about 75% of the time', async () => {
     const a = await createQueue('wl-weighted-a');
     const b = await createQueue('wl-weighted-b');
@@ -58,7 +59,7 @@ describe('queue priority against LocalStack', () => {
     const order = await firstInvocations(endpoint, `${a.name}:3,${b.name}:1`, [a, b], n);
     const share = order.filter((q) => q === a.name).length / n;
     // expected 0.75, sd = sqrt(0.75*0.25/120) = 0.040
-    assert.ok(Math.abs(share - 0.75) <= 0.135, `a's share ${share}`);
+    assert.ok(Math.abs(share - 0.75) <= 0.16, `a's share ${share}`);
   });
 
   it('equal weights serve both queues about equally (random order)', async () => {
@@ -70,7 +71,7 @@ describe('queue priority against LocalStack', () => {
     const order = await firstInvocations(endpoint, `${a.name}:1,${b.name}:1`, [a, b], n);
     const share = order.filter((q) => q === a.name).length / n;
     // expected 0.5, sd = sqrt(0.25/120) = 0.046
-    assert.ok(Math.abs(share - 0.5) <= 0.15, `a's share ${share}`);
+    assert.ok(Math.abs(share - 0.5) <= 0.185, `a's share ${share}`);
     // A random order is not an alternation or a run: both queues lead somewhere in the first half.
     const firstHalf = new Set(order.slice(0, n / 2));
     assert.equal(firstHalf.size, 2);

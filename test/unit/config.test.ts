@@ -113,7 +113,7 @@ describe('configuration', () => {
       '--poll-for must be an integer from 0 to 20, got "21"',
       '--sleep must be a number from 0 to 3600, got "-1"',
       '--batch-size must be an integer from 1 to 10, got "11"',
-      '--visibility-timeout must be an integer from 0 to 43200, got "1.5"',
+      '--visibility-timeout must be an integer from 1 to 43200, got "1.5"',
       '--delete must be one of on-success, never, got "always"',
       '--metrics must be true or false (on/off), got "maybe"',
       '--metrics-interval must be an integer from 1 to 3600, got "0"',
@@ -138,6 +138,11 @@ describe('configuration', () => {
       '--concurrency must be an integer from 1 to 10000, got "abc" (from WORKERLESS_CONCURRENCY)',
       `--batch-size must be an integer from 1 to 10, got "99" (from batch-size in ${file})`,
     ]);
+  });
+
+  it('a flag given without its value is an error, a switch without one means true', () => {
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'q', '--concurrency', '--metrics']).problems, ['--concurrency needs a value']);
+    assert.equal(valid(['--function', 'f', '--queues', 'q', '--metrics']).metricsEnabled, true);
   });
 
   it('reports unknown flags (with a suggestion), stray arguments, unknown file keys and unreadable files', () => {
@@ -188,7 +193,7 @@ describe('configuration', () => {
   });
 
   it('--help lists every option with its env var and default', async () => {
-    const text = await helpText(CORE_OPTIONS, '');
+    const text = helpText(CORE_OPTIONS, '');
     for (const d of CORE_OPTIONS) {
       assert.ok(text.includes(`--${d.flag}`), d.flag);
       assert.ok(text.includes(envName(d.flag)), envName(d.flag));
