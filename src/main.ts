@@ -119,6 +119,9 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
     const sqsWork = config.queues && config.functionName ? { list: config.queues, functionName: config.functionName } : undefined;
     const queues = sqsWork ? await resolveQueues(sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
+    for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
+      logger.warn({ queue: q.name }, 'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout');
+    }
     const invoker = sqsWork ? new LambdaInvoker(lambda, sqsWork.functionName) : undefined;
     if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
     if (stop.signal.aborted) return EXIT_OK;
