@@ -85,6 +85,15 @@ function findNetworkCode(err: unknown, depth = 0): string | undefined {
   return findNetworkCode(e.cause, depth + 1);
 }
 
+/**
+ * Why a service could not be reached ("timed out", or the network error code such as "ECONNREFUSED"), or
+ * undefined when the error came from the service itself. Start-up checks turn this into their one-line hint.
+ */
+export function unreachableReason(e: ClassifiedError): string | undefined {
+  if (e.code === 'TimeoutError' || e.code === 'AbortError') return 'timed out';
+  return NETWORK.has(e.code) ? e.code : undefined;
+}
+
 /** True for an error caused by our own AbortSignal (shutdown), which is not a failure. */
 export function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;

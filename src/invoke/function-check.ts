@@ -1,4 +1,5 @@
-import { StartupError, firstLine } from '../queues/sqs-source.ts';
+import { unreachableReason } from '../aws-errors.ts';
+import { NETWORK_HINT, StartupError, firstLine } from '../queues/sqs-source.ts';
 import type { FunctionInvoker } from './lambda-invoker.ts';
 
 /**
@@ -12,9 +13,7 @@ export async function checkFunction(invoker: FunctionInvoker, functionName: stri
   // Throttling during a dry run still proves the function exists.
   if (e.kind === 'throttled') return;
   if (e.code === 'ResourceNotFoundException') throw new StartupError(`function "${functionName}" does not exist (ResourceNotFoundException)`);
-  if (e.code === 'TimeoutError' || e.code === 'AbortError') throw new StartupError(`cannot reach Lambda to check function "${functionName}": timed out`);
-  if (e.kind === 'retryable' && /^E[A-Z_]+$|^UND_/.test(e.code)) {
-    throw new StartupError(`cannot reach Lambda to check function "${functionName}": ${e.code} (check --endpoint-url / --region and the network)`);
-  }
+  const unreachable = unreachableReason(e);
+  if (unreachable) throw new StartupError(`cannot reach Lambda to check function "${functionName}": ${unreachable} (${NETWORK_HINT})`);
   throw new StartupError(`cannot invoke function "${functionName}": ${e.code}: ${firstLine(e.message)}`);
 }

@@ -7,7 +7,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { classifyAwsError, type ClassifiedError } from '../aws-errors.ts';
+import { classifyAwsError, unreachableReason, type ClassifiedError } from '../aws-errors.ts';
 import type { QueueSpec } from './queue-order.ts';
 
 /** A queue as the dispatcher uses it, resolved once at start-up. */
@@ -165,14 +165,13 @@ export function explainQueueError(ref: string, e: ClassifiedError): string {
   if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
     return `queue "${ref}" does not exist (${e.code})`;
   }
-  if (e.code === 'AbortError' || e.code === 'TimeoutError') {
-    return `cannot reach SQS for queue "${ref}": timed out (check --endpoint-url / --region and the network)`;
-  }
-  if (e.kind === 'retryable' && /^E[A-Z_]+$|^UND_/.test(e.code)) {
-    return `cannot reach SQS for queue "${ref}": ${e.code} (check --endpoint-url / --region and the network)`;
-  }
+  const unreachable = unreachableReason(e);
+  if (unreachable) return `cannot reach SQS for queue "${ref}": ${unreachable} (${NETWORK_HINT})`;
   return `cannot read queue "${ref}": ${e.code}: ${firstLine(e.message)}`;
 }
+
+/** Appended to every "cannot reach" start-up message. */
+export const NETWORK_HINT = 'check --endpoint-url / --region and the network';
 
 export function firstLine(text: string): string {
   return text.split('\n')[0]?.trim() ?? '';
