@@ -331,10 +331,10 @@ export class Dispatcher {
       if (stop.aborted) return 'stopped';
       const delayMs = backoffMs(attempt, 100, 5_000, this.#random);
       if (this.#now() + delayMs + VISIBILITY_MARGIN_MS > batch.visibleAt) {
-        const timeoutSec = this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
-        const extended = await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), timeoutSec);
+        const timeoutMs = this.#visibilityMs(queue);
+        const extended = await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), timeoutMs / 1000);
         if (extended.failed.length > 0) return outcome;
-        batch.visibleAt = this.#now() + timeoutSec * 1000;
+        batch.visibleAt = this.#now() + timeoutMs;
       }
       this.#log.warn(
         { queue: queue.name, messageIds: ids(unsettled), function: this.#opts.functionName, attempt, delayMs, err: { code: outcome.error.code, message: outcome.error.message } },
