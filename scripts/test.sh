@@ -47,6 +47,12 @@ if wants integration || wants temporal || wants docker; then
     started_localstack=1
   fi
 fi
+if wants integration; then
+  # The fault-injection tests start their own toxiproxy-server; build it once per machine (about 30 s).
+  # Assigned before the export, so a failed build stops the run instead of leaving the variable empty.
+  WORKERLESS_TOXIPROXY="$(scripts/toxiproxy.sh ensure)"
+  export WORKERLESS_TOXIPROXY
+fi
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
 if wants temporal; then
