@@ -89,9 +89,36 @@ function findNetworkCode(err: unknown, depth = 0): string | undefined {
  * Why a service could not be reached ("timed out", or the network error code such as "ECONNREFUSED"), or
  * undefined when the error came from the service itself. Start-up checks turn this into their one-line hint.
  */
-export function unreachableReason(e: ClassifiedError): string | undefined {
+export function unreachableReason(e: { readonly code: string }): string | undefined {
   if (e.code === 'TimeoutError' || e.code === 'AbortError') return 'timed out';
   return NETWORK.has(e.code) ? e.code : undefined;
+}
+
+/**
+ * An AWS call that failed, already classified by its adapter, so callers never look at SDK errors. `operation`
+ * is the API name (ReceiveMessage, DeleteMessageBatch, ...) for logs.
+ */
+export class AwsCallError extends Error {
+  override readonly name = 'AwsCallError';
+  readonly operation: string;
+  readonly error: ClassifiedError;
+
+  constructor(operation: string, error: ClassifiedError) {
+    super(`${operation} failed: ${error.code}: ${error.message}`);
+    this.operation = operation;
+    this.error = error;
+  }
+}
+
+/** The classification of a failed adapter call; anything else that was thrown (a bug, a test fake) is classified here. */
+export function callErrorOf(err: unknown): ClassifiedError {
+  return err instanceof AwsCallError ? err.error : classifyAwsError(err);
+}
+
+/** A signal that aborts when `signal` does or after `deadlineMs`, whichever comes first. */
+export function withDeadline(deadlineMs: number, signal?: AbortSignal): AbortSignal {
+  const timeout = AbortSignal.timeout(deadlineMs);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
 }
 
 /** True for an error caused by our own AbortSignal (shutdown), which is not a failure. */

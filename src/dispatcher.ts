@@ -1,16 +1,19 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { classifyAwsError, isAbort } from './aws-errors.ts';
-import { backoffMs, sleep } from './backoff.ts';
-import { interpretResult } from './invoke/invoke-result.ts';
-import type { FunctionInvoker, InvokeOutcome } from './invoke/lambda-invoker.ts';
+import { sleep } from './backoff.ts';
+import type { DeleteMode } from './config.ts';
+import { FunctionGate } from './invoke/function-gate.ts';
+import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
+import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
+import type { FunctionInvoker, InvokeError } from './invoke/lambda-invoker.ts';
 import { buildSqsEvents } from './invoke/sqs-event.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
-import { drawOrder, type OrderMode, type QueueList, type Random } from './queues/queue-order.ts';
-import type { MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from './queues/sqs-source.ts';
+import { idsToKeep } from './queues/fifo-rule.ts';
+import type { OrderMode, Random } from './queues/queue-order.ts';
+import { Receiver } from './queues/receiver.ts';
+import type { MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
 import { DeleteBatcher, changeVisibility } from './settle.ts';
-
-export type DeleteMode = 'on-success' | 'never';
+import { VisibilityLease } from './visibility-lease.ts';
 
 export interface DispatcherOptions {
   readonly queues: readonly ResolvedQueue[];
@@ -39,7 +42,7 @@ export interface DispatcherDeps {
   readonly now?: () => number;
 }
 
-export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped';
+export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
 
 /** Metric names, per queue (dimension `Queue`). */
 export const METRIC = {
@@ -49,77 +52,98 @@ export const METRIC = {
   deleted: 'MessagesDeleted',
 } as const;
 
-/** Keep this much visibility in hand before waiting out a throttle; extend it when less remains. */
-const VISIBILITY_MARGIN_MS = 5_000;
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
-/** Invoke failures other than throttling (5xx, network, timeout) that are retried before giving up. */
-const MAX_TRANSIENT_INVOKE_ATTEMPTS = 5;
+/** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
+const MAX_UNKNOWN_OUTCOMES = 3;
+
+/** Thrown by run() when a worker loop failed; the other loops drained first. */
+export class DispatcherFailed extends Error {
+  override readonly name = 'DispatcherFailed';
+}
 
 interface Batch {
   readonly queue: ResolvedQueue;
   readonly messages: Message[];
   readonly receivedAt: number;
-  /** When SQS will hand these messages to someone else unless we settle or extend them. */
-  visibleAt: number;
+  readonly lease: VisibilityLease;
 }
 
+/** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
+type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
+
 /**
- * The worker pool: `concurrency` async loops that each pick a queue order, receive, invoke, settle, repeat.
+ * The worker pool: `concurrency` async loops that each receive (Receiver), invoke, settle, repeat. Each
+ * received batch holds a VisibilityLease until it is settled; invoke failures follow the invoke retry policy;
+ * a function that cannot run at all pauses every loop through the FunctionGate.
  *
- * Lifecycle: run(stop) -> running; when `stop` aborts: draining (no new receives, long polls aborted,
- * in-flight batches are invoked and settled) -> stopped, and run() resolves. A process that must exit before
- * that (second signal, shutdown timeout) reads inFlight() to log what it leaves behind.
+ * Lifecycle: run(stop) -> running; when `stop` aborts: draining (no new receives; receives in flight
+ * complete and what they return is invoked and settled) -> stopped, and run() resolves. If a loop fails (a
+ * bug), the others drain the same way, the state becomes failed and run() rejects with DispatcherFailed.
  */
 export class Dispatcher {
   readonly #opts: DispatcherOptions;
   readonly #deps: DispatcherDeps;
   readonly #log: Logger;
-  readonly #list: QueueList;
   readonly #random: Random;
   readonly #now: () => number;
+  readonly #receiver: Receiver;
   readonly #deleter: DeleteBatcher;
-  /** How many loops are long-polling each queue right now (index = queue index). */
-  readonly #longPollers: number[];
-  /** Receive failures per queue, shared by all loops: a failing queue is skipped until retryAt. */
-  readonly #health: { failures: number; retryAt: number }[];
+  readonly #gate: FunctionGate;
   readonly #inFlight = new Set<Batch>();
   #state: DispatcherState = 'idle';
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
-    if (options.queues.length === 0) throw new Error('Dispatcher needs at least one queue');
     this.#opts = options;
     this.#deps = deps;
     this.#log = deps.logger;
     this.#random = deps.random ?? Math.random;
     this.#now = deps.now ?? Date.now;
-    this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
+    this.#receiver = new Receiver(options, { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now });
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
-    this.#longPollers = options.queues.map(() => 0);
-    this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0 }));
+    this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
   }
 
   get state(): DispatcherState {
     return this.#state;
   }
 
+  /** Whether the function is paused because it cannot be invoked. */
+  get functionPaused(): boolean {
+    return this.#gate.paused;
+  }
+
   /** Messages received and not yet settled, for the shutdown report. */
   inFlight(): { queue: string; messageIds: string[] }[] {
-    return [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: b.messages.map((m) => m.MessageId ?? '') }));
+    return [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
   }
 
   async run(stop: AbortSignal): Promise<void> {
     if (this.#state !== 'idle') throw new Error(`Dispatcher.run called in state ${this.#state}`);
     this.#setState('running');
-    const onStop = () => this.#setState('draining');
-    stop.addEventListener('abort', onStop, { once: true });
-    if (stop.aborted) onStop();
-    try {
-      await Promise.all(Array.from({ length: this.#opts.concurrency }, () => this.#loop(stop)));
-    } finally {
-      stop.removeEventListener('abort', onStop);
-      this.#setState('stopped');
+    const failed = new AbortController();
+    const halt = AbortSignal.any([stop, failed.signal]);
+    const onHalt = () => this.#setState('draining');
+    halt.addEventListener('abort', onHalt, { once: true });
+    if (halt.aborted) onHalt();
+    let failure: unknown;
+    await Promise.all(
+      Array.from({ length: this.#opts.concurrency }, () =>
+        this.#loop(halt).catch((err: unknown) => {
+          if (failure === undefined) {
+            failure = err;
+            this.#log.fatal({ err }, 'a worker loop failed; draining the others');
+          }
+          failed.abort();
+        }),
+      ),
+    );
+    halt.removeEventListener('abort', onHalt);
+    if (failure !== undefined) {
+      this.#setState('failed');
+      throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
     }
+    this.#setState('stopped');
   }
 
   #setState(state: DispatcherState): void {
@@ -128,95 +152,28 @@ export class Dispatcher {
     this.#log.info({ state }, 'dispatcher state');
   }
 
-  async #loop(stop: AbortSignal): Promise<void> {
-    // Every check of `stop` happens before a receive, never between a receive and its settlement: a batch
+  async #loop(halt: AbortSignal): Promise<void> {
+    // Every check of `halt` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
-    while (!stop.aborted) {
-      const batch = await this.#find(stop);
-      if (batch) await this.#process(batch, stop);
-    }
-  }
-
-  /**
-   * Checks the healthy queues in this iteration's order; long-polls one if all were empty. A queue whose
-   * receive failed is skipped until its back-off passes, so one broken queue (deleted, access revoked,
-   * throttled) never stalls the others.
-   */
-  async #find(stop: AbortSignal): Promise<Batch | undefined> {
-    const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
-    const now = this.#now();
-    const order = drawOrder(this.#list, this.#random).filter((i) => this.#health[i]!.retryAt <= now);
-    if (order.length === 0) {
-      await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
-      return undefined;
-    }
-    for (const index of order) {
-      if (stop.aborted) return undefined;
-      // Short receives are not aborted on shutdown: they return in milliseconds, and aborting one after SQS
-      // answered would strand its messages until their visibility timeout.
-      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
-      if (messages.length > 0) return this.#track(queues[index]!, messages);
-    }
-    if (stop.aborted) return undefined;
-    const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#now());
-    // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
-    if (healthy.length === 0) return undefined;
-    if (pollForSec > 0) {
-      const index = this.#pickLongPollQueue(healthy);
-      this.#longPollers[index]!++;
-      try {
-        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec }, stop);
-        if (messages.length > 0) return this.#track(queues[index]!, messages);
-        if (this.#health[index]!.retryAt > this.#now()) return undefined; // it failed: no --sleep on top
-      } finally {
-        this.#longPollers[index]!--;
+    while (!halt.aborted) {
+      if (this.#gate.paused) {
+        await this.#gate.wait(halt);
+        continue;
       }
+      const received = await this.#receiver.next(halt);
+      if (received) await this.#process(this.#track(received.queue, received.messages), halt);
     }
-    await sleep(sleepSec * 1000, stop);
-    return undefined;
-  }
-
-  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as an empty result. */
-  async #receive(index: number, options: ReceiveOptions, stop?: AbortSignal): Promise<Message[]> {
-    const queue = this.#opts.queues[index]!;
-    const health = this.#health[index]!;
-    try {
-      const messages = await this.#deps.source.receive(queue, options, stop);
-      if (health.failures > 0) {
-        this.#log.info({ queue: queue.name, failures: health.failures }, 'ReceiveMessage works again');
-        health.failures = 0;
-      }
-      return messages;
-    } catch (err) {
-      if (stop?.aborted && isAbort(err)) return [];
-      const now = this.#now();
-      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
-      if (now < health.retryAt) return [];
-      const e = classifyAwsError(err);
-      const delayMs = backoffMs(health.failures++, 200, 20_000, this.#random);
-      health.retryAt = now + delayMs;
-      this.#log[e.kind === 'fatal' ? 'error' : 'warn'](
-        { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
-        'ReceiveMessage failed; skipping this queue while backing off',
-      );
-      return [];
-    }
-  }
-
-  /**
-   * The queue with the fewest loops already long-polling it; ties go to the queue that comes first in this
-   * iteration's order. With concurrency >= queues every queue is covered by an idle loop, so a message on
-   * any queue is picked up as soon as it arrives instead of after a full poll.
-   */
-  #pickLongPollQueue(order: readonly number[]): number {
-    let best = order[0]!;
-    for (const index of order) if (this.#longPollers[index]! < this.#longPollers[best]!) best = index;
-    return best;
   }
 
   #track(queue: ResolvedQueue, messages: Message[]): Batch {
     const receivedAt = this.#now();
-    const batch: Batch = { queue, messages, receivedAt, visibleAt: receivedAt + this.#visibilityMs(queue) };
+    const lease = new VisibilityLease(queue, messages, this.#visibilityMs(queue), receivedAt, {
+      source: this.#deps.source,
+      logger: this.#log,
+      now: this.#now,
+      random: this.#random,
+    });
+    const batch: Batch = { queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
     this.#deps.metrics.record({ name: METRIC.received, unit: 'Count', value: messages.length, dimensions: { Queue: queue.name } });
     return batch;
@@ -230,25 +187,27 @@ export class Dispatcher {
    * Invokes and settles one received batch, in chunks when it exceeds the synchronous payload limit. Never
    * throws: failures are logged and the messages kept (they return after their visibility timeout).
    */
-  async #process(batch: Batch, stop: AbortSignal): Promise<void> {
+  async #process(batch: Batch, halt: AbortSignal): Promise<void> {
     const { queue } = batch;
+    const batchIds = ids(batch.messages);
     try {
       let offset = 0;
       for (const chunk of buildSqsEvents(batch.messages, queue)) {
-        // Later chunks wait their turn: they are kept invisible (and released on shutdown) with this one.
+        // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
         const unsettled = batch.messages.slice(offset);
         offset += chunk.messages.length;
-        const result = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, stop);
-        if (result === 'released') break;
-        if (result !== 'success' && queue.fifo && offset < batch.messages.length) {
-          // A group's later messages must not run before an earlier one that failed: they stay for redelivery.
-          this.#log.warn({ queue: queue.name, messageIds: ids(batch.messages.slice(offset)) }, 'FIFO batch stopped at a failure; later messages stay on the queue');
+        const end = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt);
+        if (end.kind === 'released') break;
+        const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
+        if (queue.fifo && kept.length > 0 && offset < batch.messages.length) {
+          this.#log.warn({ queue: queue.name, messageIds: batchIds.slice(offset) }, 'FIFO batch stopped at a failure; later messages stay on the queue');
           break;
         }
       }
     } catch (err) {
-      this.#log.error({ queue: queue.name, messageIds: ids(batch.messages), function: this.#opts.functionName, err }, 'unexpected error while processing a batch');
+      this.#log.error({ queue: queue.name, messageIds: batchIds, function: this.#opts.functionName, err }, 'unexpected error while processing a batch');
     } finally {
+      await batch.lease.end();
       this.#inFlight.delete(batch);
       const durationMs = this.#now() - batch.receivedAt;
       for (let i = 0; i < batch.messages.length; i++) {
@@ -259,48 +218,48 @@ export class Dispatcher {
 
   /**
    * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
-   * messages to keep invisible while waiting, or to release on shutdown.
+   * messages to release on shutdown.
    */
-  async #invokeAndSettle(
-    batch: Batch,
-    messages: Message[],
-    unsettled: Message[],
-    payload: string,
-    stop: AbortSignal,
-  ): Promise<'success' | 'failed' | 'released'> {
-    const { queue } = batch;
+  async #invokeAndSettle(batch: Batch, messages: Message[], unsettled: Message[], payload: string, halt: AbortSignal): Promise<ChunkEnd> {
+    const { queue, lease } = batch;
     const messageIds = ids(messages);
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     const started = this.#now();
-    const outcome = await this.#invokeWithRetry(batch, unsettled, payload, stop);
-    if (outcome === 'stopped') {
-      await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0);
-      this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while the function is throttled or failing; released the messages');
-      return 'released';
+    const outcome = await this.#invokeWithRetry(batch, ids(unsettled), payload, halt);
+    if (outcome.kind === 'stopped') {
+      await lease.drop(unsettled);
+      if (outcome.release) {
+        await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0);
+        this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while the function is throttled or unusable; released the messages');
+      } else {
+        this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while an earlier invocation may still run; the messages return after their visibility timeout');
+      }
+      return { kind: 'released' };
     }
-    if (!outcome.ok) {
+    if (outcome.kind === 'failed') {
       this.#recordError(queue);
-      this.#log.error({ ...context, err: { code: outcome.error.code, message: outcome.error.message } }, 'Invoke failed; messages stay on the queue');
-      return 'failed';
+      await lease.drop(messages);
+      const { code, message } = outcome.error;
+      this.#log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
+      return { kind: 'settled', keptIds: messageIds };
     }
     const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
     this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
     if (verdict.kind === 'function-error') {
-      this.#recordError(queue);
       this.#log.error({ ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage }, 'function error; messages stay on the queue');
-      return 'failed';
-    }
-    if (verdict.kind === 'invalid-response') {
-      this.#recordError(queue);
+    } else if (verdict.kind === 'invalid-response') {
       this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
-      return 'failed';
-    }
-    if (verdict.kind === 'partial') {
+    } else if (verdict.kind === 'partial') {
       this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
     }
-    if (this.#opts.deleteMode === 'on-success') {
+    if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#recordError(queue);
+    const kept = new Set(verdict.keepIds);
+    // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
+    await lease.drop(messages.filter((m) => kept.has(m.MessageId ?? '')));
+    if (this.#opts.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
       const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
       const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
+      // The lease keeps these invisible until the delete has completed, however long its retries take.
       const result = await this.#deleter.delete(queue, entries);
       if (result.done > 0) {
         this.#deps.metrics.record({ name: METRIC.deleted, unit: 'Count', value: result.done, dimensions: { Queue: queue.name } });
@@ -309,74 +268,53 @@ export class Dispatcher {
         this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
       }
     }
-    return verdict.kind === 'success' ? 'success' : 'failed';
+    await lease.drop(messages);
+    return { kind: 'settled', keptIds: verdict.keepIds };
   }
 
   /**
-   * Throttling means the function did not take the batch. Unlike AWS's trigger, which lets such messages
-   * return to the queue (and climb towards the DLQ), we keep them and retry until the function has capacity,
-   * extending their visibility while we wait. Other transient failures (Lambda 5xx, network, no answer within
-   * INVOKE_TIMEOUT_MS) may or may not have run the function, so they get a few retries and then the messages
-   * go back to the queue's own redrive rules. Returns 'stopped' when shutdown interrupts the waiting.
+   * Invokes until the function answers or the retry policy gives up (src/invoke/invoke-retry.ts). The lease
+   * keeps the messages invisible meanwhile, so throttles, pauses and holds cost no receive count. An
+   * invocation in flight is never cut short by shutdown; only waiting between attempts is.
    */
-  async #invokeWithRetry(batch: Batch, unsettled: Message[], payload: string, stop: AbortSignal): Promise<InvokeOutcome | 'stopped'> {
+  async #invokeWithRetry(
+    batch: Batch,
+    unsettledIds: string[],
+    payload: string,
+    halt: AbortSignal,
+  ): Promise<
+    | { kind: 'answered'; response: InvocationResponse }
+    | { kind: 'failed'; error: InvokeError }
+    | { kind: 'stopped'; release: boolean }
+  > {
     const { queue } = batch;
-    let transientFailures = 0;
-    for (let attempt = 0; ; attempt++) {
-      // Not the stop signal: an invocation in flight is always allowed to finish; only a dead connection ends it.
-      const stopHeartbeat = this.#keepInvisible(batch, unsettled);
-      const outcome = await this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)).finally(stopHeartbeat);
-      if (outcome.ok || outcome.error.kind === 'fatal') return outcome;
-      if (outcome.error.kind === 'retryable' && ++transientFailures >= MAX_TRANSIENT_INVOKE_ATTEMPTS) return outcome;
-      if (stop.aborted) return 'stopped';
-      const delayMs = backoffMs(attempt, 100, 5_000, this.#random);
-      if (this.#now() + delayMs + VISIBILITY_MARGIN_MS > batch.visibleAt) {
-        const timeoutMs = this.#visibilityMs(queue);
-        const extended = await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), timeoutMs / 1000);
-        if (extended.failed.length > 0) return outcome;
-        batch.visibleAt = this.#now() + timeoutMs;
+    let attempts: InvokeAttempts = NO_ATTEMPTS;
+    const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
+    for (;;) {
+      const result = await this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS));
+      if (result.ok) {
+        this.#gate.resume();
+        return { kind: 'answered', response: result.response };
       }
-      this.#log.warn(
-        { queue: queue.name, messageIds: ids(unsettled), function: this.#opts.functionName, attempt, delayMs, err: { code: outcome.error.code, message: outcome.error.message } },
-        outcome.error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke failed, retrying',
-      );
-      await sleep(delayMs, stop);
-      if (stop.aborted) return 'stopped';
+      const error = result.error;
+      attempts = countAttempt(attempts, error);
+      const step = nextInvokeStep(error, attempts, policy, this.#random);
+      if (step.action === 'give-up') return { kind: 'failed', error };
+      const context = { queue: queue.name, messageIds: unsettledIds, function: this.#opts.functionName, err: { kind: error.kind, code: error.code, message: error.message } };
+      if (halt.aborted) return { kind: 'stopped', release: safeToRelease(attempts) };
+      if (step.action === 'pause-function') {
+        this.#gate.pause(error);
+        await this.#gate.wait(halt);
+      } else {
+        if (error.kind === 'unknown') {
+          this.#log.warn({ ...context, holdMs: step.delayMs, attempt: attempts.unknown }, 'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again');
+        } else {
+          this.#log.warn({ ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent }, error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying');
+        }
+        await sleep(step.delayMs, halt);
+      }
+      if (halt.aborted) return { kind: 'stopped', release: safeToRelease(attempts) };
     }
-  }
-
-  /**
-   * While the function runs, extends the messages' visibility shortly before it runs out, so a slow
-   * invocation is not handed to another loop (or consumer) as a duplicate. If SQS refuses an extension (the
-   * message was already redelivered, or deleted by the function itself), it stops trying and says so. The
-   * returned function stops it and waits for an extension already on its way, so none lands after settling.
-   */
-  #keepInvisible(batch: Batch, messages: Message[]): () => Promise<void> {
-    const timeoutMs = this.#visibilityMs(batch.queue);
-    if (timeoutMs <= 0) return async () => {};
-    const leadMs = Math.min(VISIBILITY_MARGIN_MS, timeoutMs / 2);
-    let timer: NodeJS.Timeout | undefined;
-    let stopped = false;
-    let inFlight: Promise<void> = Promise.resolve();
-    const schedule = () => {
-      timer = setTimeout(() => {
-        inFlight = changeVisibility(this.#deps.source, this.#log, batch.queue, receipts(messages), timeoutMs / 1000).then((result) => {
-          if (result.failed.length > 0) {
-            stopped = true;
-            this.#log.warn({ queue: batch.queue.name, failed: result.failed }, 'SQS refused to extend visibility during a long invocation; no longer extending it');
-            return;
-          }
-          batch.visibleAt = this.#now() + timeoutMs;
-          if (!stopped) schedule();
-        });
-      }, Math.max(0, batch.visibleAt - leadMs - this.#now()));
-    };
-    schedule();
-    return async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await inFlight;
-    };
   }
 
   #recordError(queue: ResolvedQueue): void {

@@ -1,12 +1,15 @@
 import type { Logger } from 'pino';
-import { classifyAwsError } from './aws-errors.ts';
+import { callErrorOf } from './aws-errors.ts';
 import { backoffMs, sleep } from './backoff.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
 
 /** SQS batch calls take at most 10 entries. */
 const SQS_BATCH_MAX = 10;
-/** Attempts for a delete or visibility change that fails with a retryable error. */
-const SETTLE_ATTEMPTS = 5;
+/**
+ * Attempts for a delete or a release that fails. The visibility lease keeps the messages invisible while a
+ * delete is retried, so a few seconds of SQS errors cost a delay, not a second delivery.
+ */
+const SETTLE_ATTEMPTS = 8;
 
 export interface SettleResult {
   /** How many entries SQS confirmed. */
@@ -62,7 +65,7 @@ export class DeleteBatcher {
     // Ids only need to be unique within one request; the index avoids clashes when SQS delivered a
     // message twice (standard queues are at-least-once) and both copies are deleted together.
     const entries = batch.map((p, i) => ({ id: String(i), receiptHandle: p.entry.receiptHandle }));
-    void withRetry(this.#log, 'DeleteMessageBatch', queue, (signal) => this.#source.deleteBatch(queue, entries, signal), entries.length).then(
+    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length).then(
       (failures) => {
         const byId = new Map(failures.map((f) => [f.id, f]));
         batch.forEach((p, i) => {
@@ -85,8 +88,8 @@ export async function changeVisibility(
   const failed: EntryFailure[] = [];
   for (let i = 0; i < entries.length; i += SQS_BATCH_MAX) {
     const chunk = entries.slice(i, i + SQS_BATCH_MAX).map((e, k) => ({ id: String(k), receiptHandle: e.receiptHandle, original: e.id }));
-    const failures = await withRetry(logger, 'ChangeMessageVisibilityBatch', queue, (signal) =>
-      source.changeVisibility(queue, chunk, timeoutSec, signal), chunk.length,
+    const failures = await withRetry(logger, 'ChangeMessageVisibilityBatch', queue, () =>
+      source.changeVisibility(queue, chunk, timeoutSec), chunk.length,
     );
     for (const f of failures) failed.push({ ...f, id: chunk[Number(f.id)]?.original ?? f.id });
   }
@@ -102,19 +105,19 @@ async function withRetry(
   logger: Logger,
   operation: string,
   queue: ResolvedQueue,
-  call: (signal: AbortSignal) => Promise<EntryFailure[]>,
+  call: () => Promise<EntryFailure[]>,
   entryCount: number,
 ): Promise<EntryFailure[]> {
   for (let attempt = 0; ; attempt++) {
-    const signal = AbortSignal.timeout(30_000);
     try {
-      return await call(signal);
+      // The adapter gives each call its deadline; a call past it comes back as a retryable TimeoutError.
+      return await call();
     } catch (err) {
-      const e = classifyAwsError(err, signal);
+      const e = callErrorOf(err);
       const last = e.kind === 'fatal' || attempt + 1 >= SETTLE_ATTEMPTS;
       logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
       if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
-      await sleep(backoffMs(attempt, 100, 2000));
+      await sleep(backoffMs(attempt, 100, 1_000));
     }
   }
 }

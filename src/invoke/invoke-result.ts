@@ -7,6 +7,8 @@
  * - An invalid list (unparseable, an entry without itemIdentifier, an id not in the batch): the whole batch failed.
  * - FIFO: processing stops at the first failure, so that message and every later one in the batch stay.
  */
+import { idsToKeep } from '../queues/fifo-rule.ts';
+
 export interface InvocationResponse {
   /** The raw response payload (the handler's JSON result), if any. */
   readonly payload: string | undefined;
@@ -41,12 +43,9 @@ export function interpretResult(
     }
     failed.add(id);
   }
-  if (fifo) {
-    const first = all.findIndex((id) => failed.has(id));
-    if (first >= 0) for (const id of all.slice(first)) failed.add(id);
-  }
-  const keepIds = all.filter((id) => failed.has(id));
-  const deleteIds = all.filter((id) => !failed.has(id));
+  const keep = new Set(idsToKeep(all, failed, fifo));
+  const keepIds = all.filter((id) => keep.has(id));
+  const deleteIds = all.filter((id) => !keep.has(id));
   return { kind: keepIds.length === 0 ? 'success' : 'partial', deleteIds, keepIds };
 }
 

@@ -1,14 +1,79 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { classifyAwsError, type ClassifiedError } from '../aws-errors.ts';
+import { classifyAwsError } from '../aws-errors.ts';
 import type { InvocationResponse } from './invoke-result.ts';
 
-export type InvokeOutcome = { ok: true; response: InvocationResponse } | { ok: false; error: ClassifiedError };
+/**
+ * Why an Invoke failed, as it matters for what may be done next with its messages:
+ * - throttled: Lambda refused to run it now (429); nothing ran, retry later.
+ * - not-sent: the request never reached Lambda (connection refused, DNS failure); nothing ran, retry.
+ * - unknown: the request may have reached Lambda and the function may still be running (reset after the
+ *   request was sent, a 5xx, no answer in time); re-invoking now could run a message twice at once.
+ * - unusable: the function cannot run at all (access denied, deleted alias, KMS, an update in progress,
+ *   VPC set-up); every message would fail the same way, so the function is paused, not the message.
+ * - rejected: this request is wrong (payload too large, invalid content); a failure of these messages only.
+ */
+export type InvokeErrorKind = 'throttled' | 'not-sent' | 'unknown' | 'unusable' | 'rejected';
+
+export interface InvokeError {
+  readonly kind: InvokeErrorKind;
+  /** The SDK exception name or the Node error code. */
+  readonly code: string;
+  readonly message: string;
+  readonly status?: number;
+}
+
+export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };
 
 /** Invokes the target function synchronously. Never throws for AWS errors: they come back classified. */
 export interface FunctionInvoker {
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeOutcome>;
+  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult>;
   /** InvocationType DryRun: checks that the function exists and we may invoke it, without running it. */
-  dryRun(signal?: AbortSignal): Promise<InvokeOutcome>;
+  dryRun(signal?: AbortSignal): Promise<InvokeResult>;
+}
+
+/** Errors that say the function (not the request) cannot be invoked until someone fixes it. */
+const UNUSABLE = new Set([
+  'AccessDeniedException',
+  'ResourceNotFoundException',
+  'ResourceConflictException',
+  'ResourceNotReadyException',
+  'KMSAccessDeniedException',
+  'KMSDisabledException',
+  'KMSInvalidStateException',
+  'KMSNotFoundException',
+  'EC2AccessDeniedException',
+  'EC2UnexpectedException',
+  'ENILimitReachedException',
+  'InvalidRuntimeException',
+  'InvalidSecurityGroupIDException',
+  'InvalidSubnetIDException',
+  'InvalidZipFileException',
+  'SubnetIPAddressLimitReachedException',
+  'EFSMountConnectivityException',
+  'EFSMountFailureException',
+  'EFSMountTimeoutException',
+  'EFSIOException',
+  'SnapStartException',
+  'SnapStartNotReadyException',
+  'SnapStartTimeoutException',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+]);
+
+/** Network errors raised before a byte of the request left: the function cannot have run. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** `signal`: the signal the call was given, so that its timeout counts as "no answer in time". */
+export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeError {
+  const e = classifyAwsError(err, signal);
+  const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
+  if (e.kind === 'throttled') return { kind: 'throttled', ...base };
+  if (UNUSABLE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };
+  if (NOT_SENT.has(e.code)) return { kind: 'not-sent', ...base };
+  if (e.kind === 'fatal' && e.status !== undefined && e.status >= 400 && e.status < 500) return { kind: 'rejected', ...base };
+  // 5xx, resets, timeouts, and anything that failed without an HTTP answer we understand.
+  return { kind: 'unknown', ...base };
 }
 
 const decoder = new TextDecoder();
@@ -22,15 +87,15 @@ export class LambdaInvoker implements FunctionInvoker {
     this.#functionName = functionName;
   }
 
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeOutcome> {
+  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
     return this.#send('RequestResponse', payload, signal);
   }
 
-  dryRun(signal?: AbortSignal): Promise<InvokeOutcome> {
+  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
     return this.#send('DryRun', undefined, signal);
   }
 
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string | undefined, signal?: AbortSignal): Promise<InvokeOutcome> {
+  async #send(type: 'RequestResponse' | 'DryRun', payload: string | undefined, signal?: AbortSignal): Promise<InvokeResult> {
     try {
       const out = await this.#client.send(
         new InvokeCommand({
@@ -48,7 +113,7 @@ export class LambdaInvoker implements FunctionInvoker {
         },
       };
     } catch (err) {
-      return { ok: false, error: classifyAwsError(err, signal) };
+      return { ok: false, error: classifyInvokeError(err, signal) };
     }
   }
 }

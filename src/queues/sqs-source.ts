@@ -7,7 +7,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { classifyAwsError, unreachableReason, type ClassifiedError } from '../aws-errors.ts';
+import { AwsCallError, classifyAwsError, unreachableReason, withDeadline, type ClassifiedError } from '../aws-errors.ts';
 import type { QueueSpec } from './queue-order.ts';
 
 /** A queue as the dispatcher uses it, resolved once at start-up. */
@@ -44,7 +44,10 @@ export interface ReceiveOptions {
   readonly visibilityTimeoutSec?: number | undefined;
 }
 
-/** The SQS operations the dispatcher needs. Errors are thrown as they come from the SDK. */
+/**
+ * The SQS operations the dispatcher needs. Every call has a deadline; a failure is thrown as an AwsCallError
+ * that carries its classification (retryable, throttled, fatal), so callers never see raw SDK errors.
+ */
 export interface MessageSource {
   receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]>;
   /** Deletes up to 10 messages; returns the entries SQS refused. */
@@ -58,6 +61,14 @@ export interface MessageSource {
   ): Promise<EntryFailure[]>;
 }
 
+/**
+ * A long poll gets its wait time plus this margin; SQS answers a long poll at its wait time, so a call still
+ * open after that is hung (a dead connection behind a NAT, a stuck proxy) and must not hold its loop.
+ */
+export const RECEIVE_MARGIN_MS = 5_000;
+/** Every other SQS call answers in milliseconds when SQS is healthy. */
+export const CALL_DEADLINE_MS = 5_000;
+
 export class SqsMessageSource implements MessageSource {
   readonly #client: SQSClient;
 
@@ -66,30 +77,28 @@ export class SqsMessageSource implements MessageSource {
   }
 
   async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
-    const out = await this.#client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queue.url,
-        MaxNumberOfMessages: options.max,
-        WaitTimeSeconds: options.waitSec,
-        ...(options.visibilityTimeoutSec !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSec } : {}),
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-      signal ? { abortSignal: signal } : {},
+    const command = new ReceiveMessageCommand({
+      QueueUrl: queue.url,
+      MaxNumberOfMessages: options.max,
+      WaitTimeSeconds: options.waitSec,
+      ...(options.visibilityTimeoutSec !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSec } : {}),
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    });
+    const out = await this.#call('ReceiveMessage', options.waitSec * 1000 + RECEIVE_MARGIN_MS, signal, (abortSignal) =>
+      this.#client.send(command, { abortSignal }),
     );
     return out.Messages ?? [];
   }
 
   async deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
     if (entries.length === 0) return [];
-    const out = await this.#client.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queue.url,
-        Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
-      }),
-      signal ? { abortSignal: signal } : {},
-    );
-    return (out.Failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+    const command = new DeleteMessageBatchCommand({
+      QueueUrl: queue.url,
+      Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
+    });
+    const out = await this.#call('DeleteMessageBatch', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    return entryFailures(out.Failed);
   }
 
   async changeVisibility(
@@ -99,15 +108,29 @@ export class SqsMessageSource implements MessageSource {
     signal?: AbortSignal,
   ): Promise<EntryFailure[]> {
     if (entries.length === 0) return [];
-    const out = await this.#client.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queue.url,
-        Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
-      }),
-      signal ? { abortSignal: signal } : {},
+    const command = new ChangeMessageVisibilityBatchCommand({
+      QueueUrl: queue.url,
+      Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
+    });
+    const out = await this.#call('ChangeMessageVisibilityBatch', CALL_DEADLINE_MS, signal, (abortSignal) =>
+      this.#client.send(command, { abortSignal }),
     );
-    return (out.Failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+    return entryFailures(out.Failed);
   }
+
+  /** Runs one call under its deadline and classifies what it throws, once, here at the boundary. */
+  async #call<T>(operation: string, deadlineMs: number, signal: AbortSignal | undefined, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const abortSignal = withDeadline(deadlineMs, signal);
+    try {
+      return await send(abortSignal);
+    } catch (err) {
+      throw new AwsCallError(operation, classifyAwsError(err, abortSignal));
+    }
+  }
+}
+
+function entryFailures(failed: readonly { Id?: string | undefined; Code?: string | undefined; Message?: string | undefined }[] | undefined): EntryFailure[] {
+  return (failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
 }
 
 /** A start-up failure with a one-line explanation for the operator. */

@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { pino, type Logger } from 'pino';
-import type { InvokeOutcome, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
 
@@ -112,12 +112,12 @@ export class FakeInvoker implements FunctionInvoker {
   readonly payloads: { Records: { messageId: string; eventSourceARN: string }[] }[] = [];
   active = 0;
   maxActive = 0;
-  respond: (payload: string, call: number) => Promise<InvokeOutcome> | InvokeOutcome;
+  respond: (payload: string, call: number) => Promise<InvokeResult> | InvokeResult;
   constructor(respond: FakeInvoker['respond'] = () => ok()) {
     this.respond = respond;
   }
 
-  async invoke(payload: string): Promise<InvokeOutcome> {
+  async invoke(payload: string): Promise<InvokeResult> {
     this.payloads.push(JSON.parse(payload) as FakeInvoker['payloads'][number]);
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
@@ -128,25 +128,33 @@ export class FakeInvoker implements FunctionInvoker {
     }
   }
 
-  async dryRun(): Promise<InvokeOutcome> {
+  async dryRun(): Promise<InvokeResult> {
     return ok();
   }
 }
 
-export function ok(payload?: unknown): InvokeOutcome {
+export function ok(payload?: unknown): InvokeResult {
   return { ok: true, response: { payload: payload === undefined ? 'null' : JSON.stringify(payload), functionError: undefined } };
 }
 
-export function functionError(errorType = 'Error', errorMessage = 'boom'): InvokeOutcome {
+export function functionError(errorType = 'Error', errorMessage = 'boom'): InvokeResult {
   return { ok: true, response: { payload: JSON.stringify({ errorType, errorMessage }), functionError: 'Unhandled' } };
 }
 
-export function serverError(): InvokeOutcome {
-  return { ok: false, error: { kind: 'retryable', code: 'ServiceException', message: 'internal error', status: 500 } };
+export function serverError(): InvokeResult {
+  return { ok: false, error: { kind: 'unknown', code: 'ServiceException', message: 'internal error', status: 500 } };
 }
 
-export function throttled(): InvokeOutcome {
+export function throttled(): InvokeResult {
   return { ok: false, error: { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate Exceeded.', status: 429 } };
+}
+
+export function unusable(code = 'AccessDeniedException'): InvokeResult {
+  return { ok: false, error: { kind: 'unusable', code, message: 'not allowed', status: 403 } };
+}
+
+export function notSent(): InvokeResult {
+  return { ok: false, error: { kind: 'not-sent', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' } };
 }
 
 export class RecordingMetrics implements MetricsSink {

@@ -38,11 +38,11 @@ describe('Dispatcher timing with fake timers', () => {
     mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     try {
       const source = new FakeSource();
-      let failures = 3;
+      let failures = 5;
       source.receiveError = () => (failures-- > 0 ? Object.assign(new Error('boom'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }) : undefined);
       const dispatcher = new Dispatcher(
         { queues: [queue('a')], orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 0, sleepSec: 1000, deleteMode: 'on-success', functionName: 'fn' },
-        // random() = 0.999: each back-off is just under its ceiling (200, 400, 800 ms).
+        // random() = 0.999: each back-off is just under its ceiling (100, 200, 400, 800, then the 1 s cap).
         { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, random: () => 0.999 },
       );
       const stop = new AbortController();
@@ -54,12 +54,10 @@ describe('Dispatcher timing with fake timers', () => {
       };
       await flush();
       assert.equal(source.receives.length, 1);
-      assert.equal(await receivesAfter(198), 1);
-      assert.equal(await receivesAfter(1), 2, 'first retry after ~200 ms');
-      assert.equal(await receivesAfter(398), 2);
-      assert.equal(await receivesAfter(1), 3, 'second retry after ~400 ms');
-      assert.equal(await receivesAfter(798), 3);
-      assert.equal(await receivesAfter(1), 4, 'third retry after ~800 ms, which succeeds (empty)');
+      for (const [i, ceiling] of [100, 200, 400, 800, 1000].entries()) {
+        assert.equal(await receivesAfter(ceiling - 2), i + 1, `retry ${i + 1} not before ~${ceiling} ms`);
+        assert.equal(await receivesAfter(1), i + 2, `retry ${i + 1} after ~${ceiling} ms (transient back-off is capped at 1 s)`);
+      }
       stop.abort();
       await running;
     } finally {

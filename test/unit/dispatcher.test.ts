@@ -198,7 +198,8 @@ describe('Dispatcher', () => {
   });
 
   it('extends visibility while a throttle outlasts it', async () => {
-    const invoker = new FakeInvoker((_p, call) => (call <= 2 ? throttled() : ok()));
+    const t0 = Date.now();
+    const invoker = new FakeInvoker(() => (Date.now() - t0 < 1500 ? throttled() : ok()));
     const { source, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
     source.push('q', message());
     await until(() => source.deleted.length === 1, 5000);
@@ -238,14 +239,19 @@ describe('Dispatcher', () => {
     assert.equal(source.visibilityChanges.length, 1, 'one refused extension, then no more');
   });
 
-  it('gives up on an invocation after a few transient failures, keeping the messages for redelivery', async () => {
-    const invoker = new FakeInvoker(() => serverError());
-    const { source, metrics, stop, running } = setup([queue('q')], {}, invoker);
+  it('an unknown Invoke outcome is held for a visibility timeout before the next try, and given up after 3 holds', async () => {
+    const at: number[] = [];
+    const invoker = new FakeInvoker(() => {
+      at.push(Date.now());
+      return serverError();
+    });
+    const { source, metrics, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
     source.push('q', message());
     await until(() => metrics.sum(METRIC.errors, 'q') === 1, 10_000, 'the invocation error');
     stop.abort();
     await running;
-    assert.equal(invoker.payloads.length, 5);
+    assert.equal(invoker.payloads.length, 4);
+    for (let i = 1; i < at.length; i++) assert.ok(at[i]! - at[i - 1]! >= 990, `invocation ${i} came ${at[i]! - at[i - 1]!} ms after the one before`);
     assert.equal(source.deleted.length, 0);
     assert.equal(source.inflight.size, 1, 'the message returns after its visibility timeout');
   });

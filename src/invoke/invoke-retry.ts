@@ -1,0 +1,71 @@
+import { backoffMs } from '../backoff.ts';
+import type { InvokeError } from './lambda-invoker.ts';
+
+/** Failed Invoke attempts of one batch so far, by kind. */
+export interface InvokeAttempts {
+  throttled: number;
+  notSent: number;
+  unknown: number;
+  unusable: number;
+}
+
+export interface InvokeRetryPolicy {
+  /**
+   * How long to keep messages invisible after an Invoke whose outcome is unknown before invoking them again.
+   * The queue's visibility timeout: SQS itself would hand the message to another consumer after that, and
+   * AWS asks for a visibility timeout of at least 6x the function timeout, so the first invocation is over.
+   */
+  readonly unknownHoldMs: number;
+  /** Unknown outcomes after which the batch goes back to the queue's own redrive rules. */
+  readonly maxUnknown: number;
+}
+
+/**
+ * What to do after a failed Invoke:
+ * - retry: invoke again after delayMs, keeping the messages invisible;
+ * - pause-function: the function cannot run at all; retry when the function gate opens again;
+ * - give-up: the messages stay on the queue and come back after their visibility timeout.
+ */
+export type InvokeStep = { action: 'retry'; delayMs: number } | { action: 'pause-function' } | { action: 'give-up' };
+
+export const NO_ATTEMPTS: Readonly<InvokeAttempts> = Object.freeze({ throttled: 0, notSent: 0, unknown: 0, unusable: 0 });
+
+/** Counts one more failure of `error`'s kind. */
+export function countAttempt(attempts: Readonly<InvokeAttempts>, error: InvokeError): InvokeAttempts {
+  const next = { ...attempts };
+  if (error.kind === 'throttled') next.throttled++;
+  else if (error.kind === 'not-sent') next.notSent++;
+  else if (error.kind === 'unknown') next.unknown++;
+  else if (error.kind === 'unusable') next.unusable++;
+  return next;
+}
+
+/**
+ * The retry policy. Throttles and requests that never left are retried for as long as the messages are
+ * held: nothing ran, so they are not attempts (unlike Lambda's trigger, where they climb towards the DLQ).
+ * An unknown outcome may still be running, so the messages are held for a whole visibility timeout before
+ * the next try: never a second invocation while the first may be running. `attempts` includes `error`.
+ */
+export function nextInvokeStep(error: InvokeError, attempts: Readonly<InvokeAttempts>, policy: InvokeRetryPolicy, random: () => number): InvokeStep {
+  switch (error.kind) {
+    case 'throttled':
+      return { action: 'retry', delayMs: backoffMs(attempts.throttled - 1, 100, 5_000, random) };
+    case 'not-sent':
+      // Capped at 1 s so that dispatching resumes within about a second of Lambda answering again.
+      return { action: 'retry', delayMs: backoffMs(attempts.notSent - 1, 100, 1_000, random) };
+    case 'unknown':
+      return attempts.unknown > policy.maxUnknown ? { action: 'give-up' } : { action: 'retry', delayMs: policy.unknownHoldMs };
+    case 'unusable':
+      return { action: 'pause-function' };
+    case 'rejected':
+      return { action: 'give-up' };
+  }
+}
+
+/**
+ * Whether held messages may be released at once (visibility 0) on shutdown: only if no attempt could still
+ * be running. After an unknown outcome they keep their remaining visibility instead.
+ */
+export function safeToRelease(attempts: Readonly<InvokeAttempts>): boolean {
+  return attempts.unknown === 0;
+}

@@ -1,0 +1,158 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws-errors.ts';
+import { backoffMs, sleep } from '../backoff.ts';
+import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
+import type { MessageSource, ResolvedQueue } from './sqs-source.ts';
+
+export interface ReceiverOptions {
+  readonly queues: readonly ResolvedQueue[];
+  readonly orderMode: OrderMode;
+  /** Messages per receive, 1-10. */
+  readonly batchSize: number;
+  /** Long-poll wait when every queue was empty, 0-20 s. */
+  readonly pollForSec: number;
+  /** Pause after an empty long poll. */
+  readonly sleepSec: number;
+  /** Passed on ReceiveMessage when set; otherwise each queue's own timeout applies. */
+  readonly visibilityTimeoutSec?: number | undefined;
+}
+
+export interface ReceiverDeps {
+  readonly source: MessageSource;
+  readonly logger: Logger;
+  readonly random: Random;
+  readonly now: () => number;
+}
+
+export interface Received {
+  readonly queue: ResolvedQueue;
+  readonly messages: Message[];
+}
+
+/**
+ * Back-off of a queue whose receive failed. Transient failures (5xx, throttling, network, a hung call) are
+ * capped at 1 s so that dispatching resumes within about a second of SQS answering again; a queue that is
+ * missing or forbidden is retried less often, since that takes someone to fix it.
+ */
+const TRANSIENT_BACKOFF = { baseMs: 100, capMs: 1_000 };
+const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
+
+interface Health {
+  failures: number;
+  retryAt: number;
+  since: number;
+}
+
+/**
+ * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
+ * queues that are backing off after a failed receive, spreads idle loops' long polls over the queues, and
+ * sleeps when told to. Per-queue health is shared by all loops, so one broken queue never stalls the others.
+ *
+ * A receive is never aborted, not even by shutdown: SQS may hand messages to a call we abandon, and they
+ * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
+ * (see SqsMessageSource), so no loop waits on a hung call for longer than the poll plus a margin.
+ */
+export class Receiver {
+  readonly #opts: ReceiverOptions;
+  readonly #deps: ReceiverDeps;
+  readonly #list: QueueList;
+  /** How many loops are long-polling each queue right now (index = queue index). */
+  readonly #longPollers: number[];
+  readonly #health: Health[];
+
+  constructor(options: ReceiverOptions, deps: ReceiverDeps) {
+    if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
+    this.#opts = options;
+    this.#deps = deps;
+    this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
+    this.#longPollers = options.queues.map(() => 0);
+    this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+  }
+
+  /** Whether at least one queue is not backing off after a failed receive. */
+  get anyHealthy(): boolean {
+    const now = this.#deps.now();
+    return this.#health.some((h) => h.retryAt <= now);
+  }
+
+  /**
+   * One pass: short receives on the healthy queues in this iteration's order, then one long poll if all
+   * were empty. Returns undefined when nothing was received, after any --sleep or back-off wait. `stop`
+   * ends waits and prevents new receives; it never cuts a receive short.
+   */
+  async next(stop: AbortSignal): Promise<Received | undefined> {
+    const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
+    const now = this.#deps.now();
+    const order = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
+    if (order.length === 0) {
+      await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
+      return undefined;
+    }
+    for (const index of order) {
+      if (stop.aborted) return undefined;
+      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
+      if (messages.length > 0) return { queue: queues[index]!, messages };
+    }
+    if (stop.aborted) return undefined;
+    const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#deps.now());
+    // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
+    if (healthy.length === 0) return undefined;
+    if (pollForSec > 0) {
+      const index = this.#pickLongPollQueue(healthy);
+      this.#longPollers[index]!++;
+      try {
+        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec });
+        if (messages.length > 0) return { queue: queues[index]!, messages };
+        if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
+      } finally {
+        this.#longPollers[index]!--;
+      }
+    }
+    await sleep(sleepSec * 1000, stop);
+    return undefined;
+  }
+
+  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as an empty result. */
+  async #receive(index: number, options: { max: number; waitSec: number; visibilityTimeoutSec: number | undefined }): Promise<Message[]> {
+    const queue = this.#opts.queues[index]!;
+    const health = this.#health[index]!;
+    try {
+      const messages = await this.#deps.source.receive(queue, options);
+      if (health.failures > 0) {
+        this.#deps.logger.info({ queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since }, 'ReceiveMessage works again');
+        health.failures = 0;
+        health.retryAt = 0;
+      }
+      return messages;
+    } catch (err) {
+      const now = this.#deps.now();
+      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
+      if (now < health.retryAt) return [];
+      const e = callErrorOf(err);
+      const { baseMs, capMs } = e.kind === 'fatal' ? FATAL_BACKOFF : TRANSIENT_BACKOFF;
+      if (health.failures === 0) health.since = now;
+      const delayMs = backoffMs(health.failures++, baseMs, capMs, this.#deps.random);
+      health.retryAt = now + delayMs;
+      // Logged at the 1st, 2nd, 4th, 8th... failure: an outage is visible at once without a line per second.
+      if ((health.failures & (health.failures - 1)) === 0) {
+        this.#deps.logger[e.kind === 'fatal' ? 'error' : 'warn'](
+          { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
+          e.code === 'TimeoutError' ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off' : 'ReceiveMessage failed; skipping this queue while backing off',
+        );
+      }
+      return [];
+    }
+  }
+
+  /**
+   * The queue with the fewest loops already long-polling it; ties go to the queue that comes first in this
+   * iteration's order. With concurrency >= queues every queue is covered by an idle loop, so a message on
+   * any queue is picked up as soon as it arrives instead of after a full poll.
+   */
+  #pickLongPollQueue(order: readonly number[]): number {
+    let best = order[0]!;
+    for (const index of order) if (this.#longPollers[index]! < this.#longPollers[best]!) best = index;
+    return best;
+  }
+}

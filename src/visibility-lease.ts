@@ -1,0 +1,129 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from './aws-errors.ts';
+import { backoffMs, sleep } from './backoff.ts';
+import type { MessageSource, ResolvedQueue } from './queues/sqs-source.ts';
+
+/** SQS batch calls take at most 10 entries. */
+const SQS_BATCH_MAX = 10;
+/** Extend when this much visibility remains (or half the timeout, if shorter): room for a few retries. */
+const MAX_LEAD_MS = 10_000;
+/** A retry that would land later than this before the visibility runs out is pointless. */
+const RETRY_MARGIN_MS = 250;
+
+interface Held {
+  readonly message: Message;
+  /** When SQS will hand the message to someone else unless it is extended or settled. */
+  visibleAt: number;
+}
+
+export interface LeaseDeps {
+  readonly source: MessageSource;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly random: () => number;
+}
+
+/**
+ * One visibility lease per received batch: from the receive until each message's settle call has completed,
+ * every message of the batch (later chunks of a split batch too) is kept invisible by extending its
+ * visibility shortly before it runs out, so no message is handed out again while it is still ours.
+ * - A failed call is retried with back-off for as long as visibility remains.
+ * - An entry that SQS refuses (deleted by the function itself, receipt expired) drops that message only.
+ * - drop() waits for an extension already on its way, so none lands after a release or a delete.
+ */
+export class VisibilityLease {
+  readonly #queue: ResolvedQueue;
+  readonly #timeoutMs: number;
+  readonly #deps: LeaseDeps;
+  readonly #held = new Map<Message, Held>();
+  readonly #calls = new Set<Promise<unknown>>();
+  readonly #ended = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(queue: ResolvedQueue, messages: readonly Message[], timeoutMs: number, receivedAt: number, deps: LeaseDeps) {
+    this.#queue = queue;
+    this.#timeoutMs = timeoutMs;
+    this.#deps = deps;
+    for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + timeoutMs });
+    // A queue with visibility timeout 0 hands messages out again at once: there is nothing to keep.
+    if (timeoutMs > 0) this.#schedule();
+  }
+
+  /** The messages still leased. */
+  get messages(): Message[] {
+    return [...this.#held.keys()];
+  }
+
+  /** Ends the lease of these messages; resolves once no extension of them can land any more. */
+  async drop(messages: readonly Message[]): Promise<void> {
+    for (const m of messages) this.#held.delete(m);
+    if (this.#held.size === 0) clearTimeout(this.#timer);
+    await Promise.allSettled([...this.#calls]);
+  }
+
+  /** Ends the lease of every message. */
+  async end(): Promise<void> {
+    this.#ended.abort();
+    clearTimeout(this.#timer);
+    this.#held.clear();
+    await Promise.allSettled([...this.#calls]);
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    if (this.#held.size === 0 || this.#ended.signal.aborted) return;
+    const leadMs = Math.min(MAX_LEAD_MS, this.#timeoutMs / 2);
+    const due = Math.min(...[...this.#held.values()].map((h) => h.visibleAt)) - leadMs;
+    this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
+  }
+
+  async #extend(): Promise<void> {
+    const all = [...this.#held.values()];
+    const chunks: Held[][] = [];
+    for (let i = 0; i < all.length; i += SQS_BATCH_MAX) chunks.push(all.slice(i, i + SQS_BATCH_MAX));
+    await Promise.all(chunks.map((chunk) => this.#extendChunk(chunk)));
+    this.#schedule();
+  }
+
+  async #extendChunk(chunk: readonly Held[]): Promise<void> {
+    const { source, logger, now, random } = this.#deps;
+    for (let attempt = 0; ; attempt++) {
+      const live = chunk.filter((h) => this.#held.get(h.message) === h);
+      if (live.length === 0 || this.#ended.signal.aborted) return;
+      const started = now();
+      // Entry ids are positions: one receive may return two copies of a message (standard queues).
+      const entries = live.map((h, i) => ({ id: String(i), receiptHandle: h.message.ReceiptHandle ?? '' }));
+      const call = source.changeVisibility(this.#queue, entries, this.#timeoutMs / 1000);
+      this.#calls.add(call);
+      const outcome = await call.then(
+        (failures) => ({ failures }),
+        (err: unknown) => ({ err }),
+      );
+      this.#calls.delete(call);
+      if ('failures' in outcome) {
+        const refused = new Map(outcome.failures.map((f) => [Number(f.id), f]));
+        live.forEach((h, i) => {
+          if (refused.has(i)) this.#held.delete(h.message);
+          else h.visibleAt = started + this.#timeoutMs;
+        });
+        if (refused.size > 0) {
+          const failed = [...refused].map(([i, f]) => ({ id: live[i]?.message.MessageId ?? f.id, code: f.code, message: f.message }));
+          logger.warn({ queue: this.#queue.name, failed }, 'SQS refused to extend the visibility of some messages; no longer extending those');
+        }
+        return;
+      }
+      const e = callErrorOf(outcome.err);
+      const delayMs = backoffMs(attempt, 100, 1_000, random);
+      const expiresAt = Math.min(...live.map((h) => h.visibleAt));
+      const messageIds = live.map((h) => h.message.MessageId ?? '');
+      if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
+        for (const h of live) this.#held.delete(h.message);
+        logger.error({ queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } }, 'could not extend visibility before it ran out; these messages may be delivered again');
+        return;
+      }
+      logger.warn({ queue: this.#queue.name, messageIds, attempt, delayMs, err: { code: e.code, message: e.message } }, 'ChangeMessageVisibilityBatch failed; retrying while visibility remains');
+      await sleep(delayMs, this.#ended.signal);
+    }
+  }
+}
