@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, METRIC, type DispatcherOptions } from '../../src/dispatcher.ts';
+import { Dispatcher, DispatcherFailed, METRIC, type DispatcherOptions } from '../../src/dispatcher.ts';
+import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import {
   FakeInvoker,
@@ -297,5 +298,50 @@ describe('Dispatcher', () => {
     stop.abort();
     await running;
     assert.ok(source.deleteCalls.length <= 2, `delete calls ${source.deleteCalls.join(',')}`);
+  });
+
+  it('a loop that fails (a bug, here in the metrics sink) fails the dispatcher once the other loops have settled their batches', async () => {
+    // Errors inside a batch are caught and logged per batch; what escapes a loop is a bug in what the loop calls
+    // outside that handling. This sink throws on the first ProcessingDuration, as a broken aggregate map would.
+    const bug = new RangeError('Map maximum size exceeded');
+    let thrown = false;
+    const metrics: MetricsSink = {
+      record(d: MetricDatum) {
+        if (d.name === METRIC.duration && !thrown) {
+          thrown = true;
+          throw bug;
+        }
+      },
+    };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const [a, b, c, late] = [message(), message(), message(), message()];
+    const invoker = new FakeInvoker(async (payload) => {
+      const id = (JSON.parse(payload) as { Records: { messageId: string }[] }).Records[0]?.messageId;
+      if (id !== c.MessageId) await gate;
+      return ok();
+    });
+    const source = new FakeSource();
+    const options: DispatcherOptions = { queues: [queue('q')], orderMode: 'strict', concurrency: 3, batchSize: 1, pollForSec: 1, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn' };
+    const dispatcher = new Dispatcher(options, { source, invoker, metrics, logger: silentLogger });
+    const running = dispatcher.run(new AbortController().signal);
+    let outcome: unknown;
+    void running.then(() => (outcome = 'resolved'), (err: unknown) => (outcome = err));
+    source.push('q', a, b);
+    await until(() => invoker.active === 2, 2000, 'two loops holding a batch');
+    source.push('q', c); // the third loop takes it, settles it, and then fails
+    await until(() => dispatcher.state === 'draining', 2000, 'draining after the failure');
+    assert.deepEqual(source.deleted.map((d) => d.id), [c.MessageId]);
+    assert.deepEqual(dispatcher.inFlight().flatMap((f) => f.messageIds).sort(), [a.MessageId, b.MessageId].sort());
+    source.push('q', late);
+    await delay(1200); // longer than a long poll: any loop still receiving would have taken it
+    assert.equal(outcome, undefined, 'run() waits for the batches the other loops hold');
+    release();
+    await assert.rejects(running, (err: unknown) => err instanceof DispatcherFailed && err.cause === bug && err.message.includes(bug.message));
+    assert.equal(dispatcher.state, 'failed');
+    assert.deepEqual(source.deleted.map((d) => d.id).sort(), [a.MessageId, b.MessageId, c.MessageId].sort(), 'the other loops settled their batches');
+    assert.deepEqual(dispatcher.inFlight(), []);
+    assert.ok(!idsOf(invoker).includes(late.MessageId!), 'nothing is received after the failure');
+    assert.deepEqual(source.visible.get('q')?.map((m) => m.MessageId), [late.MessageId]);
   });
 });
