@@ -161,4 +161,29 @@ describe('fault injection: the visibility lease', () => {
       await cleanUp();
     }
   });
+
+  it(
+    '3d. SQS refusing connections for 6 s while a delete is due: the delete is retried while the lease holds, no second run',
+    { todo: 'settle.ts gives a delete up after 8 attempts (about 3 s with back-off capped at 1 s) although the lease still holds visibility; the message then runs again after its visibility timeout' },
+    async () => {
+      try {
+        const q = await createQueue('wl-fault-lease-delete-outage', { VisibilityTimeout: '10' });
+        const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 1_000 })]);
+        const t0 = Date.now();
+        const { proxy, daemon } = await start(q.name, []);
+        await endpoint.waitFor(() => runsByMessage(endpoint, q.arn).get(id!)?.[0]?.status === 'running', 15_000);
+        // Refused from before the run ends (so the delete meets it) until 6 s later; visibility lasts 10 s.
+        const rule = proxy.inject({ fault: { kind: 'refuse' }, forMs: 6_000 });
+        await rule.ended;
+        await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted once SQS answers again', 100).catch(() => undefined);
+        await delay(1_000);
+        assert.equal(await stopDaemon(daemon), 0);
+        const runs = runsByMessage(endpoint, q.arn);
+        assert.equal(runs.get(id!)?.length, 1, `invoked once: ${describeRuns(runs, t0)}\n${problems(daemon)}`);
+        assert.equal(await countMessages(q.url), 0, `deleted: ${problems(daemon)}`);
+      } finally {
+        await cleanUp();
+      }
+    },
+  );
 });
