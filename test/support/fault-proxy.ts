@@ -183,6 +183,11 @@ export interface FaultProxyOptions {
   host?: string;
   /** Randomness for `probability`, so a chaos run can be replayed with a seeded generator; default Math.random. */
   random?: () => number;
+  /**
+   * Sees every named request before its fault is decided, body included: a chaos run reads the receipt handles
+   * of each DeleteMessageBatch from it. It must not throw.
+   */
+  onRequest?: (request: RequestInfo) => void;
 }
 
 export interface FaultProxy {
@@ -530,6 +535,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       clientClosed: false,
     };
     const record = call;
+    options.onRequest?.(info);
 
     const refuseRule = rules.find((r) => r.active && r.options.fault.kind === 'refuse');
     if (refuseRule !== undefined) {
