@@ -175,3 +175,20 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** One line written by a recording logger: pino's JSON, parsed (level 30 info, 40 warn, 50 error). */
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * A pino logger at level trace whose lines are collected instead of printed, so tests can assert what was
+ * logged, how often and with which fields. pino writes to a plain `{ write }` destination synchronously.
+ */
+export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  return { logger, lines };
+}
