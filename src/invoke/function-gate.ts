@@ -19,6 +19,8 @@ export class FunctionGate {
   #failures = 0;
   #pausedUntil = 0;
   #since = 0;
+  /** Aborted by resume(), so loops waiting out a pause carry on as soon as an invocation got through. */
+  #resumed = new AbortController();
 
   constructor(deps: { logger: Logger; random?: () => number; now?: () => number }) {
     this.#log = deps.logger;
@@ -52,10 +54,12 @@ export class FunctionGate {
     this.#log.info({ pausedMs: this.#now() - this.#since, attempts: this.#failures }, 'the function can be invoked again; resuming');
     this.#failures = 0;
     this.#pausedUntil = 0;
+    this.#resumed.abort();
+    this.#resumed = new AbortController();
   }
 
-  /** Waits until the pause ends (or `stop` aborts). */
+  /** Waits until the pause ends, resume() is called, or `stop` aborts. */
   async wait(stop: AbortSignal): Promise<void> {
-    while (this.paused && !stop.aborted) await sleep(this.#pausedUntil - this.#now(), stop);
+    while (this.paused && !stop.aborted) await sleep(this.#pausedUntil - this.#now(), AbortSignal.any([stop, this.#resumed.signal]));
   }
 }
