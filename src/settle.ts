@@ -19,14 +19,17 @@ export interface SettleResult {
 
 interface Pending {
   entry: ReceiptEntry;
+  /** Until when a failing call may keep being retried for this entry (epoch ms). */
+  retryUntil: () => number;
   resolve: (failure: EntryFailure | undefined) => void;
 }
 
 /**
  * Deletes messages for many worker loops with as few DeleteMessageBatch calls as possible: entries that
  * arrive within `windowMs` of each other share a call (up to 10), and a full batch goes out at once.
- * Retryable failures are retried with back-off; the promise of each caller resolves when its entries are
- * settled, so an awaited delete really happened (or is reported as failed).
+ * Retryable failures are retried with back-off, and for as long as the caller's `retryUntil` (the visibility
+ * its lease still holds) allows; the promise of each caller resolves when its entries are settled, so an
+ * awaited delete really happened (or is reported as failed).
  */
 export class DeleteBatcher {
   readonly #source: MessageSource;
@@ -41,11 +44,11 @@ export class DeleteBatcher {
     this.#windowMs = windowMs;
   }
 
-  async delete(queue: ResolvedQueue, entries: readonly ReceiptEntry[]): Promise<SettleResult> {
+  async delete(queue: ResolvedQueue, entries: readonly ReceiptEntry[], retryUntil: () => number = () => 0): Promise<SettleResult> {
     if (entries.length === 0) return { done: 0, failed: [] };
     let list = this.#pending.get(queue);
     if (!list) this.#pending.set(queue, (list = []));
-    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, resolve })));
+    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, resolve })));
     while (list.length >= SQS_BATCH_MAX) this.#send(queue, list.splice(0, SQS_BATCH_MAX));
     if (list.length > 0 && !this.#timers.has(queue)) {
       this.#timers.set(
@@ -65,7 +68,8 @@ export class DeleteBatcher {
     // Ids only need to be unique within one request; the index avoids clashes when SQS delivered a
     // message twice (standard queues are at-least-once) and both copies are deleted together.
     const entries = batch.map((p, i) => ({ id: String(i), receiptHandle: p.entry.receiptHandle }));
-    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length).then(
+    const retryUntil = () => Math.max(...batch.map((p) => p.retryUntil()));
+    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length, retryUntil).then(
       (failures) => {
         const byId = new Map(failures.map((f) => [f.id, f]));
         batch.forEach((p, i) => {
@@ -97,9 +101,10 @@ export async function changeVisibility(
 }
 
 /**
- * Runs a batch call, retrying retryable errors with jittered back-off. After the last attempt, or on a
- * fatal error, every entry is reported failed: the messages then come back after their visibility timeout,
- * so nothing is lost, only delayed.
+ * Runs a batch call, retrying retryable errors with jittered back-off: at least SETTLE_ATTEMPTS times, and
+ * beyond that until `retryUntil` (while the messages are still invisible, a retry can still prevent a second
+ * delivery). After that, or on a fatal error, every entry is reported failed: the messages then come back
+ * after their visibility timeout, so nothing is lost, only delayed.
  */
 async function withRetry(
   logger: Logger,
@@ -107,6 +112,7 @@ async function withRetry(
   queue: ResolvedQueue,
   call: () => Promise<EntryFailure[]>,
   entryCount: number,
+  retryUntil: () => number = () => 0,
 ): Promise<EntryFailure[]> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -114,10 +120,11 @@ async function withRetry(
       return await call();
     } catch (err) {
       const e = callErrorOf(err);
-      const last = e.kind === 'fatal' || attempt + 1 >= SETTLE_ATTEMPTS;
+      const delayMs = backoffMs(attempt, 100, 1_000);
+      const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && Date.now() + delayMs >= retryUntil());
       logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
       if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
-      await sleep(backoffMs(attempt, 100, 1_000));
+      await sleep(delayMs);
     }
   }
 }

@@ -55,6 +55,16 @@ export class VisibilityLease {
     return [...this.#held.keys()];
   }
 
+  /** When the first of these messages that is still leased becomes visible again; 0 when none is. */
+  expiresAt(messages: readonly Message[]): number {
+    let at = 0;
+    for (const m of messages) {
+      const h = this.#held.get(m);
+      if (h && (at === 0 || h.visibleAt < at)) at = h.visibleAt;
+    }
+    return at;
+  }
+
   /** Ends the lease of these messages; resolves once no extension of them can land any more. */
   async drop(messages: readonly Message[]): Promise<void> {
     for (const m of messages) this.#held.delete(m);
@@ -101,24 +111,32 @@ export class VisibilityLease {
         (err: unknown) => ({ err }),
       );
       this.#calls.delete(call);
+      // Messages dropped while the call was on its way (settled meanwhile) are no longer ours to report on.
+      const held = (h: Held) => this.#held.get(h.message) === h;
       if ('failures' in outcome) {
         const refused = new Map(outcome.failures.map((f) => [Number(f.id), f]));
+        const failed: { id: string; code: string; message: string }[] = [];
         live.forEach((h, i) => {
-          if (refused.has(i)) this.#held.delete(h.message);
-          else h.visibleAt = started + this.#timeoutMs;
+          const f = refused.get(i);
+          if (!f) h.visibleAt = started + this.#timeoutMs;
+          else if (held(h)) {
+            this.#held.delete(h.message);
+            failed.push({ id: h.message.MessageId ?? f.id, code: f.code, message: f.message });
+          }
         });
-        if (refused.size > 0) {
-          const failed = [...refused].map(([i, f]) => ({ id: live[i]?.message.MessageId ?? f.id, code: f.code, message: f.message }));
+        if (failed.length > 0) {
           logger.warn({ queue: this.#queue.name, failed }, 'SQS refused to extend the visibility of some messages; no longer extending those');
         }
         return;
       }
+      const still = live.filter(held);
+      if (still.length === 0) return;
       const e = callErrorOf(outcome.err);
       const delayMs = backoffMs(attempt, 100, 1_000, random);
-      const expiresAt = Math.min(...live.map((h) => h.visibleAt));
-      const messageIds = live.map((h) => h.message.MessageId ?? '');
+      const expiresAt = Math.min(...still.map((h) => h.visibleAt));
+      const messageIds = still.map((h) => h.message.MessageId ?? '');
       if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
-        for (const h of live) this.#held.delete(h.message);
+        for (const h of still) this.#held.delete(h.message);
         logger.error({ queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } }, 'could not extend visibility before it ran out; these messages may be delivered again');
         return;
       }
