@@ -16,6 +16,8 @@ export interface OptionDef {
   readonly group?: string;
   /** A switch: given alone (`--temporal-tls`) it means true. */
   readonly boolean?: boolean;
+  /** A credential: error messages show "***" instead of its value. */
+  readonly secret?: boolean;
 }
 
 /** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */

@@ -1,5 +1,5 @@
 import type { DeleteMode } from './dispatcher.ts';
-import { CORE_OPTIONS, camel, type OptionDef, type RawOptions } from './cli.ts';
+import { CORE_OPTIONS, type OptionDef, type RawOptions } from './cli.ts';
 import { OptionReader } from './option-reader.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { TEMPORAL_OPTIONS, resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
@@ -56,7 +56,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /**
  * Validates raw options and fills in defaults. Every problem is reported, not just the first. `env` supplies
- * the SDK's standard AWS_REGION / AWS_DEFAULT_REGION fallback.
+ * the SDK's standard AWS_REGION / AWS_DEFAULT_REGION fallback. The only I/O is the reader's check that the
+ * Temporal TLS files are readable; pass `new OptionReader(raw, fakeCheck)` to do without real files.
  */
 export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, reader = new OptionReader(raw)): ConfigResult<Config> {
   const r = reader;
@@ -90,11 +91,12 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     logLevel: r.oneOf('logLevel', 'log-level', LOG_LEVELS) ?? 'info',
     temporal: resolveTemporalConfig(r),
   };
-  const temporalGiven = TEMPORAL_OPTIONS.some((d) => r.has(camel(d.flag)));
-  if (queuesText === undefined && !temporalGiven) {
-    r.problem('--queues is required (env WORKERLESS_QUEUES), unless Temporal spillover is configured (--temporal-task-queues)');
+  // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
+  if (!r.has('queues') && !r.has('temporalTaskQueues')) {
+    r.problem('nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)');
   }
-  if (queuesText !== undefined && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
+  if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
+  if (!r.has('queues')) r.reject('function', 'function', 'is only used with --queues (none given)');
   if (region === undefined) r.problem('--region is required (or set AWS_REGION)');
   if (r.problems.length > 0) return { ok: false, problems: r.problems };
   return { ok: true, config: Object.freeze(config) };

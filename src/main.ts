@@ -124,6 +124,10 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     }
     const invoker = sqsWork ? new LambdaInvoker(lambda, sqsWork.functionName) : undefined;
     if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
+    // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
+    // --temporal-function would go unnoticed until the day it is needed.
+    const spillFn = config.temporal?.functionName;
+    if (spillFn !== undefined) await checkFunction(new LambdaInvoker(lambda, spillFn), spillFn, startup, 'Temporal worker function');
     if (stop.signal.aborted) return EXIT_OK;
 
     const metrics = config.metricsEnabled

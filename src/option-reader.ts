@@ -1,4 +1,19 @@
+import { readFileSync } from 'node:fs';
 import type { RawOptions, RawValue } from './cli.ts';
+
+/** Whether a file can be read: undefined if it can, else the reason (ENOENT, EACCES, EISDIR). */
+export type FileCheck = (path: string) => string | undefined;
+
+/** The default FileCheck: reads the file, as the code that uses it will (PEM files are small). */
+export function readableFile(path: string): string | undefined {
+  try {
+    readFileSync(path);
+    return undefined;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return e.code ?? (e.message || String(err)).split('\n')[0];
+  }
+}
 
 /**
  * Reads typed values out of raw options, recording one problem per invalid value in the form
@@ -7,9 +22,12 @@ import type { RawOptions, RawValue } from './cli.ts';
 export class OptionReader {
   readonly problems: string[] = [];
   readonly #raw: RawOptions;
+  readonly #checkFile: FileCheck;
 
-  constructor(raw: RawOptions) {
+  /** `checkFile` is the only I/O the reader does (for path options); tests pass a fake. */
+  constructor(raw: RawOptions, checkFile: FileCheck = readableFile) {
     this.#raw = raw;
+    this.#checkFile = checkFile;
   }
 
   has(name: string): boolean {
@@ -25,9 +43,9 @@ export class OptionReader {
     return v;
   }
 
-  #fail(flag: string, v: RawValue, what: string): undefined {
+  #fail(flag: string, v: RawValue, what: string, secret = false): undefined {
     const origin = v.origin === `--${flag}` ? '' : ` (from ${v.origin})`;
-    this.problems.push(`--${flag} ${what}, got ${JSON.stringify(display(v.value))}${origin}`);
+    this.problems.push(`--${flag} ${what}, got ${secret ? '"***"' : JSON.stringify(display(v.value))}${origin}`);
     return undefined;
   }
 
@@ -95,6 +113,26 @@ export class OptionReader {
       // reported below
     }
     return this.#fail(flag, this.#raw.get(name)!, 'must be an http(s) URL');
+  }
+
+  /** A file path that must be readable now (so a missing certificate is a start-up error, not a retry loop). */
+  readablePath(name: string, flag: string): string | undefined {
+    const path = this.string(name, flag);
+    if (path === undefined) return undefined;
+    const reason = this.#checkFile(path);
+    if (reason === undefined) return path;
+    const origin = this.#raw.get(name)!.origin;
+    this.problems.push(`--${flag} cannot read ${JSON.stringify(path)}: ${reason}${origin === `--${flag}` ? '' : ` (from ${origin})`}`);
+    return undefined;
+  }
+
+  /**
+   * Records that a value was given where it does not belong (an option without the one it needs), in the
+   * usual form with the value and where it came from; `secret` values show as "***". No-op when unset.
+   */
+  reject(name: string, flag: string, what: string, opts: { secret?: boolean } = {}): void {
+    const v = this.#get(name);
+    if (v !== undefined) this.#fail(flag, v, what, opts.secret);
   }
 
   /** Adds a problem that is not about a single value's format. */

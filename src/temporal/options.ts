@@ -1,7 +1,7 @@
 // Temporal spillover options: their flags (each also WORKERLESS_TEMPORAL_* and a config-file key) and their
 // resolution into a frozen, fully defaulted TemporalConfig, read with the same OptionReader as every other
 // option so that precedence (flag > env > file > default) and error messages are the same.
-import type { OptionDef } from '../cli.ts';
+import { camel, type OptionDef } from '../cli.ts';
 import type { OptionReader } from '../option-reader.ts';
 
 export interface TemporalTlsConfig {
@@ -60,11 +60,15 @@ export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
   {
     flag: 'temporal-address',
     group: GROUP,
-    describe: 'Temporal frontend host:port; setting it (or a task queue) turns spillover on',
+    describe: 'Temporal frontend host:port',
     defaultText: temporalDefaults.address,
   },
   { flag: 'temporal-namespace', group: GROUP, describe: 'Temporal namespace', defaultText: temporalDefaults.namespace },
-  { flag: 'temporal-task-queues', group: GROUP, describe: 'Task queues to give spillover capacity to (comma-separated)' },
+  {
+    flag: 'temporal-task-queues',
+    group: GROUP,
+    describe: 'Task queues to give spillover capacity to (comma-separated); setting it turns spillover on',
+  },
   {
     flag: 'temporal-function',
     group: GROUP,
@@ -117,16 +121,24 @@ export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
   { flag: 'temporal-tls-key', group: GROUP, describe: 'PEM client private key for mTLS (path; needs --temporal-tls-cert)' },
   { flag: 'temporal-tls-ca', group: GROUP, describe: 'PEM CA certificates to trust instead of the system roots (path)' },
   { flag: 'temporal-tls-server-name', group: GROUP, describe: 'TLS server name to verify, when it differs from the address host' },
-  { flag: 'temporal-api-key', group: GROUP, describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag' },
+  { flag: 'temporal-api-key', group: GROUP, describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag', secret: true },
 ];
 
 /**
  * Validates the Temporal options. Problems go to the reader (one per invalid option, with the rest of the
- * configuration's); returns undefined when spillover is not configured (no task queue and no address) or
- * when a problem was found.
+ * configuration's); returns undefined when spillover is not configured (no task queues) or when a problem
+ * was found. The TLS certificate, key and CA files must be readable (checked through the reader's FileCheck).
  */
 export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefined {
-  if (!r.has('temporalTaskQueues') && !r.has('temporalAddress')) return undefined;
+  if (!r.has('temporalTaskQueues')) {
+    // Without task queues spillover is off, so any other Temporal option would be silently ignored: a
+    // namespace from a shared env file or a misspelt task-queue variable would start a daemon that does nothing.
+    for (const d of TEMPORAL_OPTIONS) {
+      const name = camel(d.flag);
+      if (name !== 'temporalTaskQueues') r.reject(name, d.flag, 'is only used with --temporal-task-queues (none given)', { secret: d.secret ?? false });
+    }
+    return undefined;
+  }
   const before = r.problems.length;
 
   const address = r.string('temporalAddress', 'temporal-address') ?? temporalDefaults.address;
@@ -134,10 +146,10 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
     r.problem(`--temporal-address must be host:port, got ${JSON.stringify(address)}`);
   }
   const namespace = r.string('temporalNamespace', 'temporal-namespace') ?? temporalDefaults.namespace;
-  const taskQueues = taskQueueList(r.string('temporalTaskQueues', 'temporal-task-queues'), r);
+  const taskQueues = taskQueueList(r);
   const functionName = r.string('temporalFunction', 'temporal-function');
   if (functionName === undefined) {
-    r.problem('--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)');
+    r.problem('--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker');
   }
   const maxWorkers = r.number('temporalMaxWorkers', 'temporal-max-workers', 1, 1000) ?? temporalDefaults.maxWorkers;
   const workerLifetimeMs = r.durationMs('temporalWorkerLifetime', 'temporal-worker-lifetime', 1_000, 900_000) ?? temporalDefaults.workerLifetimeMs;
@@ -147,14 +159,16 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
   const tasksPerWorker = r.number('temporalTasksPerWorker', 'temporal-tasks-per-worker', 1, 100_000) ?? temporalDefaults.tasksPerWorker;
 
   const apiKey = r.string('temporalApiKey', 'temporal-api-key');
-  const certPath = r.string('temporalTlsCert', 'temporal-tls-cert');
-  const keyPath = r.string('temporalTlsKey', 'temporal-tls-key');
-  const caPath = r.string('temporalTlsCa', 'temporal-tls-ca');
+  // Read now: the connection only reads them when it connects, and would retry an unreadable file forever.
+  const certPath = r.readablePath('temporalTlsCert', 'temporal-tls-cert');
+  const keyPath = r.readablePath('temporalTlsKey', 'temporal-tls-key');
+  const caPath = r.readablePath('temporalTlsCa', 'temporal-tls-ca');
   const serverName = r.string('temporalTlsServerName', 'temporal-tls-server-name');
-  if ((certPath === undefined) !== (keyPath === undefined)) {
+  // has(), not the paths: an unreadable file is reported once, not also as half a pair.
+  if (r.has('temporalTlsCert') !== r.has('temporalTlsKey')) {
     r.problem('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
   }
-  const tlsDefault = apiKey !== undefined || certPath !== undefined || caPath !== undefined || serverName !== undefined;
+  const tlsDefault = apiKey !== undefined || ['temporalTlsCert', 'temporalTlsKey', 'temporalTlsCa', 'temporalTlsServerName'].some((n) => r.has(n));
   const tlsOn = r.boolean('temporalTls', 'temporal-tls') ?? tlsDefault;
   if (!tlsOn && tlsDefault) {
     r.problem('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
@@ -183,7 +197,8 @@ export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfi
 }
 
 /** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
-function taskQueueList(value: string | undefined, r: OptionReader): string[] {
+function taskQueueList(r: OptionReader): string[] {
+  const value = r.string('temporalTaskQueues', 'temporal-task-queues');
   const names: string[] = [];
   for (const part of (value ?? '').split(',')) {
     const name = part.trim();
@@ -191,6 +206,7 @@ function taskQueueList(value: string | undefined, r: OptionReader): string[] {
     if (name.length > 1000) r.problem(`--temporal-task-queues names must be at most 1000 characters, got ${JSON.stringify(name.slice(0, 40) + '...')}`);
     else if (!names.includes(name)) names.push(name);
   }
-  if (names.length === 0) r.problem('--temporal-task-queues needs at least one task queue when Temporal spillover is configured');
+  // A value such as " , " (a list of blanks); a value of the wrong type was reported by r.string().
+  if (names.length === 0 && value !== undefined) r.reject('temporalTaskQueues', 'temporal-task-queues', 'needs at least one task queue name');
   return names;
 }

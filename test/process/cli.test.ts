@@ -2,9 +2,24 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { CORE_OPTIONS, envName } from '../../src/cli.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, type CliRun } from '../support/cli.ts';
 import { until } from '../support/factories.ts';
+import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
+
+const NOTHING_TO_DO =
+  'workerless: nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
+const HELP_HINT = 'Run "workerless --help" for the options.';
+
+/** Exit 2 with exactly these problem lines (and the help hint) on stderr, nothing on stdout. */
+async function assertUsageError(run: CliRun, problems: string[]): Promise<void> {
+  const { code } = await run.exited;
+  assert.equal(code, 2, run.stderr());
+  assert.deepEqual(run.stderr().trim().split('\n'), [...problems, HELP_HINT]);
+  assert.equal(run.stdout(), '', 'nothing on stdout (no log lines, no stack trace)');
+  assert.ok(!run.stderr().includes('    at '), 'no stack trace');
+}
 
 describe('the workerless CLI as a process', () => {
   it('--help documents every option with its env var and default, exit 0', async () => {
@@ -45,9 +60,53 @@ describe('the workerless CLI as a process', () => {
   });
 
   it('nothing to do is a configuration error', async () => {
-    const run = runCli([], { AWS_REGION: 'us-east-1' });
-    assert.equal((await run.exited).code, 2);
-    assert.match(run.stderr(), /--queues is required/);
+    await assertUsageError(runCli([], { AWS_REGION: 'us-east-1' }), [NOTHING_TO_DO]);
+  });
+
+  it('only a Temporal option (a namespace from a shared env file): exit 2, naming it and its value', async () => {
+    await assertUsageError(runCli([], { AWS_REGION: 'us-east-1', WORKERLESS_TEMPORAL_NAMESPACE: 'prod' }), [
+      'workerless: --temporal-namespace is only used with --temporal-task-queues (none given), got "prod" (from WORKERLESS_TEMPORAL_NAMESPACE)',
+      NOTHING_TO_DO,
+    ]);
+  });
+
+  it('--function and --temporal-function without any queues: exit 2', async () => {
+    await assertUsageError(runCli(['--function', 'f', '--temporal-function', 'w'], { AWS_REGION: 'us-east-1' }), [
+      'workerless: --temporal-function is only used with --temporal-task-queues (none given), got "w"',
+      NOTHING_TO_DO,
+      'workerless: --function is only used with --queues (none given), got "f"',
+    ]);
+  });
+
+  it('a stray option of the half that is not configured: exit 2 (the API key masked)', async () => {
+    await assertUsageError(
+      runCli(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { AWS_REGION: 'us-east-1', WORKERLESS_FUNCTION: 'f' }),
+      ['workerless: --function is only used with --queues (none given), got "f" (from WORKERLESS_FUNCTION)'],
+    );
+    const run = runCli(['--function', 'f', '--queues', 'q'], { AWS_REGION: 'us-east-1', WORKERLESS_TEMPORAL_API_KEY: 'secret-key' });
+    await assertUsageError(run, ['workerless: --temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)']);
+    assert.ok(!run.stderr().includes('secret-key'));
+  });
+
+  it('task queues without --temporal-function: exit 2', async () => {
+    await assertUsageError(runCli(['--temporal-task-queues', 'orders'], { AWS_REGION: 'us-east-1' }), [
+      'workerless: --temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
+    ]);
+  });
+
+  it('an unreadable Temporal TLS file: exit 2 at start-up instead of retrying the connection forever', async () => {
+    await assertUsageError(
+      runCli(['--temporal-task-queues', 'orders', '--temporal-function', 'w', '--temporal-tls-ca', '/missing.pem'], {
+        AWS_REGION: 'us-east-1',
+        WORKERLESS_TEMPORAL_TLS_CERT: '/missing-client.pem',
+        WORKERLESS_TEMPORAL_TLS_KEY: fileURLToPath(new URL('.', import.meta.url)),
+      }),
+      [
+        'workerless: --temporal-tls-cert cannot read "/missing-client.pem": ENOENT (from WORKERLESS_TEMPORAL_TLS_CERT)',
+        `workerless: --temporal-tls-key cannot read "${fileURLToPath(new URL('.', import.meta.url))}": EISDIR (from WORKERLESS_TEMPORAL_TLS_KEY)`,
+        'workerless: --temporal-tls-ca cannot read "/missing.pem": ENOENT',
+      ],
+    );
   });
 
   it('an unreachable endpoint: exit 1 with a one-line explanation, not a stack trace', async () => {
@@ -60,6 +119,51 @@ describe('the workerless CLI as a process', () => {
     assert.equal(code, 1);
     assert.equal(run.stderr(), 'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n');
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
+  });
+});
+
+describe('the Temporal worker function is checked at start-up (no Temporal server needed)', () => {
+  // The checks run before spillover connects to Temporal, so an address nobody listens on is enough.
+  const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
+  const spillover = (fn: string, endpointUrl: string) =>
+    runCli(
+      ['--temporal-task-queues', 'orders', '--temporal-function', fn, '--temporal-address', '127.0.0.1:9', '--endpoint-url', endpointUrl, '--metrics', 'off'],
+      { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+    );
+
+  it('a missing function: exit 1 with a one-line explanation, before "workerless started"', async () => {
+    const endpoint = await startLambdaEndpoint({ handlerOutput: 'ignore', functions: { 'temporal-worker': { handler: record } } });
+    const run = spillover('no-such-worker', endpoint.url);
+    // Without the check the daemon starts and runs on: fail after 15 s instead of hanging.
+    const deadline = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+    try {
+      const { code } = await run.exited;
+      assert.equal(code, 1, run.stderr());
+      assert.equal(run.stderr(), 'workerless: Temporal worker function "no-such-worker" does not exist (ResourceNotFoundException)\n');
+      assert.ok(!run.logs().some((l) => l['msg'] === 'workerless started'), 'did not start');
+      assert.ok(!run.stdout().includes('    at '), 'no stack trace');
+      assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.statusCode]), [['no-such-worker', 404]]);
+    } finally {
+      clearTimeout(deadline);
+      await endpoint.stop();
+    }
+  });
+
+  it('an existing function passes the DryRun (nothing runs) and the daemon starts', async () => {
+    const endpoint = await startLambdaEndpoint({ handlerOutput: 'ignore', functions: { 'temporal-worker': { handler: record } } });
+    const run = spillover('temporal-worker', endpoint.url);
+    try {
+      await run.waitForLog((l) => l['msg'] === 'workerless started');
+      assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.errorType]), [['temporal-worker', 'DryRun']]);
+      assert.deepEqual(endpoint.invocations, [], 'the dry run did not run the worker');
+      assert.equal(run.stderr(), '');
+    } finally {
+      // SIGKILL: shutdown is not under test here, and with no Temporal server the process lingers for the
+      // gRPC connect timeout (10 s) after "stopped cleanly".
+      run.child.kill('SIGKILL');
+      await run.exited;
+      await endpoint.stop();
+    }
   });
 });
 

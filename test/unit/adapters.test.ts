@@ -119,6 +119,10 @@ describe('LambdaInvoker', () => {
     assert.equal(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.InvocationType, 'DryRun');
     lambda.on(InvokeCommand).rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }));
     await assert.rejects(checkFunction(invoker, 'nope'), { message: 'cannot invoke function "nope": AccessDeniedException: User is not authorized' });
+    // The spillover function's check says which function it was.
+    await assert.rejects(checkFunction(invoker, 'nope', undefined, 'Temporal worker function'), {
+      message: 'cannot invoke Temporal worker function "nope": AccessDeniedException: User is not authorized',
+    });
     lambda.restore();
   });
 });

@@ -7,12 +7,16 @@ import { CORE_OPTIONS, collectOptions, envName, helpText } from '../../src/cli.t
 
 const DEFS = OPTIONS;
 import { OPTIONS, resolveConfig, type Config } from '../../src/config.ts';
+import { OptionReader } from '../../src/option-reader.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
+const NOTHING_TO_DO =
+  'nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
 
-function resolve(argv: string[], env: Record<string, string> = ENV) {
+/** Resolves as main does; `readable` replaces the file system for the TLS file checks (default: the real one). */
+function resolve(argv: string[], env: Record<string, string> = ENV, readable?: (path: string) => string | undefined) {
   const cli = collectOptions(argv, env, DEFS);
-  const r = resolveConfig(cli.raw, env);
+  const r = resolveConfig(cli.raw, env, readable ? new OptionReader(cli.raw, readable) : undefined);
   return { cli, problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
 }
 
@@ -174,10 +178,59 @@ describe('configuration', () => {
     assert.ok(c.temporal?.tls, '--temporal-tls given alone means true');
     assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--concurrency', '0'], ENV).problems, [
       '--concurrency must be an integer from 1 to 10000, got "0"',
-      '--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)',
+      '--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
     ]);
-    assert.deepEqual(resolve([], ENV).problems, [
-      '--queues is required (env WORKERLESS_QUEUES), unless Temporal spillover is configured (--temporal-task-queues)',
+    assert.deepEqual(resolve([], ENV).problems, [NOTHING_TO_DO]);
+  });
+
+  it('only a Temporal option, e.g. a namespace from a shared env file: nothing to do, naming the option and value', () => {
+    assert.deepEqual(resolve([], { ...ENV, WORKERLESS_TEMPORAL_NAMESPACE: 'prod' }).problems, [
+      '--temporal-namespace is only used with --temporal-task-queues (none given), got "prod" (from WORKERLESS_TEMPORAL_NAMESPACE)',
+      NOTHING_TO_DO,
+    ]);
+    const file = tempFile('temporal.yaml', 'temporal-address: temporal.internal:7233\n');
+    assert.deepEqual(resolve(['--config', file]).problems, [
+      `--temporal-address is only used with --temporal-task-queues (none given), got "temporal.internal:7233" (from temporal-address in ${file})`,
+      NOTHING_TO_DO,
+    ]);
+  });
+
+  it('--function and --temporal-function without any queues: nothing to do, and each function named', () => {
+    assert.deepEqual(resolve(['--function', 'f', '--temporal-function', 'w']).problems, [
+      '--temporal-function is only used with --temporal-task-queues (none given), got "w"',
+      NOTHING_TO_DO,
+      '--function is only used with --queues (none given), got "f"',
+    ]);
+  });
+
+  it('options of the half that is not configured are reported, not ignored', () => {
+    // SQS work configured, a stray Temporal option (the API key stays masked).
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'q'], { ...ENV, WORKERLESS_TEMPORAL_API_KEY: 'secret-key' }).problems, [
+      '--temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)',
+    ]);
+    // Temporal work configured, a stray --function.
+    assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_FUNCTION: 'f' }).problems, [
+      '--function is only used with --queues (none given), got "f" (from WORKERLESS_FUNCTION)',
+    ]);
+    // Both configured: nothing stray.
+    const both = valid(['--function', 'f', '--queues', 'q', '--temporal-task-queues', 'orders', '--temporal-function', 'w', '--temporal-namespace', 'prod']);
+    assert.equal(both.temporal?.namespace, 'prod');
+  });
+
+  it('an invalid --queues is reported as invalid, not also as missing', () => {
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'a,a']).problems, ['--queues lists "a" more than once']);
+  });
+
+  it('the Temporal TLS files must be readable: the real file system by default, injectable for tests', () => {
+    const spill = ['--temporal-task-queues', 'orders', '--temporal-function', 'w'];
+    assert.deepEqual(resolve([...spill, '--temporal-tls-ca', '/nonexistent/missing.pem']).problems, ['--temporal-tls-ca cannot read "/nonexistent/missing.pem": ENOENT']);
+    const ca = tempFile('ca.pem', '-----BEGIN CERTIFICATE-----\n');
+    assert.equal(valid([...spill, '--temporal-tls-ca', ca]).temporal?.tls?.caPath, ca);
+    const env = { ...ENV, WORKERLESS_TEMPORAL_TLS_CERT: '/etc/wl/client.pem', WORKERLESS_TEMPORAL_TLS_KEY: '/etc/wl/client.key' };
+    const fake = (path: string) => (path === '/etc/wl/client.key' ? 'EACCES' : undefined);
+    assert.deepEqual(resolve([...spill, '--concurrency', '0'], env, fake).problems, [
+      '--concurrency must be an integer from 1 to 10000, got "0"',
+      '--temporal-tls-key cannot read "/etc/wl/client.key": EACCES (from WORKERLESS_TEMPORAL_TLS_KEY)',
     ]);
   });
 

@@ -1,23 +1,34 @@
 import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { envName, type RawValue } from '../../../src/cli.ts';
-import { OptionReader, parseDurationMs } from '../../../src/option-reader.ts';
+import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/option-reader.ts';
 import { TEMPORAL_OPTIONS, redactTemporalConfig, resolveTemporalConfig, temporalDefaults } from '../../../src/temporal/options.ts';
 
-/** Raw values as the CLI collects them (camelCase names), given as flags. */
-function resolve(raw: Record<string, unknown>) {
+/** The files the fake FileCheck can read; any other path is ENOENT. No test here touches the file system. */
+const FILES = new Set(['/c.pem', '/k.pem', '/ca.pem']);
+const fakeFiles: FileCheck = (path) => (FILES.has(path) ? undefined : 'ENOENT');
+
+/** Raw values as the CLI collects them (camelCase names), given as flags unless `origins` says otherwise. */
+function resolve(raw: Record<string, unknown>, checkFile: FileCheck = fakeFiles, origins: Record<string, string> = {}) {
   const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  const map = new Map<string, RawValue>(Object.entries(raw).map(([k, value]) => [k, { value, origin: `--${kebab(k)}` }]));
-  const reader = new OptionReader(map);
+  const map = new Map<string, RawValue>(Object.entries(raw).map(([k, value]) => [k, { value, origin: origins[k] ?? `--${kebab(k)}` }]));
+  const checked: string[] = [];
+  const reader = new OptionReader(map, (path) => {
+    checked.push(path);
+    return checkFile(path);
+  });
   const config = resolveTemporalConfig(reader);
-  return { config, problems: reader.problems };
+  return { config, problems: reader.problems, checked };
 }
 
 const minimal = { temporalTaskQueues: ['orders'], temporalFunction: 'temporal-worker' };
 
 describe('resolveTemporalConfig', () => {
-  it('returns undefined without problems when Temporal is not configured', () => {
-    for (const raw of [{}, { temporalTaskQueues: [] }, { temporalAddress: '' }, { temporalNamespace: 'x' }]) {
+  it('returns undefined without problems when no Temporal option is set', () => {
+    for (const raw of [{}, { temporalTaskQueues: [] }, { temporalAddress: '' }, { temporalTaskQueues: ' ', temporalNamespace: '' }]) {
       const { config, problems } = resolve(raw);
       assert.equal(config, undefined);
       assert.deepEqual(problems, []);
@@ -91,7 +102,7 @@ describe('resolveTemporalConfig', () => {
     assert.equal(config, undefined);
     assert.deepEqual(problems, [
       '--temporal-address must be host:port, got "no-port"',
-      '--temporal-function is required when Temporal spillover is configured (the function that hosts the worker)',
+      '--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
       '--temporal-max-workers must be an integer from 1 to 1000, got "abc"',
       '--temporal-worker-lifetime must be a duration from 1s to 15m (e.g. 500ms, 5s, 10m), got "20m"',
       '--temporal-backlog-threshold must be an integer from 0 to 1000000, got "-1"',
@@ -105,9 +116,64 @@ describe('resolveTemporalConfig', () => {
     assert.equal(resolve({ ...minimal, temporalPollInterval: '10' }).config?.pollIntervalMs, 10_000);
   });
 
-  it('requires a task queue once an address is given', () => {
-    const { problems } = resolve({ temporalAddress: 'localhost:7233', temporalFunction: 'f' });
-    assert.deepEqual(problems, ['--temporal-task-queues needs at least one task queue when Temporal spillover is configured']);
+  it('reports every Temporal option given without task queues, with its value and origin, the API key masked', () => {
+    const { config, problems, checked } = resolve(
+      {
+        temporalAddress: 'localhost:7233',
+        temporalNamespace: 'prod',
+        temporalFunction: 'w',
+        temporalTls: 'false',
+        temporalTlsCa: '/missing.pem',
+        temporalApiKey: 'secret-key',
+      },
+      fakeFiles,
+      { temporalNamespace: 'WORKERLESS_TEMPORAL_NAMESPACE', temporalApiKey: 'WORKERLESS_TEMPORAL_API_KEY' },
+    );
+    assert.equal(config, undefined);
+    assert.deepEqual(problems, [
+      '--temporal-address is only used with --temporal-task-queues (none given), got "localhost:7233"',
+      '--temporal-namespace is only used with --temporal-task-queues (none given), got "prod" (from WORKERLESS_TEMPORAL_NAMESPACE)',
+      '--temporal-function is only used with --temporal-task-queues (none given), got "w"',
+      '--temporal-tls is only used with --temporal-task-queues (none given), got "false"',
+      '--temporal-tls-ca is only used with --temporal-task-queues (none given), got "/missing.pem"',
+      '--temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)',
+    ]);
+    assert.deepEqual(checked, [], 'files of an unused option are not read');
+  });
+
+  it('reports task queues that name no queue, with the value', () => {
+    assert.deepEqual(resolve({ ...minimal, temporalTaskQueues: ' , ' }).problems, ['--temporal-task-queues needs at least one task queue name, got " , "']);
+  });
+
+  it('requires --temporal-function with task queues', () => {
+    assert.deepEqual(resolve({ temporalTaskQueues: 'orders' }).problems, [
+      '--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
+    ]);
+  });
+
+  it('checks that the certificate, key and CA files can be read, naming the option, the path and the reason', () => {
+    const ok = resolve({ ...minimal, temporalTlsCert: '/c.pem', temporalTlsKey: '/k.pem', temporalTlsCa: '/ca.pem' });
+    assert.deepEqual(ok.problems, []);
+    assert.deepEqual(ok.checked, ['/c.pem', '/k.pem', '/ca.pem']);
+    assert.deepEqual(ok.config?.tls, { certPath: '/c.pem', keyPath: '/k.pem', caPath: '/ca.pem', serverName: undefined });
+
+    const bad = resolve(
+      { ...minimal, temporalTlsCert: '/c.pem', temporalTlsKey: '/secret/k.pem', temporalTlsCa: '/missing.pem' },
+      (path) => (path === '/secret/k.pem' ? 'EACCES' : fakeFiles(path)),
+      { temporalTlsCa: 'temporal-tls-ca in wl.yaml' },
+    );
+    assert.equal(bad.config, undefined);
+    assert.deepEqual(bad.problems, [
+      '--temporal-tls-key cannot read "/secret/k.pem": EACCES',
+      '--temporal-tls-ca cannot read "/missing.pem": ENOENT (from temporal-tls-ca in wl.yaml)',
+    ]);
+  });
+
+  it('an unreadable half of an mTLS pair is reported as unreadable and as half a pair', () => {
+    assert.deepEqual(resolve({ ...minimal, temporalTlsCert: '/missing.pem' }).problems, [
+      '--temporal-tls-cert cannot read "/missing.pem": ENOENT',
+      '--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)',
+    ]);
   });
 
   it('turns TLS on for an API key (Temporal Cloud) and keeps the key out of logs', () => {
@@ -142,6 +208,22 @@ describe('resolveTemporalConfig', () => {
   it('allows plain TLS without certificates', () => {
     assert.ok(resolve({ ...minimal, temporalTls: true }).config?.tls);
     assert.equal(resolve({ ...minimal, temporalTls: 'false' }).config?.tls, undefined);
+  });
+});
+
+describe('readableFile (the real FileCheck)', () => {
+  it('passes a readable file and names the reason for a missing file, a directory or an unreadable file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wl-files-'));
+    const pem = join(dir, 'ca.pem');
+    writeFileSync(pem, '-----BEGIN CERTIFICATE-----\n');
+    assert.equal(readableFile(pem), undefined);
+    assert.equal(readableFile(join(dir, 'missing.pem')), 'ENOENT');
+    assert.equal(readableFile(dir), 'EISDIR');
+    const locked = join(dir, 'locked.pem');
+    writeFileSync(locked, 'x');
+    chmodSync(locked, 0o000);
+    // root reads anything: only assert EACCES where permissions apply.
+    if (process.getuid?.() !== 0) assert.equal(readableFile(locked), 'EACCES');
   });
 });
 
