@@ -1,8 +1,10 @@
-import type { DeleteMode } from './dispatcher.ts';
 import { CORE_OPTIONS, type OptionDef, type RawOptions } from './cli.ts';
 import { OptionReader } from './option-reader.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { TEMPORAL_OPTIONS, resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
+
+/** on-success: delete what the function processed; never: the function deletes its own messages. */
+export type DeleteMode = 'on-success' | 'never';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
