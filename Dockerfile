@@ -49,6 +49,16 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 RUN ln -s /app/dist/src/main.js /usr/local/bin/workerless
 
+# The optional HTTP server (/healthz, /readyz, /metrics, status page) starts only when WORKERLESS_HTTP_PORT is set;
+# 8080 is the recommended port (the Helm chart and the ECS task definition under deploy/ use it). Inside a
+# container it must listen on all interfaces, not the 127.0.0.1 default.
+ENV WORKERLESS_HTTP_HOST=0.0.0.0
+EXPOSE 8080
+# Probes /healthz when the HTTP server is on; with WORKERLESS_HTTP_PORT unset it exits 0, so a container run
+# without the server is never marked unhealthy. No curl in the image: a node one-liner with a 4 s fetch timeout.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "const p=process.env.WORKERLESS_HTTP_PORT;if(!p)process.exit(0);fetch('http://127.0.0.1:'+p+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
 USER node
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/main.js"]
