@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs (Node 24, npm packages, the LocalStack
 # virtualenv, the Temporal CLI, the Docker engine and a local base image), starts LocalStack, runs
-#   unit -> process -> integration (LocalStack + test Lambda endpoint) -> temporal -> docker
+#   unit -> process -> deploy (Helm chart, ECS and dashboards; helm and kubernetes-validate built once) ->
+#   integration (LocalStack + test Lambda endpoint) -> temporal -> docker
 # and stops whatever it started, even when tests fail.
 #
 #   scripts/test.sh              everything
-#   scripts/test.sh unit process only some phases (unit, process, integration, temporal, docker)
+#   scripts/test.sh unit process only some phases (unit, process, deploy, integration, temporal, docker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
 
 phases=("$@")
-[ ${#phases[@]} -gt 0 ] || phases=(unit process integration temporal docker)
+[ ${#phases[@]} -gt 0 ] || phases=(unit process deploy integration temporal docker)
 wants() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 started_localstack=0
@@ -40,6 +41,13 @@ run_phase() {
 
 wants unit && run_phase unit 'test/unit/**/*.test.ts'
 wants process && run_phase process 'test/process/**/*.test.ts'
+if wants deploy; then
+  # helm (go install, about 3-5 min the first time) and a venv with kubernetes-validate, cached per machine.
+  WORKERLESS_HELM="$(scripts/helm.sh ensure)"
+  WORKERLESS_KUBERNETES_VALIDATE="$(scripts/helm.sh ensure-kv)"
+  export WORKERLESS_HELM WORKERLESS_KUBERNETES_VALIDATE
+  run_phase deploy 'test/deploy/**/*.test.ts'
+fi
 
 if wants integration || wants temporal || wants docker; then
   if ! localstack/localstack.sh status >/dev/null 2>&1; then
