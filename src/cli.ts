@@ -64,6 +64,8 @@ export const CORE_OPTIONS: readonly OptionDef[] = [
   { flag: 'metrics-interval', group: RUN, describe: 'Seconds between PutMetricData calls (1-3600)', defaultText: '60' },
   { flag: 'shutdown-timeout', group: RUN, describe: 'Seconds to finish in-flight work after SIGTERM (1-3600)', defaultText: '30' },
   { flag: 'log-level', group: RUN, describe: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
+  { flag: 'http-port', group: RUN, describe: 'Serve /healthz, /readyz, /metrics (Prometheus) and a status page on this port (1-65535); default: off' },
+  { flag: 'http-host', group: RUN, describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)', defaultText: '127.0.0.1' },
   { flag: 'region', group: AWS, describe: 'AWS region', defaultText: 'AWS_REGION' },
   {
     flag: 'endpoint-url',

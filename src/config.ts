@@ -39,6 +39,10 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Default info. */
   readonly logLevel: LogLevel;
+  /** --http-port; undefined: no HTTP server. */
+  readonly httpPort: number | undefined;
+  /** Default 127.0.0.1. */
+  readonly httpHost: string;
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
 }
@@ -54,6 +58,8 @@ const FUNCTION_PATTERN =
 /** CloudWatch namespaces allow these characters; "Workerless-" takes 11 of the 255. */
 const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
 const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+/** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
+const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -91,6 +97,8 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     endpointUrl: r.url('endpointUrl', 'endpoint-url'),
     shutdownTimeoutMs: (r.number('shutdownTimeout', 'shutdown-timeout', 1, 3600) ?? 30) * 1000,
     logLevel: r.oneOf('logLevel', 'log-level', LOG_LEVELS) ?? 'info',
+    httpPort: r.number('httpPort', 'http-port', 1, 65_535),
+    httpHost: r.matching('httpHost', 'http-host', HOST_PATTERN, 'must be an IP address or host name such as 0.0.0.0 or ::') ?? '127.0.0.1',
     temporal: resolveTemporalConfig(r),
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.

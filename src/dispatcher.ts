@@ -7,12 +7,15 @@ import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAt
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError } from './invoke/lambda-invoker.ts';
 import { buildSqsEvents } from './invoke/sqs-event.ts';
+import type { LoopStep } from './health.ts';
+import { DispatchMetrics } from './metrics/dispatch-metrics.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { idsToKeep } from './queues/fifo-rule.ts';
 import type { OrderMode, Random } from './queues/queue-order.ts';
 import { Receiver } from './queues/receiver.ts';
-import type { MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
+import { CALL_DEADLINE_MS, RECEIVE_MARGIN_MS, type MessageSource, type ReceiptEntry, type ResolvedQueue } from './queues/sqs-source.ts';
 import { DeleteBatcher, changeVisibility } from './settle.ts';
+import { noopTracer, type DispatchTracer } from './tracing/tracer.ts';
 import { VisibilityLease } from './visibility-lease.ts';
 
 export interface DispatcherOptions {
@@ -31,6 +34,12 @@ export interface DispatcherOptions {
   readonly deleteMode: DeleteMode;
   /** For logs only. */
   readonly functionName: string;
+  /**
+   * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
+   * released (default 0: at once). Releasing raises the message's receive count, so a few seconds of retries
+   * usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
+   */
+  readonly drainRetryMs?: number | undefined;
 }
 
 export interface DispatcherDeps {
@@ -38,22 +47,19 @@ export interface DispatcherDeps {
   readonly invoker: FunctionInvoker;
   readonly metrics: MetricsSink;
   readonly logger: Logger;
+  readonly tracer?: DispatchTracer;
   readonly random?: Random;
   readonly now?: () => number;
 }
 
 export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
 
-/** Metric names, per queue (dimension `Queue`). */
-export const METRIC = {
-  received: 'MessagesReceived',
-  duration: 'ProcessingDuration',
-  errors: 'InvocationErrors',
-  deleted: 'MessagesDeleted',
-} as const;
-
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
+/** Slack on top of a step's own deadline before liveness calls a loop stuck. */
+const STEP_GRACE_MS = 10_000;
+/** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
+const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
 /** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
 const MAX_UNKNOWN_OUTCOMES = 3;
 
@@ -63,6 +69,8 @@ export class DispatcherFailed extends Error {
 }
 
 interface Batch {
+  /** The worker loop holding it. */
+  readonly loop: number;
   readonly queue: ResolvedQueue;
   readonly messages: Message[];
   readonly receivedAt: number;
@@ -90,8 +98,14 @@ export class Dispatcher {
   readonly #receiver: Receiver;
   readonly #deleter: DeleteBatcher;
   readonly #gate: FunctionGate;
+  readonly #metrics: DispatchMetrics;
+  readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
+  /** Each loop's current step, for liveness. */
+  readonly #steps: (LoopStep | undefined)[];
   #state: DispatcherState = 'idle';
+  /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
+  readonly #drainOver = new AbortController();
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -102,6 +116,9 @@ export class Dispatcher {
     this.#receiver = new Receiver(options, { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now });
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
+    this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+    this.#tracer = deps.tracer ?? noopTracer;
+    this.#steps = Array.from({ length: options.concurrency }, () => undefined);
   }
 
   get state(): DispatcherState {
@@ -111,6 +128,16 @@ export class Dispatcher {
   /** Whether the function is paused because it cannot be invoked. */
   get functionPaused(): boolean {
     return this.#gate.paused;
+  }
+
+  /** Whether some queue can be received from (not backing off after a failed receive). */
+  get receivable(): boolean {
+    return this.#receiver.anyHealthy;
+  }
+
+  /** Each worker loop's current step and its deadline, for the liveness probe. */
+  loopSteps(): readonly (LoopStep | undefined)[] {
+    return this.#steps;
   }
 
   /** Messages received and not yet settled, for the shutdown report. */
@@ -123,13 +150,18 @@ export class Dispatcher {
     this.#setState('running');
     const failed = new AbortController();
     const halt = AbortSignal.any([stop, failed.signal]);
-    const onHalt = () => this.#setState('draining');
+    const onHalt = () => {
+      this.#setState('draining');
+      const retryMs = this.#opts.drainRetryMs ?? 0;
+      if (retryMs <= 0) this.#drainOver.abort();
+      else setTimeout(() => this.#drainOver.abort(), retryMs).unref();
+    };
     halt.addEventListener('abort', onHalt, { once: true });
     if (halt.aborted) onHalt();
     let failure: unknown;
     await Promise.all(
-      Array.from({ length: this.#opts.concurrency }, () =>
-        this.#loop(halt).catch((err: unknown) => {
+      Array.from({ length: this.#opts.concurrency }, (_, loop) =>
+        this.#loop(loop, halt).catch((err: unknown) => {
           if (failure === undefined) {
             failure = err;
             this.#log.fatal({ err }, 'a worker loop failed; draining the others');
@@ -152,20 +184,43 @@ export class Dispatcher {
     this.#log.info({ state }, 'dispatcher state');
   }
 
-  async #loop(halt: AbortSignal): Promise<void> {
+  /** Marks the step a loop is in and the time by which it must be over (undefined: idle between steps). */
+  #step(loop: number, step: string | undefined, deadlineMs = 0): void {
+    const now = this.#now();
+    this.#steps[loop] = step === undefined ? undefined : { step, since: now, deadlineAt: now + deadlineMs + STEP_GRACE_MS };
+  }
+
+  /** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
+  #receiveDeadlineMs(): number {
+    const { queues, pollForSec, sleepSec } = this.#opts;
+    // Short receives may be shared: a loop can wait for the call in flight and then its own.
+    return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
+  }
+
+  async #loop(loop: number, halt: AbortSignal): Promise<void> {
     // Every check of `halt` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!halt.aborted) {
       if (this.#gate.paused) {
+        this.#metrics.paused(true);
+        this.#step(loop, 'paused', 30_000);
         await this.#gate.wait(halt);
+        this.#metrics.paused(this.#gate.paused);
         continue;
       }
+      this.#step(loop, 'receive', this.#receiveDeadlineMs());
+      const startedAt = this.#now();
       const received = await this.#receiver.next(halt);
-      if (received) await this.#process(this.#track(received.queue, received.messages), halt);
+      this.#step(loop, undefined);
+      if (received) {
+        this.#tracer.received(received.queue, received.messages, startedAt, this.#now());
+        await this.#process(this.#track(loop, received.queue, received.messages), halt);
+      }
     }
+    this.#step(loop, undefined);
   }
 
-  #track(queue: ResolvedQueue, messages: Message[]): Batch {
+  #track(loop: number, queue: ResolvedQueue, messages: Message[]): Batch {
     const receivedAt = this.#now();
     const lease = new VisibilityLease(queue, messages, this.#visibilityMs(queue), receivedAt, {
       source: this.#deps.source,
@@ -173,9 +228,9 @@ export class Dispatcher {
       now: this.#now,
       random: this.#random,
     });
-    const batch: Batch = { queue, messages, receivedAt, lease };
+    const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
-    this.#deps.metrics.record({ name: METRIC.received, unit: 'Count', value: messages.length, dimensions: { Queue: queue.name } });
+    this.#metrics.polled(queue.name, messages.length);
     return batch;
   }
 
@@ -209,10 +264,8 @@ export class Dispatcher {
     } finally {
       await batch.lease.end();
       this.#inFlight.delete(batch);
-      const durationMs = this.#now() - batch.receivedAt;
-      for (let i = 0; i < batch.messages.length; i++) {
-        this.#deps.metrics.record({ name: METRIC.duration, unit: 'Milliseconds', value: durationMs, dimensions: { Queue: queue.name } });
-      }
+      this.#step(batch.loop, undefined);
+      this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
     }
   }
 
@@ -229,7 +282,9 @@ export class Dispatcher {
     if (outcome.kind === 'stopped') {
       await lease.drop(unsettled);
       if (outcome.release) {
-        await changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0);
+        this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS);
+        await this.#tracer.settle(queue, 'release', unsettled, () => changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0), (r) => (r.failed.length > 0 ? 'entries_failed' : undefined));
+        this.#metrics.dropped(queue.name, unsettled.length);
         this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while the function is throttled or unusable; released the messages');
       } else {
         this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while an earlier invocation may still run; the messages return after their visibility timeout');
@@ -237,13 +292,14 @@ export class Dispatcher {
       return { kind: 'released' };
     }
     if (outcome.kind === 'failed') {
-      this.#recordError(queue);
+      this.#metrics.failedInvoke(queue.name, messages.length);
       await lease.drop(messages);
       const { code, message } = outcome.error;
       this.#log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
       return { kind: 'settled', keptIds: messageIds };
     }
     const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
+    this.#metrics.invoked(queue.name, messages.length, outcome.durationMs);
     this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
     if (verdict.kind === 'function-error') {
       this.#log.error({ ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage }, 'function error; messages stay on the queue');
@@ -252,7 +308,7 @@ export class Dispatcher {
     } else if (verdict.kind === 'partial') {
       this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
     }
-    if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#recordError(queue);
+    if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#metrics.failedInvoke(queue.name, messages.length);
     const kept = new Set(verdict.keepIds);
     // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
     await lease.drop(messages.filter((m) => kept.has(m.MessageId ?? '')));
@@ -260,10 +316,13 @@ export class Dispatcher {
       const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
       const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
       // The lease keeps these invisible until the delete has completed, however long its retries take.
-      const result = await this.#deleter.delete(queue, entries);
-      if (result.done > 0) {
-        this.#deps.metrics.record({ name: METRIC.deleted, unit: 'Count', value: result.done, dimensions: { Queue: queue.name } });
-      }
+      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
+      const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
+      const result = await this.#tracer.settle(queue, 'delete', toDelete, () =>
+        this.#deleter.delete(queue, entries, () => lease.expiresAt(toDelete)),
+        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
+      );
+      this.#metrics.deleted(queue.name, result.done);
       if (result.failed.length > 0) {
         this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
       }
@@ -283,7 +342,7 @@ export class Dispatcher {
     payload: string,
     halt: AbortSignal,
   ): Promise<
-    | { kind: 'answered'; response: InvocationResponse }
+    | { kind: 'answered'; response: InvocationResponse; durationMs: number }
     | { kind: 'failed'; error: InvokeError }
     | { kind: 'stopped'; release: boolean }
   > {
@@ -291,35 +350,46 @@ export class Dispatcher {
     let attempts: InvokeAttempts = NO_ATTEMPTS;
     const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
-      const result = await this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS));
+      this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
+      const started = this.#now();
+      const result = await this.#tracer.process(queue, this.#opts.functionName, batch.lease.messages.filter((m) => unsettledIds.includes(m.MessageId ?? '')), () =>
+        this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)),
+        (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
+      );
       if (result.ok) {
         this.#gate.resume();
-        return { kind: 'answered', response: result.response };
+        this.#metrics.paused(false);
+        return { kind: 'answered', response: result.response, durationMs: this.#now() - started };
       }
       const error = result.error;
       attempts = countAttempt(attempts, error);
       const step = nextInvokeStep(error, attempts, policy, this.#random);
       if (step.action === 'give-up') return { kind: 'failed', error };
       const context = { queue: queue.name, messageIds: unsettledIds, function: this.#opts.functionName, err: { kind: error.kind, code: error.code, message: error.message } };
-      if (halt.aborted) return { kind: 'stopped', release: safeToRelease(attempts) };
+      // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
+      // until the drain's retry time is over.
+      const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
+      if (stopped()) return { kind: 'stopped', release: safeToRelease(attempts) };
+      const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
+      if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
       if (step.action === 'pause-function') {
         this.#gate.pause(error);
-        await this.#gate.wait(halt);
+        this.#metrics.paused(true);
+        this.#step(batch.loop, 'paused', 30_000);
+        await this.#gate.wait(waitSignal);
       } else {
         if (error.kind === 'unknown') {
           this.#log.warn({ ...context, holdMs: step.delayMs, attempt: attempts.unknown }, 'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again');
         } else {
           this.#log.warn({ ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent }, error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying');
         }
-        await sleep(step.delayMs, halt);
+        this.#step(batch.loop, 'invoke back-off', step.delayMs);
+        await sleep(step.delayMs, waitSignal);
       }
-      if (halt.aborted) return { kind: 'stopped', release: safeToRelease(attempts) };
+      if (stopped()) return { kind: 'stopped', release: safeToRelease(attempts) };
     }
   }
 
-  #recordError(queue: ResolvedQueue): void {
-    this.#deps.metrics.record({ name: METRIC.errors, unit: 'Count', value: 1, dimensions: { Queue: queue.name } });
-  }
 }
 
 function ids(messages: readonly Message[]): string[] {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Dispatcher } from './dispatcher.ts';
+import type { RecentErrors } from './status/status-recorder.ts';
 
 /** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
 const EXIT_OK = 0;
@@ -46,7 +47,11 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
   const config = resolved.config;
-  const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
+  const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
+  const logger = recentErrors
+    ? pino({ level: config.logLevel, base: { pid: process.pid } }, pino.multistream([{ level: 'trace', stream: process.stdout }, { level: 'warn', stream: recentErrors.stream }]))
+    : pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of cli.warnings) logger.warn(w);
   if (config.queues && config.pollForSec === 0 && config.sleepSec === 0) {
     logger.warn('--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
@@ -55,10 +60,10 @@ async function main(): Promise<number> {
     logger.info('stopped before start-up');
     return EXIT_OK;
   }
-  return runDaemon(config, logger);
+  return runDaemon(config, logger, recentErrors);
 }
 
-async function runDaemon(config: Config, logger: Logger): Promise<number> {
+async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErrors | undefined): Promise<number> {
   const [
     { CloudWatchClient },
     { LambdaClient },
@@ -71,6 +76,11 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     { SqsMessageSource, StartupError, resolveQueues },
     { SharedReceiveSource },
     { redactTemporalConfig },
+    { fanOut },
+    { countAwsCalls, COUNT_AWS_CALLS },
+    { Operations },
+    { createOtelTracer },
+    { OtelConfigError, describeProblem },
   ] = await Promise.all([
     import('@aws-sdk/client-cloudwatch'),
     import('@aws-sdk/client-lambda'),
@@ -83,15 +93,39 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     import('./queues/sqs-source.ts'),
     import('./queues/shared-receive.ts'),
     import('./temporal/options.ts'),
+    import('./metrics/metrics-sink.ts'),
+    import('./metrics/aws-calls.ts'),
+    import('./operations.ts'),
+    import('./tracing/otel.ts'),
+    import('./tracing/otel-env.ts'),
   ]);
+  // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
+  let tracer: Awaited<ReturnType<typeof createOtelTracer>>;
+  try {
+    tracer = await createOtelTracer(process.env, logger, config.region !== undefined ? { functionRegion: config.region } : {});
+  } catch (err) {
+    if (!(err instanceof OtelConfigError)) throw err;
+    for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
+    return EXIT_USAGE;
+  }
+  // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
+  const ops = config.httpPort !== undefined ? new Operations(config, logger.child({ component: 'http' }), version(), recentErrors) : undefined;
+  try {
+    await ops?.start();
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    process.stderr.write(`workerless: cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}\n`);
+    return EXIT_FAILURE;
+  }
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   let dispatcher: Dispatcher | undefined;
   const forceExit = (reason: string) => {
     logger.error({ reason, left: dispatcher?.inFlight() ?? [] }, 'forced exit; messages left in flight return after their visibility timeout');
     process.exit(EXIT_FAILURE);
   };
-  const beginShutdown = (signal: NodeJS.Signals | 'earlier signal') => {
-    logger.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new receives, finishing in-flight messages');
+  const beginShutdown = (signal: NodeJS.Signals | 'earlier signal' | 'failure') => {
+    ops?.stopping();
+    logger.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new receives; receives in flight complete (up to --poll-for), then every received message is invoked and settled');
     setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
   };
   onSignal = (signal) => {
@@ -114,6 +148,11 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
   // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
   const lambda = new LambdaClient({ ...clientConfig, maxAttempts: 1 });
   const cloudwatch = new CloudWatchClient({ region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) });
+  if (ops) {
+    sqs.middlewareStack.add(countAwsCalls('sqs', ops.prometheus), COUNT_AWS_CALLS);
+    lambda.middlewareStack.add(countAwsCalls('lambda', ops.prometheus), COUNT_AWS_CALLS);
+    cloudwatch.middlewareStack.add(countAwsCalls('cloudwatch', ops.prometheus), COUNT_AWS_CALLS);
+  }
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
@@ -130,11 +169,12 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     if (spillFn !== undefined) await checkFunction(new LambdaInvoker(lambda, spillFn), spillFn, startup, 'Temporal worker function');
     if (stop.signal.aborted) return EXIT_OK;
 
-    const metrics = config.metricsEnabled
+    const cloudwatchMetrics = config.metricsEnabled
       ? new CloudWatchMetrics(cloudwatch, logger.child({ component: 'metrics' }), { namespace: config.metricsNamespace })
       : undefined;
+    const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
     const metricsStop = new AbortController();
-    const metricsLoop = metrics?.run(config.metricsIntervalMs, metricsStop.signal);
+    const metricsLoop = cloudwatchMetrics?.run(config.metricsIntervalMs, metricsStop.signal);
 
     logger.info(
       {
@@ -145,7 +185,9 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
         batchSize: config.batchSize,
         pollForSec: config.pollForSec,
         deleteMode: config.deleteMode,
-        metrics: metrics ? config.metricsNamespace : 'off',
+        metrics: cloudwatchMetrics ? config.metricsNamespace : 'off',
+        http: config.httpPort !== undefined ? `${config.httpHost}:${config.httpPort}` : 'off',
+        tracing: tracer ? 'otlp' : 'off',
         temporal: config.temporal ? redactTemporalConfig(config.temporal) : 'off',
       },
       'workerless started',
@@ -163,20 +205,48 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
           visibilityTimeoutSec: config.visibilityTimeoutSec,
           deleteMode: config.deleteMode,
           functionName: sqsWork.functionName,
+          // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
+          drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
         },
-        { source: new SharedReceiveSource(new SqsMessageSource(sqs)), invoker, metrics: metrics ?? noopMetrics, logger: logger.child({ component: 'dispatcher' }) },
+                {
+          source: new SharedReceiveSource(new SqsMessageSource(sqs)),
+          invoker,
+          metrics: sink,
+          logger: logger.child({ component: 'dispatcher' }),
+          ...(tracer ? { tracer } : {}),
+        },
       );
       work.push(dispatcher.run(stop.signal));
     }
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
       const { startTemporalSpillover } = await import('./temporal/spillover.ts');
-      work.push(startTemporalSpillover(config.temporal, { logger, metrics: metrics ?? noopMetrics, lambda }, stop.signal));
+      work.push(startTemporalSpillover(config.temporal, { logger, metrics: sink, lambda }, stop.signal));
     }
-    await Promise.all(work);
+    ops?.running(dispatcher);
+    // A part that fails (a worker loop's bug, spillover) stops the others the way a signal does, so they
+    // drain and settle what they hold; the daemon then exits 1 with the reason instead of reporting a stop.
+    const failures: unknown[] = [];
+    await Promise.all(
+      work.map((part) =>
+        part.catch((err: unknown) => {
+          failures.push(err);
+          if (!stop.signal.aborted) {
+            stop.abort();
+            beginShutdown('failure');
+          }
+        }),
+      ),
+    );
     metricsStop.abort();
     await metricsLoop;
-    await metrics?.flush();
+    await cloudwatchMetrics?.flush();
+    if (failures.length > 0) {
+      const reason = failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ');
+      logger.fatal({ reason, err: failures[0] }, 'failed');
+      process.stderr.write(`workerless: failed: ${reason}\n`);
+      return EXIT_FAILURE;
+    }
     logger.info('stopped cleanly');
     return EXIT_OK;
   } catch (err) {
@@ -192,6 +262,8 @@ async function runDaemon(config: Config, logger: Logger): Promise<number> {
     }
     throw err;
   } finally {
+    await tracer?.shutdown();
+    await ops?.close();
     sqs.destroy();
     lambda.destroy();
     cloudwatch.destroy();

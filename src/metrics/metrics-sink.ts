@@ -17,3 +17,14 @@ export interface MetricsSink {
 
 /** A sink that drops everything (metrics disabled, or tests that do not care). */
 export const noopMetrics: MetricsSink = { record() {} };
+
+/** Sends every datum to each sink (CloudWatch, Prometheus, the status page). */
+export function fanOut(sinks: readonly MetricsSink[]): MetricsSink {
+  if (sinks.length === 0) return noopMetrics;
+  if (sinks.length === 1) return sinks[0]!;
+  return {
+    record(datum) {
+      for (const sink of sinks) sink.record(datum);
+    },
+  };
+}

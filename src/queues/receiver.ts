@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../aws-errors.ts';
 import { backoffMs, sleep } from '../backoff.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
-import type { MessageSource, ResolvedQueue } from './sqs-source.ts';
+import type { MessageSource, ReceiveOptions, ResolvedQueue } from './sqs-source.ts';
 
 export interface ReceiverOptions {
   readonly queues: readonly ResolvedQueue[];
@@ -91,7 +91,7 @@ export class Receiver {
     }
     for (const index of order) {
       if (stop.aborted) return undefined;
-      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec });
+      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec, startBefore: stop });
       if (messages.length > 0) return { queue: queues[index]!, messages };
     }
     if (stop.aborted) return undefined;
@@ -102,7 +102,7 @@ export class Receiver {
       const index = this.#pickLongPollQueue(healthy);
       this.#longPollers[index]!++;
       try {
-        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec });
+        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec, startBefore: stop });
         if (messages.length > 0) return { queue: queues[index]!, messages };
         if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
       } finally {
@@ -114,7 +114,7 @@ export class Receiver {
   }
 
   /** One ReceiveMessage. Failures are recorded in the queue's health and come back as an empty result. */
-  async #receive(index: number, options: { max: number; waitSec: number; visibilityTimeoutSec: number | undefined }): Promise<Message[]> {
+  async #receive(index: number, options: ReceiveOptions): Promise<Message[]> {
     const queue = this.#opts.queues[index]!;
     const health = this.#health[index]!;
     try {

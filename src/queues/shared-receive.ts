@@ -6,6 +6,7 @@ const SQS_RECEIVE_MAX = 10;
 
 interface Waiter {
   readonly max: number;
+  readonly startBefore: AbortSignal | undefined;
   readonly visibilityTimeoutSec: number | undefined;
   resolve(messages: Message[]): void;
   reject(err: unknown): void;
@@ -35,13 +36,22 @@ export class SharedReceiveSource implements MessageSource {
     return new Promise((resolve, reject) => {
       let list = this.#waiting.get(queue);
       if (!list) this.#waiting.set(queue, (list = []));
-      list.push({ max: options.max, visibilityTimeoutSec: options.visibilityTimeoutSec, resolve, reject });
+      list.push({ max: options.max, startBefore: options.startBefore, visibilityTimeoutSec: options.visibilityTimeoutSec, resolve, reject });
       if (!this.#busy.has(queue)) this.#receiveFor(queue);
     });
   }
 
   #receiveFor(queue: ResolvedQueue): void {
     const list = this.#waiting.get(queue) ?? [];
+    // Loops that stopped while they waited for the call in flight get nothing: a receive sent for them now
+    // would hand messages to a daemon that is draining.
+    for (let i = list.length - 1; i >= 0; i--) {
+      const w = list[i]!;
+      if (w.startBefore?.aborted) {
+        list.splice(i, 1);
+        w.resolve([]);
+      }
+    }
     // Take waiters in arrival order while their requests fit in one call.
     const group: Waiter[] = [];
     let total = 0;

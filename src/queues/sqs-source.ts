@@ -42,6 +42,11 @@ export interface ReceiveOptions {
   readonly waitSec: number;
   /** Overrides the queue's visibility timeout for these messages. */
   readonly visibilityTimeoutSec?: number | undefined;
+  /**
+   * A receive that has not been sent when this aborts is not sent (it returns no messages). It never aborts a
+   * receive already sent: SQS could hand messages to a call whose answer nobody reads.
+   */
+  readonly startBefore?: AbortSignal | undefined;
 }
 
 /**
@@ -77,6 +82,7 @@ export class SqsMessageSource implements MessageSource {
   }
 
   async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+    if (options.startBefore?.aborted) return [];
     const command = new ReceiveMessageCommand({
       QueueUrl: queue.url,
       MaxNumberOfMessages: options.max,
@@ -133,6 +139,11 @@ function entryFailures(failed: readonly { Id?: string | undefined; Code?: string
   return (failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
 }
 
+/** The short name of a queue reference (a name, or a URL's last path segment): the name in logs and metrics. */
+export function queueNameOf(ref: string): string {
+  return /^https?:\/\//i.test(ref) ? (ref.replace(/\/+$/, '').split('/').pop() ?? ref) : ref;
+}
+
 /** A start-up failure with a one-line explanation for the operator. */
 export class StartupError extends Error {
   override readonly name = 'StartupError';
@@ -152,7 +163,7 @@ export async function resolveQueues(
   return Promise.all(
     specs.map(async (spec): Promise<ResolvedQueue> => {
       const isUrl = /^https?:\/\//i.test(spec.ref);
-      const name = isUrl ? (spec.ref.replace(/\/+$/, '').split('/').pop() ?? spec.ref) : spec.ref;
+      const name = queueNameOf(spec.ref);
       try {
         const url = isUrl
           ? spec.ref

@@ -58,12 +58,15 @@ describe('throttling and metrics against LocalStack', () => {
     assert.equal(await stopDaemon(badDaemon), 0);
 
     const cw = cloudWatchClient();
-    const stat = async (metric: string, queue: string, statistic: 'Sum' | 'SampleCount') => {
+    const stat = async (metric: string, fn: string, queue: string, statistic: 'Sum' | 'SampleCount') => {
       const out = await cw.send(
         new GetMetricStatisticsCommand({
           Namespace: `Workerless-${name}`,
           MetricName: metric,
-          Dimensions: [{ Name: 'Queue', Value: queue }],
+          Dimensions: [
+            { Name: 'Function', Value: fn },
+            { Name: 'Queue', Value: queue },
+          ],
           StartTime: new Date(Date.now() - 10 * 60_000),
           EndTime: new Date(Date.now() + 60_000),
           Period: 60,
@@ -72,13 +75,15 @@ describe('throttling and metrics against LocalStack', () => {
       );
       return (out.Datapoints ?? []).reduce((s, d) => s + (d[statistic] ?? 0), 0);
     };
-    assert.equal(await stat('MessagesReceived', ok.name, 'Sum'), 7);
-    assert.equal(await stat('MessagesDeleted', ok.name, 'Sum'), 7);
-    assert.equal(await stat('ProcessingDuration', ok.name, 'SampleCount'), 7);
-    assert.equal(await stat('InvocationErrors', ok.name, 'Sum'), 0);
-    assert.equal(await stat('MessagesReceived', bad.name, 'Sum'), 2);
-    assert.equal(await stat('InvocationErrors', bad.name, 'Sum'), 2);
-    assert.equal(await stat('MessagesDeleted', bad.name, 'Sum'), 0);
+    assert.equal(await stat('PolledEventCount', 'record', ok.name, 'Sum'), 7);
+    assert.equal(await stat('DeletedEventCount', 'record', ok.name, 'Sum'), 7);
+    assert.equal(await stat('ProcessingDuration', 'record', ok.name, 'SampleCount'), 7);
+    assert.equal(await stat('FailedInvokeEventCount', 'record', ok.name, 'Sum'), 0);
+    assert.equal(await stat('PolledEventCount', 'fail', bad.name, 'Sum'), 2);
+    assert.equal(await stat('FailedInvokeEventCount', 'fail', bad.name, 'Sum'), 2);
+    assert.equal(await stat('DeletedEventCount', 'fail', bad.name, 'Sum'), 0);
+    assert.equal(await stat('InvokedEventCount', 'record', ok.name, 'Sum'), 7);
+    assert.equal(await stat('InvokedEventCount', 'fail', bad.name, 'Sum'), 2);
     cw.destroy();
   });
 });

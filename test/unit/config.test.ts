@@ -55,6 +55,8 @@ describe('configuration', () => {
         endpointUrl: undefined,
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
+        httpPort: undefined,
+        httpHost: '127.0.0.1',
         temporal: undefined,
       },
     );

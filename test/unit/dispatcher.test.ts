@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, DispatcherFailed, METRIC, type DispatcherOptions } from '../../src/dispatcher.ts';
+import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../src/dispatcher.ts';
+import { SQS_METRICS } from '../../src/metrics/names.ts';
 import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import {
@@ -98,7 +99,7 @@ describe('Dispatcher', () => {
     await running;
     assert.equal(source.deleted.length, 0);
     assert.ok(source.inflight.has(m.ReceiptHandle!), 'message stays in flight until its visibility timeout');
-    assert.equal(metrics.sum(METRIC.errors, 'q'), 1);
+    assert.equal(metrics.sum(SQS_METRICS.failedInvoke.cloudwatch, 'q'), 1);
   });
 
   it('batchItemFailures keeps exactly the listed messages', async () => {
@@ -129,11 +130,11 @@ describe('Dispatcher', () => {
     await until(() => source.deleted.length === 3);
     stop.abort();
     await running;
-    assert.equal(metrics.sum(METRIC.received, 'a'), 2);
-    assert.equal(metrics.sum(METRIC.received, 'b'), 1);
-    assert.equal(metrics.sum(METRIC.deleted, 'a'), 2);
-    assert.equal(metrics.data.filter((d) => d.name === METRIC.duration && d.dimensions['Queue'] === 'a').length, 2);
-    assert.ok(metrics.data.every((d) => (d.name === METRIC.duration ? d.unit === 'Milliseconds' : d.unit === 'Count')));
+    assert.equal(metrics.sum(SQS_METRICS.polled.cloudwatch, 'a'), 2);
+    assert.equal(metrics.sum(SQS_METRICS.polled.cloudwatch, 'b'), 1);
+    assert.equal(metrics.sum(SQS_METRICS.deleted.cloudwatch, 'a'), 2);
+    assert.equal(metrics.data.filter((d) => d.name === SQS_METRICS.receiveToSettle.cloudwatch && d.dimensions['Queue'] === 'a').length, 2);
+    assert.ok(metrics.data.every((d) => (d.name === SQS_METRICS.receiveToSettle.cloudwatch ? d.unit === 'Milliseconds' : true)));
   });
 
   it('with concurrency >= queues, idle loops long-poll every queue', async () => {
@@ -248,7 +249,7 @@ describe('Dispatcher', () => {
     });
     const { source, metrics, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
     source.push('q', message());
-    await until(() => metrics.sum(METRIC.errors, 'q') === 1, 10_000, 'the invocation error');
+    await until(() => metrics.sum(SQS_METRICS.failedInvoke.cloudwatch, 'q') === 1, 10_000, 'the invocation error');
     stop.abort();
     await running;
     assert.equal(invoker.payloads.length, 4);
@@ -307,7 +308,7 @@ describe('Dispatcher', () => {
     let thrown = false;
     const metrics: MetricsSink = {
       record(d: MetricDatum) {
-        if (d.name === METRIC.duration && !thrown) {
+        if (d.name === SQS_METRICS.receiveToSettle.cloudwatch && !thrown) {
           thrown = true;
           throw bug;
         }

@@ -1,0 +1,50 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
+import { ALL_METRICS, type MetricDef } from './names.ts';
+
+/** Seconds: from a quick invocation to Lambda's 15-minute maximum. */
+const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+
+/** Datum dimensions are CloudWatch style (`TaskQueue`); Prometheus labels are snake_case (`task_queue`). */
+function labelOf(dimension: string): string {
+  return dimension.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/**
+ * The Prometheus sink: one registry per process (never prom-client's global one, so tests and several
+ * daemons in one process stay apart), the metrics of names.ts plus prom-client's default process metrics.
+ * Counters add, gauges take the latest value, histograms observe milliseconds as seconds.
+ */
+export class PrometheusMetrics implements MetricsSink {
+  readonly registry = new Registry();
+  readonly #byName = new Map<string, { def: MetricDef; metric: Metric }>();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'workerless_' });
+    for (const def of ALL_METRICS) {
+      const common = { name: def.prometheus, help: def.help, labelNames: [...def.labels], registers: [this.registry] };
+      const metric =
+        def.kind === 'counter' ? new Counter(common) : def.kind === 'gauge' ? new Gauge(common) : new Histogram({ ...common, buckets: DURATION_BUCKETS });
+      this.#byName.set(def.cloudwatch, { def, metric });
+    }
+  }
+
+  record(datum: MetricDatum): void {
+    const entry = this.#byName.get(datum.name);
+    if (!entry) return;
+    const labels: Record<string, string> = {};
+    for (const name of entry.def.labels) labels[name] = '';
+    for (const [k, v] of Object.entries(datum.dimensions)) {
+      const label = labelOf(k);
+      if (label in labels) labels[label] = v;
+    }
+    const { metric, def } = entry;
+    if (metric instanceof Counter) metric.inc(labels, datum.value);
+    else if (metric instanceof Gauge) metric.set(labels, datum.value);
+    else if (metric instanceof Histogram) metric.observe(labels, def.unit === 'Milliseconds' ? datum.value / 1000 : datum.value);
+  }
+
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

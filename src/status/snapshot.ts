@@ -1,0 +1,45 @@
+/**
+ * What the status page shows, served as JSON at /status.json. Built from the metrics stream (per-queue
+ * counts in time buckets) and the error log lines; never holds a message body.
+ */
+export type DaemonState = 'starting' | 'running' | 'paused' | 'draining' | 'stopped' | 'failed';
+
+export interface QueueBucket {
+  /** Bucket start, epoch ms. */
+  readonly t: number;
+  readonly polled: number;
+  readonly invoked: number;
+  readonly failed: number;
+  readonly throttled: number;
+  readonly deleted: number;
+}
+
+export interface QueueStatus {
+  readonly name: string;
+  /** Messages received and not yet settled, now. */
+  readonly inFlight: number;
+  /** Oldest first, one per bucketMs, covering the last few minutes. */
+  readonly buckets: readonly QueueBucket[];
+}
+
+export interface RecentError {
+  readonly at: number;
+  /** The log line's message. */
+  readonly msg: string;
+  readonly queue?: string;
+  readonly code?: string;
+  readonly detail?: string;
+  readonly messageIds?: readonly string[];
+}
+
+export interface StatusSnapshot {
+  readonly state: DaemonState;
+  readonly version: string;
+  readonly functionName: string | undefined;
+  readonly startedAt: number;
+  readonly now: number;
+  readonly bucketMs: number;
+  readonly queues: readonly QueueStatus[];
+  /** Newest first. */
+  readonly recentErrors: readonly RecentError[];
+}
