@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# `npm run check`: the inner loop, in well under a minute: typecheck, lint, format check, unit tests.
+# scripts/test.sh stays the whole suite (with coverage, LocalStack, Temporal, Docker).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/ensure-node.sh
+wl_npm_ci
+echo "== typecheck" && npm run --silent typecheck
+echo "== lint" && npm run --silent lint
+if [ -x node_modules/.bin/prettier ]; then echo "== format" && npx --no-install prettier --check --log-level warn .; fi
+echo "== unit" && node --test --test-concurrency=8 --test-reporter=dot 'test/unit/**/*.test.ts'
