@@ -1,4 +1,5 @@
 import { CORE_OPTIONS, type OptionDef, type RawOptions } from './cli.ts';
+import { DELIVERY_OPTIONS, resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { TEMPORAL_OPTIONS, resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
@@ -45,12 +46,16 @@ export interface Config {
   readonly httpHost: string;
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
+  /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
+  readonly retryBackoff: DeliveryConfig['retryBackoff'];
+  /** Per-queue limits and filters by queue name; empty by default. */
+  readonly queueOptions: DeliveryConfig['queueOptions'];
 }
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
 
 /** Every option the daemon accepts: the SQS dispatcher's and Temporal spillover's. */
-export const OPTIONS: readonly OptionDef[] = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS];
+export const OPTIONS: readonly OptionDef[] = [...CORE_OPTIONS, ...DELIVERY_OPTIONS, ...TEMPORAL_OPTIONS];
 
 /** name, name:alias/version, full ARN, or partial ARN (account:function:name), as Lambda's Invoke accepts. */
 const FUNCTION_PATTERN =
@@ -80,10 +85,12 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
   }
   const name = r.matching('name', 'name', NAME_PATTERN, 'must be 1-244 characters of A-Z a-z 0-9 . _ - / # :') ?? 'default';
   const region = r.matching('region', 'region', REGION_PATTERN, 'must be an AWS region such as us-east-1') ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
+  const concurrency = r.number('concurrency', 'concurrency', 1, 10_000) ?? 10;
+  const delivery = resolveDeliveryConfig(r, queues, concurrency);
   const config: Config = {
     functionName,
     queues,
-    concurrency: r.number('concurrency', 'concurrency', 1, 10_000) ?? 10,
+    concurrency,
     pollForSec: r.number('pollFor', 'poll-for', 0, 20) ?? 20,
     sleepSec: r.number('sleep', 'sleep', 0, 3600, { integer: false }) ?? 0,
     batchSize: r.number('batchSize', 'batch-size', 1, 10) ?? 1,
@@ -100,6 +107,8 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     httpPort: r.number('httpPort', 'http-port', 1, 65_535),
     httpHost: r.matching('httpHost', 'http-host', HOST_PATTERN, 'must be an IP address or host name such as 0.0.0.0 or ::') ?? '127.0.0.1',
     temporal: resolveTemporalConfig(r),
+    retryBackoff: delivery.retryBackoff,
+    queueOptions: delivery.queueOptions,
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
   if (!r.has('queues') && !r.has('temporalTaskQueues')) {

@@ -140,6 +140,21 @@ export class OptionReader {
     this.problems.push(message);
   }
 
+  /**
+   * A structured value (a mapping or list from the config file), or a JSON string from a flag or env var;
+   * undefined when unset, or when it is neither (recorded as a problem).
+   */
+  structured(name: string, flag: string): { value: unknown; origin: string } | undefined {
+    const v = this.#get(name);
+    if (v === undefined) return undefined;
+    if (typeof v.value !== 'string') return { value: v.value, origin: v.origin };
+    try {
+      return { value: JSON.parse(v.value) as unknown, origin: v.origin };
+    } catch {
+      return this.#fail(flag, v, 'must be JSON (or a mapping in the --config file)');
+    }
+  }
+
   origin(name: string): string | undefined {
     return this.#raw.get(name)?.origin;
   }

@@ -148,7 +148,8 @@ function compileNumeric(arg: unknown, where: string, problems: string[]): Rule |
  * Whether an SQS record (as built for the payload) matches any pattern. `body` is parsed as described above;
  * parsing happens once per record, and only when a pattern looks at the body.
  */
-export function matchesRecord(filter: EventFilter, record: { readonly body: string } & Readonly<Record<string, unknown>>): boolean {
+export function matchesRecord(filter: EventFilter, record: { readonly body: string }): boolean {
+  const fields = record as unknown as Readonly<Record<string, Json | undefined>>;
   let body: { json: boolean; value: Json } | undefined;
   const parsedBody = () => (body ??= parseBody(record.body));
   return filter.patterns.some((pattern) => {
@@ -159,7 +160,7 @@ export function matchesRecord(filter: EventFilter, record: { readonly body: stri
         // A JSON pattern needs a JSON body, a plain-string pattern a plain body; a mismatch never matches.
         if ((node.kind === 'fields') !== b.json) return false;
         if (!matchNode(node, b.value)) return false;
-      } else if (!matchNode(node, record[key] as Json | undefined)) {
+      } else if (!matchNode(node, fields[key])) {
         return false;
       }
     }
@@ -185,8 +186,8 @@ function parseBody(text: string): { json: boolean; value: Json } {
 function matchNode(node: Node, value: Json | undefined): boolean {
   if (node.kind === 'rules') return matchRules(node.rules, value);
   // Object patterns: the field's sub-patterns, over every element when the event holds a list of objects.
-  const candidates = Array.isArray(value) ? value : [value];
-  if (candidates.length === 0) candidates.push(undefined as unknown as Json);
+  const candidates: (Json | undefined)[] = Array.isArray(value) ? [...value] : [value];
+  if (candidates.length === 0) candidates.push(undefined);
   return candidates.some((candidate) => {
     const obj = candidate !== null && typeof candidate === 'object' && !Array.isArray(candidate) ? candidate : undefined;
     for (const [key, child] of node.fields) if (!matchNode(child, obj?.[key])) return false;
@@ -222,7 +223,7 @@ function matchRule(rule: Rule, value: Json | undefined): boolean {
     case 'numeric':
       return typeof value === 'number' && rule.comparisons.every((c) => compare(value, c));
     case 'anything-but':
-      return (typeof value === 'string' || typeof value === 'number') && !rule.values.includes(value);
+      return (typeof value === 'string' || typeof value === 'number') && !rule.values.includes(value as string | number);
     case 'anything-but-text':
       return typeof value === 'string' && !textTest(rule.test, value, rule.value);
   }

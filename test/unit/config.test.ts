@@ -58,6 +58,8 @@ describe('configuration', () => {
         httpPort: undefined,
         httpHost: '127.0.0.1',
         temporal: undefined,
+        retryBackoff: undefined,
+        queueOptions: new Map(),
       },
     );
     assert.ok(Object.isFrozen(c));

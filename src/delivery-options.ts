@@ -1,0 +1,224 @@
+/**
+ * Options for delivery control beyond the trigger (issue 10): retry back-off, per-queue limits and per-queue
+ * filters. Every one is off by default, so dispatching behaves as Lambda's SQS trigger does unless asked.
+ * Simple values are flags (and WORKERLESS_* env vars); per-queue structure lives under `queue-options` in the
+ * --config file (or as JSON in the flag / env var), keyed by queue name or URL as given in --queues:
+ *
+ *   queue-options:
+ *     orders: { max-concurrency: 5, rate: 20, rate-burst: 5 }
+ *     reports: { min-concurrency: 2, filters: [{ body: { type: [report] } }], filter-action: leave }
+ *
+ * The flags --queue-max-concurrency, --queue-min-concurrency and --queue-rate ("name=value,...") set the same
+ * fields and win over the file.
+ */
+import type { OptionDef } from './cli.ts';
+import { compileFilter, type EventFilter } from './invoke/event-filter.ts';
+import type { RetryBackoff } from './invoke/retry-backoff.ts';
+import type { OptionReader } from './option-reader.ts';
+import type { QueueList } from './queues/queue-order.ts';
+import type { QueueLimit } from './queues/queue-limits.ts';
+import { queueNameOf } from './queues/sqs-source.ts';
+
+/** delete: a message no filter matches is deleted unseen (the trigger's semantics); leave: it stays on the queue. */
+export type FilterAction = 'delete' | 'leave';
+
+/** One queue's delivery settings; every field is optional and off by default. */
+export interface QueueOptions extends QueueLimit {
+  /** Messages that match none of these patterns are not invoked; default: no filter. */
+  readonly filter?: EventFilter | undefined;
+  /** Default delete. */
+  readonly filterAction: FilterAction;
+}
+
+export interface DeliveryConfig {
+  /** --retry-backoff; undefined (default): kept messages return after their visibility timeout. */
+  readonly retryBackoff: RetryBackoff | undefined;
+  /** By queue name (the short name, as in logs and metrics); empty by default. */
+  readonly queueOptions: ReadonlyMap<string, QueueOptions>;
+}
+
+const DELIVERY = 'Delivery control (off by default):';
+
+export const DELIVERY_OPTIONS: readonly OptionDef[] = [
+  { flag: 'retry-backoff', group: DELIVERY, describe: 'Back off failed messages: first delay (e.g. 5s), doubled per receive; default: off (visibility timeout)' },
+  { flag: 'retry-backoff-max', group: DELIVERY, describe: 'Longest back-off delay (1s-12h)', defaultText: '15m' },
+  { flag: 'retry-backoff-jitter', group: DELIVERY, describe: 'Share of each delay drawn at random (0-1)', defaultText: '0.5' },
+  { flag: 'queue-max-concurrency', group: DELIVERY, describe: 'Most loops per queue, "name=N,..."' },
+  { flag: 'queue-min-concurrency', group: DELIVERY, describe: 'Loops reserved per queue while it has messages, "name=N,..."' },
+  { flag: 'queue-rate', group: DELIVERY, describe: 'Most invocations per second per queue, "name=N,..." (token bucket, burst 1)' },
+  { flag: 'queue-options', group: DELIVERY, describe: 'Per-queue limits and filters (config file mapping, or JSON); see README' },
+];
+
+const RETRY_DEFAULTS = { maxSec: 900, jitter: 0.5 } as const;
+const LIMIT_MAX = 10_000;
+const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action'] as const;
+
+interface Draft {
+  maxConcurrency?: number;
+  minConcurrency?: number;
+  ratePerSec?: number;
+  burst?: number;
+  filter?: EventFilter;
+  filterAction?: FilterAction;
+}
+
+/**
+ * Reads the delivery options. `queues` is the parsed --queues (undefined when it is missing or invalid, in
+ * which case per-queue settings cannot be checked against it and are only checked for form).
+ */
+export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
+  return { retryBackoff: resolveRetryBackoff(r), queueOptions: resolveQueueOptions(r, queues, concurrency) };
+}
+
+function resolveRetryBackoff(r: OptionReader): RetryBackoff | undefined {
+  const baseMs = r.durationMs('retryBackoff', 'retry-backoff', 1_000, 43_200_000);
+  const maxMs = r.durationMs('retryBackoffMax', 'retry-backoff-max', 1_000, 43_200_000);
+  const jitter = r.number('retryBackoffJitter', 'retry-backoff-jitter', 0, 1, { integer: false });
+  if (!r.has('retryBackoff')) {
+    r.reject('retryBackoffMax', 'retry-backoff-max', 'is only used with --retry-backoff (none given)');
+    r.reject('retryBackoffJitter', 'retry-backoff-jitter', 'is only used with --retry-backoff (none given)');
+    return undefined;
+  }
+  if (baseMs === undefined) return undefined;
+  const policy = { baseSec: baseMs / 1000, maxSec: maxMs !== undefined ? maxMs / 1000 : Math.max(RETRY_DEFAULTS.maxSec, baseMs / 1000), jitter: jitter ?? RETRY_DEFAULTS.jitter };
+  if (maxMs !== undefined && policy.maxSec < policy.baseSec) {
+    r.problem(`--retry-backoff-max must not be shorter than --retry-backoff (${policy.baseSec}s), got ${policy.maxSec}s`);
+  }
+  return Object.freeze(policy);
+}
+
+function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, concurrency: number): ReadonlyMap<string, QueueOptions> {
+  const drafts = new Map<string, Draft>();
+  const known = queues ? new Set(queues.queues.map((q) => queueNameOf(q.ref))) : undefined;
+  const draftFor = (ref: string, where: string): Draft | undefined => {
+    const name = queueNameOf(ref.trim());
+    if (known && !known.has(name)) {
+      r.problem(`${where} names queue "${ref}", which is not in --queues`);
+      return undefined;
+    }
+    let d = drafts.get(name);
+    if (!d) drafts.set(name, (d = {}));
+    return d;
+  };
+
+  const file = r.structured('queueOptions', 'queue-options');
+  if (file !== undefined) {
+    const where = `--queue-options${file.origin === '--queue-options' ? '' : ` (from ${file.origin})`}`;
+    if (file.value === null || typeof file.value !== 'object' || Array.isArray(file.value)) {
+      r.problem(`${where} must map queue names to settings, got ${JSON.stringify(file.value)}`);
+    } else {
+      for (const [ref, settings] of Object.entries(file.value as Record<string, unknown>)) {
+        const d = draftFor(ref, where);
+        if (d) readQueueSettings(r, `${where} ${ref}`, settings, d);
+      }
+    }
+  }
+
+  // The flags win over the file, field by field.
+  const lists: [string, string, keyof Draft, (text: string) => number | undefined, string][] = [
+    ['queueMaxConcurrency', 'queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
+    ['queueMinConcurrency', 'queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
+    ['queueRate', 'queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
+  ];
+  for (const [name, flag, field, parse, what] of lists) {
+    const text = r.string(name, flag);
+    if (text === undefined) continue;
+    const origin = r.origin(name);
+    const where = `--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`}`;
+    for (const entry of text.split(',')) {
+      const at = entry.lastIndexOf('=');
+      if (at <= 0) {
+        r.problem(`${where} entries take the form name=value, got "${entry.trim()}"`);
+        continue;
+      }
+      const value = parse(entry.slice(at + 1).trim());
+      if (value === undefined) {
+        r.problem(`${where} value for "${entry.slice(0, at).trim()}" must be ${what}, got "${entry.slice(at + 1).trim()}"`);
+        continue;
+      }
+      const d = draftFor(entry.slice(0, at), where);
+      if (d) (d as Record<string, unknown>)[field] = value;
+    }
+  }
+
+  let reserved = 0;
+  const out = new Map<string, QueueOptions>();
+  for (const [name, d] of drafts) {
+    if (d.minConcurrency !== undefined && d.maxConcurrency !== undefined && d.minConcurrency > d.maxConcurrency) {
+      r.problem(`queue "${name}": min-concurrency ${d.minConcurrency} is above its max-concurrency ${d.maxConcurrency}`);
+    }
+    if (d.burst !== undefined && d.ratePerSec === undefined) r.problem(`queue "${name}": rate-burst is only used with a rate`);
+    if (d.filterAction !== undefined && d.filter === undefined) r.problem(`queue "${name}": filter-action is only used with filters`);
+    reserved += d.minConcurrency ?? 0;
+    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete' }));
+  }
+  if (reserved > concurrency) {
+    r.problem(`the queues' min-concurrency add up to ${reserved}, more than --concurrency ${concurrency}: the reserved loops must fit in the pool`);
+  }
+  return out;
+}
+
+function readQueueSettings(r: OptionReader, where: string, settings: unknown, d: Draft): void {
+  if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
+    r.problem(`${where} must be a mapping of ${QUEUE_KEYS.join(', ')}, got ${JSON.stringify(settings)}`);
+    return;
+  }
+  for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
+    const text = typeof value === 'number' || typeof value === 'string' ? String(value).trim() : undefined;
+    const bad = (what: string) => r.problem(`${where}: ${key} must be ${what}, got ${JSON.stringify(value)}`);
+    switch (key) {
+      case 'max-concurrency': {
+        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
+        else d.maxConcurrency = n;
+        break;
+      }
+      case 'min-concurrency': {
+        const n = text !== undefined ? integerIn(text, 0, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 0 to ${LIMIT_MAX}`);
+        else d.minConcurrency = n;
+        break;
+      }
+      case 'rate': {
+        const n = text !== undefined ? rateOf(text) : undefined;
+        if (n === undefined) bad(`a number of invocations per second above 0, at most ${LIMIT_MAX}`);
+        else d.ratePerSec = n;
+        break;
+      }
+      case 'rate-burst': {
+        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
+        else d.burst = n;
+        break;
+      }
+      case 'filter-action':
+        if (value === 'delete' || value === 'leave') d.filterAction = value;
+        else bad('delete or leave');
+        break;
+      case 'filters': {
+        // A list of patterns, or the trigger's FilterCriteria as is: { Filters: [{ Pattern: "..." }] }.
+        const list = Array.isArray(value) ? value : value !== null && typeof value === 'object' && Array.isArray((value as { Filters?: unknown }).Filters) ? (value as { Filters: unknown[] }).Filters : undefined;
+        if (list === undefined) {
+          bad('a list of filter patterns (or {"Filters": [{"Pattern": "..."}]})');
+          break;
+        }
+        const compiled = compileFilter(list);
+        for (const p of compiled.problems) r.problem(`${where}: filters: ${p}`);
+        if (compiled.filter) d.filter = compiled.filter;
+        break;
+      }
+      default:
+        r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);
+    }
+  }
+}
+
+function integerIn(text: string, min: number, max: number): number | undefined {
+  const n = Number(text);
+  return text !== '' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+}
+
+function rateOf(text: string): number | undefined {
+  const n = Number(text);
+  return text !== '' && Number.isFinite(n) && n > 0 && n <= LIMIT_MAX ? n : undefined;
+}

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { collectOptions } from '../../src/cli.ts';
+import { OPTIONS, resolveConfig } from '../../src/config.ts';
+import { matchesRecord } from '../../src/invoke/event-filter.ts';
+
+const ENV = { AWS_REGION: 'us-east-1' };
+const BASE = ['--function', 'fn', '--queues', 'high,low,https://sqs.us-east-1.amazonaws.com/123456789012/orders'];
+
+function resolve(argv: string[], env: Record<string, string> = ENV) {
+  const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
+  const r = resolveConfig(cli.raw, env);
+  return { problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
+}
+
+function configFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wl-delivery-'));
+  const path = join(dir, 'wl.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('delivery options', () => {
+  it('everything is off by default', () => {
+    const { config } = resolve([]);
+    assert.equal(config!.retryBackoff, undefined);
+    assert.equal(config!.queueOptions.size, 0);
+  });
+
+  it('--retry-backoff with its defaults, and every field set', () => {
+    assert.deepEqual(resolve(['--retry-backoff', '5s']).config!.retryBackoff, { baseSec: 5, maxSec: 900, jitter: 0.5 });
+    assert.deepEqual(resolve(['--retry-backoff', '2s', '--retry-backoff-max', '1m', '--retry-backoff-jitter', '0']).config!.retryBackoff, { baseSec: 2, maxSec: 60, jitter: 0 });
+    assert.deepEqual(resolve([], { ...ENV, WORKERLESS_RETRY_BACKOFF: '20m' }).config!.retryBackoff, { baseSec: 1200, maxSec: 1200, jitter: 0.5 });
+  });
+
+  it('--retry-backoff problems, all at once', () => {
+    assert.deepEqual(resolve(['--retry-backoff-max', '1m', '--retry-backoff-jitter', '2']).problems, [
+      '--retry-backoff-jitter must be a number from 0 to 1, got "2"',
+      '--retry-backoff-max is only used with --retry-backoff (none given), got "1m"',
+      '--retry-backoff-jitter is only used with --retry-backoff (none given), got "2"',
+    ]);
+    assert.deepEqual(resolve(['--retry-backoff', '10s', '--retry-backoff-max', '5s']).problems, ['--retry-backoff-max must not be shorter than --retry-backoff (10s), got 5s']);
+    assert.deepEqual(resolve(['--retry-backoff', '13h']).problems, ['--retry-backoff must be a duration from 1s to 720m (e.g. 500ms, 5s, 10m), got "13h"']);
+  });
+
+  it('per-queue flags by queue name or URL', () => {
+    const { config, problems } = resolve([
+      '--queue-max-concurrency', 'high=4,orders=2',
+      '--queue-min-concurrency', 'low=2',
+      '--queue-rate', 'https://sqs.us-east-1.amazonaws.com/123456789012/orders=2.5',
+    ]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(Object.fromEntries(config!.queueOptions), {
+      high: { maxConcurrency: 4, filterAction: 'delete' },
+      orders: { maxConcurrency: 2, ratePerSec: 2.5, filterAction: 'delete' },
+      low: { minConcurrency: 2, filterAction: 'delete' },
+    });
+  });
+
+  it('queue-options in the config file, with flags winning field by field', () => {
+    const path = configFile(
+      [
+        'queue-options:',
+        '  high: { max-concurrency: 8, rate: 10, rate-burst: 5 }',
+        '  low:',
+        '    min-concurrency: 1',
+        '    filter-action: leave',
+        '    filters:',
+        '      - body: { type: [report] }',
+        '      - \'{"body": [{"prefix": "Result: "}]}\'',
+      ].join('\n'),
+    );
+    const { config, problems } = resolve(['--config', path, '--queue-max-concurrency', 'high=3']);
+    assert.deepEqual(problems, []);
+    const high = config!.queueOptions.get('high')!;
+    assert.deepEqual({ ...high }, { maxConcurrency: 3, ratePerSec: 10, burst: 5, filterAction: 'delete' });
+    const low = config!.queueOptions.get('low')!;
+    assert.equal(low.minConcurrency, 1);
+    assert.equal(low.filterAction, 'leave');
+    assert.equal(matchesRecord(low.filter!, { body: '{"type":"report"}' }), true);
+    assert.equal(matchesRecord(low.filter!, { body: 'Result: 1' }), true);
+    assert.equal(matchesRecord(low.filter!, { body: '{"type":"other"}' }), false);
+  });
+
+  it('accepts the trigger\'s FilterCriteria as is, and JSON in the env var', () => {
+    const json = JSON.stringify({ high: { filters: { Filters: [{ Pattern: '{"body":{"a":["b"]}}' }] } } });
+    const { config, problems } = resolve([], { ...ENV, WORKERLESS_QUEUE_OPTIONS: json });
+    assert.deepEqual(problems, []);
+    assert.equal(matchesRecord(config!.queueOptions.get('high')!.filter!, { body: '{"a":"b"}' }), true);
+  });
+
+  it('reports every per-queue problem at once, naming the queue and where it came from', () => {
+    const path = configFile(
+      [
+        'queue-options:',
+        '  nope: { max-concurrency: 1 }',
+        '  high: { max-concurrency: 0, rate: -1, colour: red, filter-action: drop, filters: [{ body: { a: [{ wildcard: x }] } }] }',
+        '  low: { min-concurrency: 5, max-concurrency: 2, rate-burst: 3 }',
+      ].join('\n'),
+    );
+    const { problems } = resolve(['--config', path, '--queue-rate', 'high', '--queue-min-concurrency', 'orders=7']);
+    assert.deepEqual(problems, [
+      `--queue-options (from queue-options in ${path}) names queue "nope", which is not in --queues`,
+      `--queue-options (from queue-options in ${path}) high: max-concurrency must be an integer from 1 to 10000, got 0`,
+      `--queue-options (from queue-options in ${path}) high: rate must be a number of invocations per second above 0, at most 10000, got -1`,
+      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action)`,
+      `--queue-options (from queue-options in ${path}) high: filter-action must be delete or leave, got "drop"`,
+      `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "wildcard" (known: prefix, suffix, equals-ignore-case, numeric, exists, anything-but)`,
+      '--queue-rate entries take the form name=value, got "high"',
+      'queue "low": min-concurrency 5 is above its max-concurrency 2',
+      'queue "low": rate-burst is only used with a rate',
+      'the queues\' min-concurrency add up to 12, more than --concurrency 10: the reserved loops must fit in the pool',
+    ]);
+  });
+
+  it('a --queue-options flag that is not JSON is reported as such', () => {
+    assert.deepEqual(resolve(['--queue-options', '{oops']).problems, ['--queue-options must be JSON (or a mapping in the --config file), got "{oops"']);
+  });
+});
