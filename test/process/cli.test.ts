@@ -120,6 +120,30 @@ describe('the workerless CLI as a process', () => {
     assert.equal(run.stderr(), 'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n');
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
   });
+
+  it('--http-port abc: exit 2 naming the option and the value', async () => {
+    const run = runCli(['--function', 'fn', '--queues', 'q', '--http-port', 'abc'], { AWS_REGION: 'us-east-1' });
+    await assertUsageError(run, ['workerless: --http-port must be an integer from 1 to 65535, got "abc"']);
+  });
+
+  it('an --http-port already in use: exit 1 with one line, before any AWS call', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      // The endpoint is unreachable on purpose: the HTTP server must fail first.
+      const run = runCli(['--function', 'fn', '--queues', 'q', '--endpoint-url', 'http://127.0.0.1:9', '--http-port', String(port)], {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      });
+      const { code } = await run.exited;
+      assert.equal(code, 1);
+      assert.equal(run.stderr(), `workerless: cannot listen on 127.0.0.1:${port}: EADDRINUSE\n`);
+    } finally {
+      taken.close();
+    }
+  });
 });
 
 describe('the Temporal worker function is checked at start-up (no Temporal server needed)', () => {
