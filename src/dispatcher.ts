@@ -2,11 +2,14 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from './backoff.ts';
 import type { DeleteMode } from './config.ts';
+import type { QueueOptions } from './delivery-options.ts';
+import { matchesRecord } from './invoke/event-filter.ts';
+import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, type RetryBackoff } from './invoke/retry-backoff.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError } from './invoke/lambda-invoker.ts';
-import { buildSqsEvents } from './invoke/sqs-event.ts';
+import { buildSqsEvents, toRecord } from './invoke/sqs-event.ts';
 import type { LoopStep } from './health.ts';
 import { DispatchMetrics } from './metrics/dispatch-metrics.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -40,6 +43,10 @@ export interface DispatcherOptions {
    * usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
    */
   readonly drainRetryMs?: number | undefined;
+  /** Back-off for messages kept after a failed invocation; default none (they return after their visibility timeout). */
+  readonly retryBackoff?: RetryBackoff | undefined;
+  /** Per-queue limits and filters, by queue name; default none. */
+  readonly queueOptions?: ReadonlyMap<string, QueueOptions> | undefined;
 }
 
 export interface DispatcherDeps {
@@ -113,7 +120,8 @@ export class Dispatcher {
     this.#log = deps.logger;
     this.#random = deps.random ?? Math.random;
     this.#now = deps.now ?? Date.now;
-    this.#receiver = new Receiver(options, { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now });
+    const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
+    this.#receiver = new Receiver({ ...options, limits }, { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now });
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
@@ -244,17 +252,19 @@ export class Dispatcher {
    */
   async #process(batch: Batch, halt: AbortSignal): Promise<void> {
     const { queue } = batch;
-    const batchIds = ids(batch.messages);
+    let batchIds = ids(batch.messages);
     try {
+      const messages = await this.#filter(batch);
+      batchIds = ids(messages);
       let offset = 0;
-      for (const chunk of buildSqsEvents(batch.messages, queue)) {
+      for (const chunk of messages.length > 0 ? buildSqsEvents(messages, queue) : []) {
         // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-        const unsettled = batch.messages.slice(offset);
+        const unsettled = messages.slice(offset);
         offset += chunk.messages.length;
         const end = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt);
         if (end.kind === 'released') break;
         const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
-        if (queue.fifo && kept.length > 0 && offset < batch.messages.length) {
+        if (queue.fifo && kept.length > 0 && offset < messages.length) {
           this.#log.warn({ queue: queue.name, messageIds: batchIds.slice(offset) }, 'FIFO batch stopped at a failure; later messages stay on the queue');
           break;
         }
@@ -266,6 +276,7 @@ export class Dispatcher {
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
       this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
+      this.#receiver.settled(queue);
     }
   }
 
@@ -311,7 +322,9 @@ export class Dispatcher {
     if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#metrics.failedInvoke(queue.name, messages.length);
     const kept = new Set(verdict.keepIds);
     // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
-    await lease.drop(messages.filter((m) => kept.has(m.MessageId ?? '')));
+    const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
+    await lease.drop(keptMessages);
+    await this.#backOff(batch, keptMessages);
     if (this.#opts.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
       const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
       const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
@@ -329,6 +342,66 @@ export class Dispatcher {
     }
     await lease.drop(messages);
     return { kind: 'settled', keptIds: verdict.keepIds };
+  }
+
+  /**
+   * The queue's filter (FilterCriteria), applied before the invocation: returns the messages to invoke. The
+   * others are counted as filtered out, then deleted unseen (action delete, the trigger's semantics) or left to
+   * return after their visibility timeout (action leave). On a FIFO queue with leave, the later messages of a
+   * left message's group stay too, so the group keeps its order.
+   */
+  async #filter(batch: Batch): Promise<Message[]> {
+    const { queue, lease } = batch;
+    const options = this.#opts.queueOptions?.get(queue.name);
+    if (!options?.filter) return batch.messages;
+    const matched: Message[] = [];
+    const filtered: Message[] = [];
+    const behind: Message[] = [];
+    const leftGroups = new Set<string>();
+    const holdGroups = queue.fifo && options.filterAction === 'leave';
+    for (const m of batch.messages) {
+      const group = m.Attributes?.MessageGroupId ?? '';
+      if (holdGroups && leftGroups.has(group)) behind.push(m);
+      else if (matchesRecord(options.filter, toRecord(m, queue))) matched.push(m);
+      else {
+        filtered.push(m);
+        if (holdGroups) leftGroups.add(group);
+      }
+    }
+    if (filtered.length === 0) return matched;
+    this.#metrics.filtered(queue.name, filtered.length);
+    const context = { queue: queue.name, messageIds: ids(filtered), action: options.filterAction };
+    if (options.filterAction === 'delete') {
+      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
+      const entries = receipts(filtered);
+      const result = await this.#tracer.settle(queue, 'delete', filtered, () => this.#deleter.delete(queue, entries, () => lease.expiresAt(filtered)), (r) => (r.failed.length > 0 ? 'entries_failed' : undefined));
+      this.#log.debug(context, 'messages matched no filter pattern; deleted');
+      if (result.failed.length > 0) this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some filtered-out messages; they will be delivered again');
+    } else {
+      this.#log.debug({ ...context, heldBehind: ids(behind) }, 'messages matched no filter pattern; left on the queue');
+    }
+    await lease.drop([...filtered, ...behind]);
+    return matched;
+  }
+
+  /**
+   * --retry-backoff: gives messages kept after a failed invocation a visibility timeout from the back-off curve
+   * (src/invoke/retry-backoff.ts), so they return sooner or later than the queue's own timeout. They have
+   * left the lease already, so no extension overrides it. On FIFO the delay is per message group.
+   */
+  async #backOff(batch: Batch, kept: Message[]): Promise<void> {
+    const policy = this.#opts.retryBackoff;
+    if (policy === undefined || kept.length === 0) return;
+    const { queue } = batch;
+    // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
+    const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
+    this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
+    for (const step of planRetryBackoff(kept, queue.fifo, policy, this.#random, limitSec)) {
+      const context = { queue: queue.name, messageIds: ids(step.messages), delaySec: step.timeoutSec, receiveCounts: step.messages.map(receiveCountOf) };
+      const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec);
+      if (result.failed.length > 0) this.#log.warn({ ...context, failed: result.failed }, 'could not set the retry back-off of some messages; they return after their visibility timeout');
+      else this.#log.debug(context, 'retry back-off set');
+    }
   }
 
   /**

@@ -45,6 +45,11 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.deleted, queue, count);
   }
 
+  /** Messages that matched none of the queue's filter patterns (deleted or left, not invoked). */
+  filtered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.filtered, queue, count);
+  }
+
   dropped(queue: string, count: number): void {
     this.#count(SQS_METRICS.dropped, queue, count);
   }

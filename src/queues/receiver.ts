@@ -2,6 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { callErrorOf } from '../aws-errors.ts';
 import { backoffMs, sleep } from '../backoff.ts';
+import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import type { MessageSource, ReceiveOptions, ResolvedQueue } from './sqs-source.ts';
 
@@ -16,6 +17,10 @@ export interface ReceiverOptions {
   readonly sleepSec: number;
   /** Passed on ReceiveMessage when set; otherwise each queue's own timeout applies. */
   readonly visibilityTimeoutSec?: number | undefined;
+  /** Worker loops sharing this receiver; needed for minConcurrency reservations. Default 1. */
+  readonly concurrency?: number | undefined;
+  /** Per-queue limits, by index in `queues`; default none. */
+  readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
 }
 
 export interface ReceiverDeps {
@@ -37,6 +42,8 @@ export interface Received {
  */
 const TRANSIENT_BACKOFF = { baseMs: 100, capMs: 1_000 };
 const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
+/** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
+const LIMIT_RECHECK_MS = 1_000;
 
 interface Health {
   failures: number;
@@ -49,6 +56,11 @@ interface Health {
  * queues that are backing off after a failed receive, spreads idle loops' long polls over the queues, and
  * sleeps when told to. Per-queue health is shared by all loops, so one broken queue never stalls the others.
  *
+ * With per-queue limits (QueueSlots), a loop takes a slot of a queue before it receives from it, so it never
+ * receives for a queue it may not invoke for; the slot is given back by settled(), or at once when the receive
+ * returned nothing. Queues below their reserved minimum are tried first, and a loop that finds every queue at
+ * its limit waits for a release or the next rate token.
+ *
  * A receive is never aborted, not even by shutdown: SQS may hand messages to a call we abandon, and they
  * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
  * (see SqsMessageSource), so no loop waits on a hung call for longer than the poll plus a margin.
@@ -60,6 +72,9 @@ export class Receiver {
   /** How many loops are long-polling each queue right now (index = queue index). */
   readonly #longPollers: number[];
   readonly #health: Health[];
+  readonly #slots: QueueSlots;
+  /** Loops waiting for a slot to be released. */
+  #slotWaiters: (() => void)[] = [];
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps) {
     if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
@@ -68,6 +83,37 @@ export class Receiver {
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
     this.#longPollers = options.queues.map(() => 0);
     this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+    this.#slots = new QueueSlots(options.queues.map((_, i) => options.limits?.[i]), options.concurrency ?? 1, deps.now());
+  }
+
+  /** A batch received from `queue` by next() is settled: its loop gives the queue's slot back. */
+  settled(queue: ResolvedQueue): void {
+    if (!this.#slots.active) return;
+    const index = this.#opts.queues.indexOf(queue);
+    if (index < 0) return;
+    this.#slots.release(index, true, this.#deps.now());
+    this.#wakeSlotWaiters();
+  }
+
+  #release(index: number): void {
+    if (!this.#slots.active) return;
+    this.#slots.release(index, false, this.#deps.now());
+    this.#wakeSlotWaiters();
+  }
+
+  #wakeSlotWaiters(): void {
+    const waiters = this.#slotWaiters;
+    this.#slotWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Waits until a slot is released, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
+  async #waitForSlot(queues: readonly number[], stop: AbortSignal): Promise<void> {
+    const now = this.#deps.now();
+    const tokenAt = this.#slots.nextTokenAt(queues, now);
+    const woken = new AbortController();
+    this.#slotWaiters.push(() => woken.abort());
+    await sleep(Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now), AbortSignal.any([stop, woken.signal]));
   }
 
   /** Whether at least one queue is not backing off after a failed receive. */
@@ -84,29 +130,49 @@ export class Receiver {
   async next(stop: AbortSignal): Promise<Received | undefined> {
     const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
     const now = this.#deps.now();
-    const order = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
-    if (order.length === 0) {
+    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
+    if (drawn.length === 0) {
       await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
+      return undefined;
+    }
+    const order = this.#slots.prioritise(drawn, now);
+    if (!order.some((i) => this.#slots.admits(i, now))) {
+      await this.#waitForSlot(order, stop);
       return undefined;
     }
     for (const index of order) {
       if (stop.aborted) return undefined;
+      if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec, startBefore: stop });
       if (messages.length > 0) return { queue: queues[index]!, messages };
+      this.#release(index);
     }
     if (stop.aborted) return undefined;
     const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#deps.now());
     // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
     if (healthy.length === 0) return undefined;
+    const open = healthy.filter((i) => this.#slots.admits(i, this.#deps.now()));
+    if (open.length === 0) {
+      await this.#waitForSlot(healthy, stop);
+      return undefined;
+    }
     if (pollForSec > 0) {
-      const index = this.#pickLongPollQueue(healthy);
+      const index = this.#pickLongPollQueue(open);
+      // A queue held back only by its rate gets a token soon: poll the others no longer than that, so this
+      // loop is back in time to serve it.
+      const tokenAt = this.#slots.nextTokenAt(healthy.filter((i) => i !== index), this.#deps.now());
+      if (!this.#slots.acquire(index, this.#deps.now())) return undefined;
+      const waitSec = tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - this.#deps.now()) / 1000)));
       this.#longPollers[index]!++;
+      let got = false;
       try {
-        const messages = await this.#receive(index, { max: batchSize, waitSec: pollForSec, visibilityTimeoutSec, startBefore: stop });
-        if (messages.length > 0) return { queue: queues[index]!, messages };
+        const messages = await this.#receive(index, { max: batchSize, waitSec, visibilityTimeoutSec, startBefore: stop });
+        got = messages.length > 0;
+        if (got) return { queue: queues[index]!, messages };
         if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
       } finally {
         this.#longPollers[index]!--;
+        if (!got) this.#release(index);
       }
     }
     await sleep(sleepSec * 1000, stop);
