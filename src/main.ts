@@ -207,6 +207,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
           functionName: sqsWork.functionName,
           // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
           drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
+          retryBackoff: config.retryBackoff,
+          queueOptions: config.queueOptions,
         },
                 {
           source: new SharedReceiveSource(new SqsMessageSource(sqs)),
