@@ -2,7 +2,10 @@
 // C async loops, each: ReceiveMessage (1 message, 1 s long poll) -> a minimal {"Records":[...]} event ->
 // Invoke (RequestResponse) -> DeleteMessage. No batching, no sharing between loops.
 //
-//   node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C]
+//   node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]
+//
+// With --batch-size B > 1 (bench/fast.ts): each loop receives up to B messages, invokes once with all of them
+// as Records and deletes them with one DeleteMessageBatch.
 //
 // Endpoints, region and credentials come from the environment (AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_LAMBDA,
 // AWS_REGION, ...), exactly as for workerless. Prints {"msg":"ready"} on stdout once its clients have made
@@ -10,20 +13,22 @@
 // Stops on SIGTERM/SIGINT: no new receives, the message in hand is finished, exit 0.
 import { parseArgs } from 'node:util';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 
 const { values } = parseArgs({
   options: {
     'queue-url': { type: 'string' },
     function: { type: 'string' },
     concurrency: { type: 'string', default: '10' },
+    'batch-size': { type: 'string', default: '1' },
   },
 });
 const queueUrl = values['queue-url'];
 const functionName = values.function;
 const concurrency = Number(values.concurrency);
-if (!queueUrl || !functionName || !Number.isInteger(concurrency) || concurrency < 1) {
-  process.stderr.write('usage: node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C]\n');
+const batchSize = Number(values['batch-size']);
+if (!queueUrl || !functionName || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
+  process.stderr.write('usage: node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]\n');
   process.exit(2);
 }
 
@@ -45,10 +50,9 @@ process.stdout.write(`${JSON.stringify({ msg: 'ready', pid: process.pid, concurr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function toEvent(message: Message): string {
+function toEvent(messages: Message[]): string {
   return JSON.stringify({
-    Records: [
-      {
+    Records: messages.map((message) => ({
         messageId: message.MessageId,
         receiptHandle: message.ReceiptHandle,
         body: message.Body,
@@ -58,20 +62,25 @@ function toEvent(message: Message): string {
         eventSource: 'aws:sqs',
         eventSourceARN: queueArn,
         awsRegion: region,
-      },
-    ],
+    })),
   });
 }
 
-async function handle(message: Message): Promise<void> {
+async function handle(messages: Message[]): Promise<void> {
   const result = await lambda.send(
-    new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(toEvent(message)) }),
+    new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(toEvent(messages)) }),
   );
   if (result.FunctionError !== undefined) {
-    process.stderr.write(`function error for ${message.MessageId}: ${result.FunctionError}\n`);
-    return; // the message comes back after its visibility timeout
+    process.stderr.write(`function error for ${messages.map((m) => m.MessageId).join(',')}: ${result.FunctionError}\n`);
+    return; // the messages come back after their visibility timeout
   }
-  await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+  if (messages.length === 1) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: messages[0]!.ReceiptHandle }));
+    return;
+  }
+  await sqs.send(
+    new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+  );
 }
 
 async function loop(): Promise<void> {
@@ -79,7 +88,7 @@ async function loop(): Promise<void> {
     let messages: Message[];
     try {
       const received = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1 }),
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: 1 }),
         { abortSignal: stop.signal },
       );
       messages = received.Messages ?? [];
@@ -89,12 +98,11 @@ async function loop(): Promise<void> {
       await sleep(1000);
       continue;
     }
-    for (const message of messages) {
-      try {
-        await handle(message);
-      } catch (err) {
-        process.stderr.write(`message ${message.MessageId} failed: ${String(err)}\n`);
-      }
+    if (messages.length === 0) continue;
+    try {
+      await handle(messages);
+    } catch (err) {
+      process.stderr.write(`messages ${messages.map((m) => m.MessageId).join(',')} failed: ${String(err)}\n`);
     }
   }
 }

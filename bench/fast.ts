@@ -1,0 +1,385 @@
+// CPU per message, throughput and memory of SQS -> Lambda consumers against a fast fake AWS endpoint
+// (bench/fast/fake-aws.ts, in its own process), so that the figures are the consumer's own cost and not
+// LocalStack's. Consumers, side by side in one run:
+//   naive          bench/peers/naive-consumer.ts: the hand-rolled AWS SDK loop (receive, invoke, delete)
+//   sqs-consumer   bench/peers/sqs-consumer-peer.ts: npm sqs-consumer with an Invoke per message
+//   floor-3        bench/peers/floor-consumer.ts --shape 3: no SDK, SigV4 + node:http, 3 calls per message
+//   floor-1.2      the same with one shared receive and one delete per 10 messages
+//   workerless     the built CLI (dist/src/main.js) with its default AWS client
+//   workerless-sdk the built CLI with --aws-client sdk (the AWS SDK clients on the hot path)
+//
+//   npm run build && node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000] [--c10000]
+//                                       [--consumers naive,workerless,...] [--verbose]
+//
+// Every figure is the median of --runs runs (consumers alternate within each round), measured from the end
+// of the consumer's start-up (its ready line) until the fake has seen every message deleted (or the shape's
+// time cap): CPU is utime+stime of the consumer process from /proc/<pid>/stat, RSS its peak (VmHWM).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    scale: { type: 'string', default: '1' },
+    shapes: { type: 'string' },
+    consumers: { type: 'string' },
+    c10000: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const RUNS = Number(values.runs);
+const SCALE = Number(values.scale);
+if (!Number.isInteger(RUNS) || RUNS < 1 || !(SCALE > 0)) {
+  process.stderr.write('usage: node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000,c10000] [--c10000] [--consumers a,b] [--verbose]\n');
+  process.exit(2);
+}
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const CLI = here('../dist/src/main.js');
+const FAKE = here('./fast/fake-aws.ts');
+const COUNTER = here('./support/sdk-call-counter.ts');
+const FUNCTION_NAME = 'bench-fn';
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+type Kind = 'naive' | 'sqs-consumer' | 'floor-3' | 'floor-1.2' | 'workerless' | 'workerless-sdk';
+const ALL_KINDS: readonly Kind[] = ['naive', 'sqs-consumer', 'floor-3', 'floor-1.2', 'workerless-sdk', 'workerless'];
+
+interface Shape {
+  readonly id: string;
+  readonly label: string;
+  readonly concurrency: number;
+  readonly batch: number;
+  readonly invokeMs: number;
+  readonly messages: number;
+  /** The window closes after this long even if messages are left (slow consumers at high concurrency). */
+  readonly capSec: number;
+  readonly kinds: readonly Kind[];
+  readonly runs: number;
+}
+
+const SHAPES: readonly Shape[] = [
+  { id: 'c10', label: 'c=10, batch 1', concurrency: 10, batch: 1, invokeMs: 0, messages: 3000, capSec: 20, kinds: ALL_KINDS, runs: RUNS },
+  { id: 'c100', label: 'c=100, batch 1', concurrency: 100, batch: 1, invokeMs: 0, messages: 5000, capSec: 20, kinds: ALL_KINDS, runs: RUNS },
+  { id: 'c10b10', label: 'c=10, batch 10', concurrency: 10, batch: 10, invokeMs: 0, messages: 15000, capSec: 20, kinds: ['naive', 'sqs-consumer', 'workerless-sdk', 'workerless'], runs: RUNS },
+  { id: 'c1000', label: 'c=1000, 2 s invocations', concurrency: 1000, batch: 1, invokeMs: 2000, messages: 4000, capSec: 12, kinds: ['naive', 'floor-3', 'floor-1.2', 'workerless-sdk', 'workerless'], runs: RUNS },
+  { id: 'c10000', label: 'c=10000, 10 s invocations', concurrency: 10000, batch: 1, invokeMs: 10000, messages: 30000, capSec: 40, kinds: ['floor-3', 'floor-1.2', 'workerless-sdk', 'workerless'], runs: 1 },
+];
+
+const wantedShapes = new Set((values.shapes ?? `c10,c100,c10b10,c1000${values.c10000 ? ',c10000' : ''}`).split(','));
+const wantedKinds = values.consumers ? new Set(values.consumers.split(',')) : undefined;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const verbose = (text: string) => {
+  if (values.verbose) process.stderr.write(`  ${text}\n`);
+};
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** CPU ms (utime + stime, all threads) from /proc/<pid>/stat. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** Peak resident set size (VmHWM) in MiB. */
+function peakRssMiB(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of live) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+// The fake endpoint, in its own process.
+interface FakeStats {
+  deleted: number;
+  invoked: number;
+  receiveCalls: number;
+  maxInFlightInvokes: number;
+}
+const fake = spawn(process.execPath, [FAKE], { stdio: ['ignore', 'pipe', 'inherit'] });
+live.add(fake);
+const fakePort = await new Promise<number>((resolve, reject) => {
+  fake.stdout!.setEncoding('utf8').once('data', (line: string) => resolve((JSON.parse(line) as { port: number }).port));
+  fake.once('exit', (code) => reject(new Error(`the fake endpoint exited (${code})`)));
+});
+const endpoint = `http://127.0.0.1:${fakePort}`;
+async function control<T>(path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${endpoint}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  return (await res.json()) as T;
+}
+
+interface Consumer {
+  child: ChildProcess;
+  pid: number;
+  ready: Promise<void>;
+  exited: Promise<number | null>;
+  output: () => string;
+  snapshot: () => Promise<{ calls: Record<string, number>; heap: { peakUsedMiB: number; usedMiB: number } }>;
+}
+
+function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: string): Consumer {
+  const c = String(shape.concurrency);
+  const b = String(shape.batch);
+  const peer = (file: string, extra: string[] = []) => [here(`./peers/${file}`), '--queue-url', queueUrl, '--function', FUNCTION_NAME, '--concurrency', c, ...extra];
+  const args =
+    kind === 'naive'
+      ? peer('naive-consumer.ts', ['--batch-size', b])
+      : kind === 'sqs-consumer'
+        ? peer('sqs-consumer-peer.ts', ['--batch-size', b])
+        : kind === 'floor-3' || kind === 'floor-1.2'
+          ? peer('floor-consumer.ts', ['--shape', kind.slice('floor-'.length)])
+          : [CLI, '--function', FUNCTION_NAME, '--queues', queueUrl, '--batch-size', b, '--concurrency', c, '--metrics', 'off', '--poll-for', '1', '--log-level', 'info',
+             ...(kind === 'workerless-sdk' ? ['--aws-client', 'sdk'] : [])];
+  const child = spawn(process.execPath, ['--import', COUNTER, ...args], {
+    env: {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      AWS_ACCESS_KEY_ID: 'bench',
+      AWS_SECRET_ACCESS_KEY: 'bench',
+      AWS_REGION: 'us-east-1',
+      AWS_ENDPOINT_URL: endpoint,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+      BENCH_CALLS_FILE: callsFile,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let out = '';
+  let pending = '';
+  let markReady: () => void = () => {};
+  let failReady: (err: Error) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  const readyMsg = kind.startsWith('workerless') ? 'workerless started' : 'ready';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    if (out.length < 1_000_000) out += chunk;
+    pending += chunk;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === readyMsg) markReady();
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    if (out.length < 1_000_000) out += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      live.delete(child);
+      failReady(new Error(`${kind} exited (code ${code}) before it was ready:\n${out}`));
+      resolve(code);
+    }),
+  );
+  let seq = 0;
+  const snapshot = async () => {
+    seq += 1;
+    child.kill('SIGUSR2');
+    let snap: { seq: number; calls: Record<string, number>; heap: { peakUsedMiB: number; usedMiB: number } } | undefined;
+    await until(
+      'the call counts',
+      () => {
+        try {
+          snap = JSON.parse(readFileSync(callsFile, 'utf8')) as typeof snap;
+        } catch {
+          return false;
+        }
+        return snap?.seq === seq;
+      },
+      10_000,
+      2,
+    );
+    return { calls: { ...snap!.calls }, heap: snap!.heap };
+  };
+  if (child.pid === undefined) throw new Error(`could not start ${kind}`);
+  return { child, pid: child.pid, ready, exited, output: () => out, snapshot };
+}
+
+interface RunResult {
+  kind: Kind;
+  shape: string;
+  messages: number;
+  wallSec: number;
+  msgPerSec: number;
+  cpuUsPerMsg: number;
+  rssMiB: number;
+  peakHeapMiB: number;
+  callsPerMsg: number;
+  calls: Record<string, number>;
+  fakeCpuPct: number;
+  exitCode: number | null;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'bench-fast-'));
+let queueSeq = 0;
+
+async function runOnce(kind: Kind, shape: Shape): Promise<RunResult> {
+  queueSeq += 1;
+  const messages = Math.round(shape.messages * SCALE);
+  const { url } = await control<{ url: string }>('/_bench/reset', { queue: `bench-${queueSeq}`, messages, invokeMs: shape.invokeMs });
+  const consumer = startConsumer(kind, shape, url, join(tmp, `calls-${queueSeq}.json`));
+  await Promise.race([consumer.ready, sleep(60_000).then(() => Promise.reject(new Error(`${kind} not ready in 60 s:\n${consumer.output()}`)))]);
+  const before = await consumer.snapshot();
+  const deleted0 = (await control<FakeStats>('/_bench/stats')).deleted;
+  const cpu0 = cpuMs(consumer.pid);
+  const fakeCpu0 = cpuMs(fake.pid!);
+  const t0 = performance.now();
+  let stats: FakeStats = await control<FakeStats>('/_bench/stats');
+  while (stats.deleted < messages && performance.now() - t0 < shape.capSec * 1000) {
+    if (consumer.child.exitCode !== null) throw new Error(`${kind} exited during the run:\n${consumer.output()}`);
+    await sleep(25);
+    stats = await control<FakeStats>('/_bench/stats');
+  }
+  const wallSec = (performance.now() - t0) / 1000;
+  const cpu = cpuMs(consumer.pid) - cpu0;
+  const fakeCpu = cpuMs(fake.pid!) - fakeCpu0;
+  const rssMiB = peakRssMiB(consumer.pid);
+  const after = await consumer.snapshot();
+  const done = stats.deleted - deleted0;
+  const calls: Record<string, number> = {};
+  for (const [op, n] of Object.entries(after.calls)) {
+    const d = n - (before.calls[op] ?? 0);
+    if (d > 0) calls[op] = d;
+  }
+  const totalCalls = Object.values(calls).reduce((a, b) => a + b, 0);
+  // A run that emptied the queue stops cleanly (exit 0 expected); a capped one still has long invocations in flight.
+  let exitCode: number | null;
+  if (stats.deleted >= messages) {
+    consumer.child.kill('SIGTERM');
+    const timer = setTimeout(() => consumer.child.kill('SIGKILL'), 15_000);
+    exitCode = await consumer.exited;
+    clearTimeout(timer);
+  } else {
+    consumer.child.kill('SIGKILL');
+    await consumer.exited;
+    exitCode = null;
+  }
+  return {
+    kind,
+    shape: shape.id,
+    messages: done,
+    wallSec,
+    msgPerSec: done / wallSec,
+    cpuUsPerMsg: (cpu * 1000) / Math.max(1, done),
+    rssMiB,
+    peakHeapMiB: after.heap.peakUsedMiB,
+    callsPerMsg: totalCalls / Math.max(1, done),
+    calls,
+    fakeCpuPct: (fakeCpu / 10) / wallSec,
+    exitCode,
+  };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+const fmt = (x: number | undefined, digits = 0) => (x === undefined || Number.isNaN(x) ? '-' : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+const results: RunResult[] = [];
+const cpuModel = cpus()[0]?.model.trim() ?? 'unknown CPU';
+const sdkVersion = (JSON.parse(readFileSync(here('../node_modules/@aws-sdk/client-sqs/package.json'), 'utf8')) as { version: string }).version;
+process.stdout.write(
+  `bench/fast: ${cpus().length} cores (${cpuModel}), Node ${process.version}, @aws-sdk/client-sqs ${sdkVersion}; fake endpoint ${endpoint} (own process); ` +
+    `${RUNS} runs per consumer and shape (c=10000: 1), messages x${SCALE}\n`,
+);
+for (const shape of SHAPES.filter((s) => wantedShapes.has(s.id))) {
+  const kinds = shape.kinds.filter((k) => !wantedKinds || wantedKinds.has(k));
+  for (let run = 1; run <= shape.runs; run++) {
+    for (const kind of kinds) {
+      const r = await runOnce(kind, shape);
+      results.push(r);
+      process.stdout.write(
+        `  ${shape.id.padEnd(7)} run ${run} ${kind.padEnd(14)} ${fmt(r.messages)} msgs in ${fmt(r.wallSec, 2)} s = ${fmt(r.msgPerSec)} msg/s, ` +
+          `CPU ${fmt(r.cpuUsPerMsg)} us/msg, peak RSS ${fmt(r.rssMiB)} MiB, peak heap ${fmt(r.peakHeapMiB)} MiB, ` +
+          `${fmt(r.callsPerMsg, 2)} calls/msg (${Object.entries(r.calls).map(([op, n]) => `${op} ${n}`).join(', ')}), fake CPU ${fmt(r.fakeCpuPct)}%` +
+          `${r.exitCode === null ? ', capped' : r.exitCode === 0 ? '' : `, EXIT ${r.exitCode}`}\n`,
+      );
+      verbose(`fake stats after the run: ${JSON.stringify(await control('/_bench/stats'))}`);
+    }
+  }
+}
+fake.kill('SIGTERM');
+
+// Medians per consumer and shape.
+const med = (kind: Kind, shape: string, pick: (r: RunResult) => number): number | undefined => {
+  const rs = results.filter((r) => r.kind === kind && r.shape === shape);
+  return rs.length ? median(rs.map(pick)) : undefined;
+};
+const kindsSeen = ALL_KINDS.filter((k) => results.some((r) => r.kind === k));
+const LABEL: Record<Kind, string> = {
+  naive: 'naive AWS SDK loop (receive, invoke, delete)',
+  'sqs-consumer': 'sqs-consumer + Invoke',
+  'floor-3': 'no SDK, 3 calls/message',
+  'floor-1.2': 'no SDK, shared receive + delete per 10 (1.2 calls/message)',
+  'workerless-sdk': 'workerless --aws-client sdk',
+  workerless: 'workerless (default AWS client)',
+};
+const rssRange = (kind: Kind) => {
+  const rs = results.filter((r) => r.kind === kind && ['c10', 'c100', 'c10b10'].includes(r.shape)).map((r) => r.rssMiB);
+  return rs.length ? `${fmt(Math.min(...rs))}-${fmt(Math.max(...rs))}` : '-';
+};
+const lines = [
+  '| consumer | c=10, batch 1: CPU us/msg | msg/s | c=100, batch 1: CPU us/msg | msg/s | c=10, batch 10: CPU us/msg | msg/s | RSS MiB at c=100 | RSS MiB, range | peak heap MiB at c=100 |',
+  '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ...kindsSeen.map((k) =>
+    `| ${LABEL[k]} | ${fmt(med(k, 'c10', (r) => r.cpuUsPerMsg))} | ${fmt(med(k, 'c10', (r) => r.msgPerSec))} | ${fmt(med(k, 'c100', (r) => r.cpuUsPerMsg))} | ` +
+      `${fmt(med(k, 'c100', (r) => r.msgPerSec))} | ${fmt(med(k, 'c10b10', (r) => r.cpuUsPerMsg))} | ${fmt(med(k, 'c10b10', (r) => r.msgPerSec))} | ` +
+      `${fmt(med(k, 'c100', (r) => r.rssMiB))} | ${rssRange(k)} | ${fmt(med(k, 'c100', (r) => r.peakHeapMiB))} |`,
+  ),
+];
+const big = SHAPES.filter((s) => (s.id === 'c1000' || s.id === 'c10000') && results.some((r) => r.shape === s.id));
+if (big.length) {
+  lines.push('', `| consumer | ${big.map((s) => `${s.label}: msg/s | CPU us/msg | peak RSS MiB | peak heap MiB`).join(' | ')} |`, `|---|${big.map(() => '--:|--:|--:|--:').join('|')}|`);
+  for (const k of kindsSeen.filter((k) => big.some((s) => s.kinds.includes(k)))) {
+    lines.push(`| ${LABEL[k]} | ${big.map((s) => [med(k, s.id, (r) => r.msgPerSec), med(k, s.id, (r) => r.cpuUsPerMsg), med(k, s.id, (r) => r.rssMiB), med(k, s.id, (r) => r.peakHeapMiB)].map((x) => fmt(x)).join(' | ')).join(' | ')} |`);
+  }
+}
+lines.push('', '| consumer | calls/msg: ' + SHAPES.filter((s) => results.some((r) => r.shape === s.id)).map((s) => s.id).join(' | ') + ' |');
+for (const k of kindsSeen) lines.push(`| ${k} | ${SHAPES.filter((s) => results.some((r) => r.shape === s.id)).map((s) => fmt(med(k, s.id, (r) => r.callsPerMsg), 2)).join(' | ')} |`);
+process.stdout.write(`\n${lines.join('\n')}\n\n`);
+
+// The issue's goals, for workerless (lean) and, for comparison, workerless --aws-client sdk.
+const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a / b);
+const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not measured' : ok ? 'MET' : 'MISSED');
+for (const w of (['workerless', 'workerless-sdk'] as const).filter((k) => kindsSeen.includes(k))) {
+  const goals: [string, number | undefined, (x: number) => boolean, string][] = [
+    ['batch 1, c=10: CPU/msg vs no-SDK floor with the same call shape (1.2 calls/msg)', ratio(med(w, 'c10', (r) => r.cpuUsPerMsg), med('floor-1.2', 'c10', (r) => r.cpuUsPerMsg)), (x) => x <= 2, '<= 2x'],
+    ['batch 10: CPU/msg vs naive SDK loop', ratio(med(w, 'c10b10', (r) => r.cpuUsPerMsg), med('naive', 'c10b10', (r) => r.cpuUsPerMsg)), (x) => x <= 0.8, '<= 0.8x'],
+    ['batch 1, c=10: msg/s vs sqs-consumer', ratio(med(w, 'c10', (r) => r.msgPerSec), med('sqs-consumer', 'c10', (r) => r.msgPerSec)), (x) => x >= 3, '>= 3x'],
+    ['batch 1, c=100: msg/s vs sqs-consumer', ratio(med(w, 'c100', (r) => r.msgPerSec), med('sqs-consumer', 'c100', (r) => r.msgPerSec)), (x) => x >= 3, '>= 3x'],
+    ['c=100: peak RSS MiB', med(w, 'c100', (r) => r.rssMiB), (x) => x <= 120, '<= 120'],
+    ['c=1000, 2 s invocations: CPU/msg vs c=10', ratio(med(w, 'c1000', (r) => r.cpuUsPerMsg), med(w, 'c10', (r) => r.cpuUsPerMsg)), (x) => x <= 1.3, '<= 1.3x'],
+    ['c=10000, 10 s invocations: msg/s vs the 1,000 msg/s ceiling', ratio(med(w, 'c10000', (r) => r.msgPerSec), 1000), (x) => x >= 0.95, '>= 0.95'],
+    ['c=10000: peak RSS vs the no-SDK loop (floor-3)', ratio(med(w, 'c10000', (r) => r.rssMiB), med('floor-3', 'c10000', (r) => r.rssMiB)), (x) => x <= 1.2, '<= 1.2x'],
+  ];
+  process.stdout.write(`goals for ${w}:\n`);
+  for (const [what, x, ok, target] of goals) process.stdout.write(`  ${verdict(x === undefined ? undefined : ok(x)).padEnd(12)} ${what}: ${fmt(x, 2)} (goal ${target})\n`);
+}
+process.stdout.write('Medians over the runs. CPU = consumer utime+stime over the window / messages deleted in it; RSS = VmHWM; heap = peak V8 heapUsed sampled every 250 ms.\n');
