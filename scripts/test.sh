@@ -65,6 +65,9 @@ if wants integration; then
   # Assigned before the export, so a failed build stops the run instead of leaving the variable empty.
   WORKERLESS_TOXIPROXY="$(scripts/toxiproxy.sh ensure)"
   export WORKERLESS_TOXIPROXY
+  # The status page test drives Debian's Chromium (installed by apt-get the first time); it prints the path.
+  WORKERLESS_CHROMIUM="$(scripts/chromium.sh ensure)"
+  export WORKERLESS_CHROMIUM
 fi
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
