@@ -12,6 +12,7 @@ import { pollingWindowMs, workerSettingsFromEnv, type WorkerSettings } from './s
 export interface LambdaContext {
   readonly awsRequestId: string;
   readonly functionName: string;
+  readonly invokedFunctionArn: string;
   getRemainingTimeInMillis(): number;
 }
 
@@ -34,9 +35,15 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
       settings.shutdownBufferMs,
       settings.expiresAt !== undefined ? settings.expiresAt - Date.now() : undefined,
     );
-  if (window() === 0) {
-    // Either the function timeout is too short for the buffer, or Lambda started a queued Event too late.
-    log('warn', 'not enough time left to poll', { ...base, shutdownBufferMs: settings.shutdownBufferMs, expiresAt: settings.expiresAt });
+  if (settings.versionMismatch !== undefined) {
+    log('warn', 'wrong version for this code; not polling', { ...base, problem: settings.versionMismatch });
+    return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
+  }
+  const tooLate = (): boolean => settings.startBy !== undefined && Date.now() > settings.startBy;
+  if (window() === 0 || tooLate()) {
+    // The function timeout is too short for the buffer, or Lambda started a queued Event too late: workerless
+    // has stopped counting this worker (startBy, expiresAt), so polling now would exceed its worker limits.
+    log('warn', 'not enough time left to poll', { ...base, shutdownBufferMs: settings.shutdownBufferMs, expiresAt: settings.expiresAt, startBy: settings.startBy });
     return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
   }
 
@@ -50,8 +57,9 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
         ? { workflowBundle: { codePath: settings.workflowBundlePath } }
         : { workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)) }),
       activities,
-      // Shows up in DescribeTaskQueue pollers and workflow histories: which invocation did the work.
-      identity: `${context.functionName}:${context.awsRequestId}`,
+      // Shows up in DescribeTaskQueue pollers and workflow histories. The same form as @temporalio/lambda-worker's
+      // runWorker: workerless finds the request id of its Invoke in it and so knows this worker is alive.
+      identity: `${context.awsRequestId}@${context.invokedFunctionArn}`,
       shutdownGraceTime: settings.stopTimeoutMs,
       maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivities,
       ...(settings.deployment !== undefined
@@ -64,9 +72,14 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
           }
         : {}),
     });
+    // Connecting and creating the worker can take seconds on a cold start: check the start deadline again.
+    if (tooLate()) {
+      log('warn', 'started too late to poll', { ...base, startBy: settings.startBy });
+      return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
+    }
     // Measured after connecting and creating the worker: cold-start time comes out of the polling window.
     const polledMs = window();
-    log('info', 'worker polling', { ...base, polledMs, shutdownBufferMs: settings.shutdownBufferMs });
+    log('info', 'worker polling', { ...base, polledMs, shutdownBufferMs: settings.shutdownBufferMs, buildId: settings.deployment?.buildId });
     // runUntil stops polling when the timer fires, then waits for in-flight tasks (up to shutdownGraceTime).
     await worker.runUntil(sleep(polledMs));
     const durationMs = Date.now() - startedAt;

@@ -37,11 +37,22 @@ export interface WorkerSettings {
    */
   readonly expiresAt: number | undefined;
   /**
-   * Worker Versioning, when the task queue uses it: TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_WORKER_BUILD_ID, and
+   * From the event: the latest time to start polling. After it workerless has counted this worker as lost
+   * (it may have invoked a replacement), so a late start would put one worker too many on the queue.
+   */
+  readonly startBy: number | undefined;
+  /**
+   * Worker Versioning, when the task queue uses it: the event's deploymentName + buildId (workerless sends the
+   * version it invoked this function for), or TEMPORAL_DEPLOYMENT_NAME + TEMPORAL_WORKER_BUILD_ID; and
    * TEMPORAL_VERSIONING_BEHAVIOR (AUTO_UPGRADE or PINNED, default AUTO_UPGRADE) for workflows that set none.
-   * Map each build ID to one published Lambda version (a qualified ARN in --temporal-function).
+   * Map each build ID to one published Lambda version or alias (--temporal-versions).
    */
   readonly deployment: { readonly deploymentName: string; readonly buildId: string; readonly behavior: 'AUTO_UPGRADE' | 'PINNED' } | undefined;
+  /**
+   * The event asked for a different version than TEMPORAL_WORKER_BUILD_ID says this code is: the mapping
+   * points at the wrong Lambda version. The worker must not poll (it would run another version's workflows).
+   */
+  readonly versionMismatch: string | undefined;
 }
 
 export const defaultShutdownBufferMs = 7_000;
@@ -95,11 +106,20 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
   }
   const maxConcurrentActivities = ms('WORKER_MAX_CONCURRENT_ACTIVITIES', 10, 1);
 
-  const deploymentName = text('TEMPORAL_DEPLOYMENT_NAME');
-  const buildId = text('TEMPORAL_WORKER_BUILD_ID');
-  if ((deploymentName === undefined) !== (buildId === undefined)) {
+  const envDeploymentName = text('TEMPORAL_DEPLOYMENT_NAME');
+  const envBuildId = text('TEMPORAL_WORKER_BUILD_ID');
+  if ((envDeploymentName === undefined) !== (envBuildId === undefined)) {
     problems.push('TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID must be set together (Worker Versioning)');
   }
+  const eventDeploymentName = eventString(event, 'deploymentName');
+  const eventBuildId = eventString(event, 'buildId');
+  const fromEvent = eventDeploymentName !== undefined && eventBuildId !== undefined;
+  const deploymentName = envDeploymentName ?? (fromEvent ? eventDeploymentName : undefined);
+  const buildId = envBuildId ?? (fromEvent ? eventBuildId : undefined);
+  const versionMismatch =
+    fromEvent && envBuildId !== undefined && (envBuildId !== eventBuildId || envDeploymentName !== eventDeploymentName)
+      ? `invoked for ${eventDeploymentName}/${eventBuildId} but this code is ${envDeploymentName}/${envBuildId}`
+      : undefined;
   const behavior = (text('TEMPORAL_VERSIONING_BEHAVIOR') ?? 'AUTO_UPGRADE').toUpperCase();
   if (behavior !== 'AUTO_UPGRADE' && behavior !== 'PINNED') {
     problems.push(`TEMPORAL_VERSIONING_BEHAVIOR must be AUTO_UPGRADE or PINNED, got ${JSON.stringify(behavior)}`);
@@ -117,10 +137,12 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
     workflowBundlePath: text('TEMPORAL_WORKFLOW_BUNDLE'),
     maxConcurrentActivities,
     expiresAt: eventNumber(event, 'expiresAt'),
+    startBy: eventNumber(event, 'startBy'),
     deployment:
       deploymentName !== undefined && buildId !== undefined
         ? { deploymentName, buildId, behavior: behavior === 'PINNED' ? 'PINNED' : 'AUTO_UPGRADE' }
         : undefined,
+    versionMismatch,
   };
 }
 
@@ -137,6 +159,12 @@ function eventNumber(event: unknown, key: string): number | undefined {
   if (event === null || typeof event !== 'object') return undefined;
   const value = (event as Record<string, unknown>)[key];
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function eventString(event: unknown, key: string): string | undefined {
+  if (event === null || typeof event !== 'object') return undefined;
+  const value = (event as Record<string, unknown>)[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function requestedTaskQueue(event: unknown): string | undefined {

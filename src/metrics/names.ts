@@ -52,6 +52,8 @@ export const TEMPORAL_METRICS = {
   workersAlive: def({ cloudwatch: 'WorkersAlive', prometheus: 'workerless_temporal_workers_alive', kind: 'gauge', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers counted as alive' }),
   workersInvoked: def({ cloudwatch: 'WorkersInvoked', prometheus: 'workerless_temporal_workers_invoked_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers invoked' }),
   invocationsRefused: def({ cloudwatch: 'InvocationsRefused', prometheus: 'workerless_temporal_invocations_refused_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Worker invocations refused by Lambda' }),
+  backlogAge: def({ cloudwatch: 'BacklogAge', prometheus: 'workerless_temporal_backlog_age_seconds', kind: 'histogram', unit: 'Milliseconds', labels: ['task_queue'], help: 'Approximate age of the oldest waiting task, one sample per reading' }),
+  workersLost: def({ cloudwatch: 'WorkersLost', prometheus: 'workerless_temporal_workers_lost_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers that stopped polling, or never started, before their lifetime ended' }),
 } as const;
 
 export const ALL_METRICS: readonly MetricDef[] = [

@@ -26,16 +26,27 @@ export interface TemporalConfig {
   readonly functionName: string;
   /** Workers alive at once per task queue; default 10. */
   readonly maxWorkers: number;
+  /** Workers alive at once across all task queues; undefined (default) = only the per-queue maximum. */
+  readonly maxWorkersTotal: number | undefined;
   /** How long one invoked worker runs (set it to the function's timeout); default 600 s. */
   readonly workerLifetimeMs: number;
+  /** How long an invoked worker may take to start polling before it counts as lost; default 30 s. */
+  readonly workerStartTimeoutMs: number;
   /** How often to read the queue statistics; default 5 s. */
   readonly pollIntervalMs: number;
   /** Spill over only when more tasks than this wait; default 0. */
   readonly backlogThreshold: number;
+  /** Spill over when the oldest task has waited longer than this, whatever the count; undefined (default) = off. */
+  readonly maxBacklogAgeMs: number | undefined;
   /** Minimum time between scale-ups, and how long a backlog must persist while other workers poll; default 10 s. */
   readonly coolOffMs: number;
   /** Backlog one worker is expected to absorb; default 10. */
   readonly tasksPerWorker: number;
+  /**
+   * Worker Versioning: the function (version or alias) to invoke for each Build ID; empty (default) = invoke
+   * --temporal-function for every version. With a mapping, versions it does not name get no spillover.
+   */
+  readonly versionFunctions: Readonly<Record<string, string>>;
   /** TLS settings, undefined for plain-text connections. */
   readonly tls: TemporalTlsConfig | undefined;
   /** Temporal Cloud API key (implies TLS). Never log it. */
@@ -47,6 +58,7 @@ export const temporalDefaults = Object.freeze({
   namespace: 'default',
   maxWorkers: 10,
   workerLifetimeMs: 600_000,
+  workerStartTimeoutMs: 30_000,
   pollIntervalMs: 5_000,
   backlogThreshold: 0,
   coolOffMs: 10_000,
@@ -81,10 +93,22 @@ export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
     defaultText: String(temporalDefaults.maxWorkers),
   },
   {
+    flag: 'temporal-max-workers-total',
+    group: GROUP,
+    describe: 'Maximum workers alive at once across all task queues together, 1-100000',
+    defaultText: 'no total limit',
+  },
+  {
     flag: 'temporal-worker-lifetime',
     group: GROUP,
     describe: `How long one worker invocation runs: the function's timeout, 1s-15m; ${DURATION}`,
     defaultText: '10m',
+  },
+  {
+    flag: 'temporal-worker-start-timeout',
+    group: GROUP,
+    describe: `How long an invoked worker may take to start polling; one that has not by then counts as lost and is told not to start later, 1s-15m; ${DURATION}`,
+    defaultText: '30s',
   },
   {
     flag: 'temporal-poll-interval',
@@ -99,6 +123,12 @@ export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
     defaultText: String(temporalDefaults.backlogThreshold),
   },
   {
+    flag: 'temporal-max-backlog-age',
+    group: GROUP,
+    describe: `Spill over as soon as the oldest waiting task is older than this, even below the backlog threshold, 100ms-1h; ${DURATION}`,
+    defaultText: 'off',
+  },
+  {
     flag: 'temporal-cool-off',
     group: GROUP,
     describe: `Minimum time between scale-ups, and how long a backlog must last while other workers poll before spillover joins in, 0-10m; ${DURATION}`,
@@ -109,6 +139,12 @@ export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
     group: GROUP,
     describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this), 1-100000',
     defaultText: String(temporalDefaults.tasksPerWorker),
+  },
+  {
+    flag: 'temporal-versions',
+    group: GROUP,
+    describe: 'Worker Versioning: the function to invoke for each Build ID, "BUILD_ID=FUNCTION,..." (FUNCTION: name:alias, name:version or a qualified ARN); a list in the config file',
+    defaultText: '--temporal-function for every version',
   },
   {
     flag: 'temporal-tls',
@@ -152,11 +188,19 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
     r.problem('--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker');
   }
   const maxWorkers = r.number('temporalMaxWorkers', 'temporal-max-workers', 1, 1000) ?? temporalDefaults.maxWorkers;
+  const maxWorkersTotal = r.number('temporalMaxWorkersTotal', 'temporal-max-workers-total', 1, 100_000);
   const workerLifetimeMs = r.durationMs('temporalWorkerLifetime', 'temporal-worker-lifetime', 1_000, 900_000) ?? temporalDefaults.workerLifetimeMs;
+  const workerStartTimeoutMs =
+    r.durationMs('temporalWorkerStartTimeout', 'temporal-worker-start-timeout', 1_000, 900_000) ?? Math.min(temporalDefaults.workerStartTimeoutMs, workerLifetimeMs);
+  if (workerStartTimeoutMs > workerLifetimeMs && r.has('temporalWorkerStartTimeout')) {
+    r.reject('temporalWorkerStartTimeout', 'temporal-worker-start-timeout', `must not exceed --temporal-worker-lifetime (${workerLifetimeMs} ms)`);
+  }
   const pollIntervalMs = r.durationMs('temporalPollInterval', 'temporal-poll-interval', 100, 300_000) ?? temporalDefaults.pollIntervalMs;
   const backlogThreshold = r.number('temporalBacklogThreshold', 'temporal-backlog-threshold', 0, 1_000_000) ?? temporalDefaults.backlogThreshold;
+  const maxBacklogAgeMs = r.durationMs('temporalMaxBacklogAge', 'temporal-max-backlog-age', 100, 3_600_000);
   const coolOffMs = r.durationMs('temporalCoolOff', 'temporal-cool-off', 0, 600_000) ?? temporalDefaults.coolOffMs;
   const tasksPerWorker = r.number('temporalTasksPerWorker', 'temporal-tasks-per-worker', 1, 100_000) ?? temporalDefaults.tasksPerWorker;
+  const versionFunctions = versionFunctionMap(r);
 
   const apiKey = r.string('temporalApiKey', 'temporal-api-key');
   // Read now: the connection only reads them when it connects, and would retry an unreadable file forever.
@@ -181,11 +225,15 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
     taskQueues: Object.freeze(taskQueues),
     functionName,
     maxWorkers,
+    maxWorkersTotal,
     workerLifetimeMs,
+    workerStartTimeoutMs,
     pollIntervalMs,
     backlogThreshold,
+    maxBacklogAgeMs,
     coolOffMs,
     tasksPerWorker,
+    versionFunctions,
     tls: tlsOn ? Object.freeze({ certPath, keyPath, caPath, serverName }) : undefined,
     apiKey,
   });
@@ -209,4 +257,31 @@ function taskQueueList(r: OptionReader): string[] {
   // A value such as " , " (a list of blanks); a value of the wrong type was reported by r.string().
   if (names.length === 0 && value !== undefined) r.reject('temporalTaskQueues', 'temporal-task-queues', 'needs at least one task queue name');
   return names;
+}
+
+/** "v1=fn:1,v2=fn:2" (a YAML list arrives joined with commas) -> { v1: 'fn:1', v2: 'fn:2' }, frozen. */
+function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
+  const value = r.string('temporalVersions', 'temporal-versions');
+  const entries: Array<[string, string]> = [];
+  for (const part of (value ?? '').split(',')) {
+    const entry = part.trim();
+    if (entry === '') continue;
+    // Function names and ARNs never contain "=", Build IDs may: split at the last one.
+    const at = entry.lastIndexOf('=');
+    const buildId = entry.slice(0, Math.max(0, at)).trim();
+    const fn = entry.slice(at + 1).trim();
+    if (at <= 0 || buildId === '' || !/^[A-Za-z0-9_:.$-]{1,256}$/.test(fn)) {
+      r.problem(`--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got ${JSON.stringify(entry)}${originText(r)}`);
+    } else if (entries.some(([id]) => id === buildId)) {
+      r.problem(`--temporal-versions names Build ID ${JSON.stringify(buildId)} twice${originText(r)}`);
+    } else {
+      entries.push([buildId, fn]);
+    }
+  }
+  return Object.freeze(Object.fromEntries(entries));
+}
+
+function originText(r: OptionReader): string {
+  const origin = r.origin('temporalVersions');
+  return origin === undefined || origin === '--temporal-versions' ? '' : ` (from ${origin})`;
 }

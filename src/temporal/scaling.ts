@@ -1,25 +1,40 @@
-// The spillover decision: how many Lambda-hosted workers to invoke for one task queue, now.
-// Pure: no I/O, no clock; the controller passes the time in. Everything here is proven by unit tests.
+// The spillover decision: how many Lambda-hosted workers to invoke for one task queue (or one Worker
+// Deployment Version of it), now. Pure: no I/O, no clock; the controller passes the time in. Everything here
+// is proven by unit tests.
+
+/** One poller of the task queue as DescribeTaskQueue lists it (workflow and activity pollers merged). */
+export interface PollerSighting {
+  /** The worker's identity; a Lambda worker's contains its invocation's request id. */
+  readonly identity: string;
+  /** Start of its latest poll (ms since epoch). */
+  readonly lastAccessAt: number;
+}
 
 /** One reading of a task queue, workflow and activity task types together. */
 export interface TaskQueueObservation {
   /** Tasks waiting (approximateBacklogCount, workflow + activity). */
   readonly backlog: number;
+  /** How long the oldest waiting task has waited (approximateBacklogAge, the older of the two types). */
+  readonly backlogAgeMs: number;
   /** Tasks added per second (tasksAddRate, workflow + activity). */
   readonly addRatePerSec: number;
   /** Tasks handed to workers per second (tasksDispatchRate, workflow + activity). */
   readonly dispatchRatePerSec: number;
   /** Latest poll by any worker on the queue (ms since epoch), undefined when the server lists no poller. */
   readonly lastPollAt: number | undefined;
+  /** Every poller the server lists, to recognise the workers spillover invoked. */
+  readonly pollers: readonly PollerSighting[];
 }
 
 export interface ScalingLimits {
-  /** Never more workers alive (invoked and within their lifetime) than this. */
+  /** Never more workers alive than this (the per-queue maximum, less what the global budget holds back). */
   readonly maxWorkers: number;
-  /** An invoked worker counts as alive for this long (the function's timeout). */
+  /** An invoked worker counts as alive for at most this long (the function's timeout). */
   readonly workerLifetimeMs: number;
   /** Spill over only when more tasks than this are waiting. */
   readonly backlogThreshold: number;
+  /** Spill over when the oldest task has waited longer than this, whatever the count; undefined = off. */
+  readonly maxBacklogAgeMs: number | undefined;
   /**
    * Minimum time between two scale-ups, and how long a backlog must persist while other workers poll
    * before spillover joins in (so a long-lived fleet that keeps up never triggers an invocation).
@@ -34,21 +49,53 @@ export interface ScalingLimits {
    * minute (the server's long-poll expiry), so anything above ~70 s means no worker is listening.
    */
   readonly pollerRecentMs: number;
+  /**
+   * An invoked worker that has not shown up as a poller this long after its invocation never started
+   * (crashed at init, or Lambda still holds the event); the payload tells the worker not to start later.
+   */
+  readonly workerStartTimeoutMs: number;
+  /**
+   * While tasks wait, a worker with a free slot re-polls at once (its poll is answered with a task), so a
+   * worker of ours whose latest poll is older than this stopped polling: it crashed, or every slot is busy.
+   */
+  readonly pollerStaleMs: number;
+}
+
+/** A worker spillover invoked, within its lifetime. */
+export interface TrackedWorker {
+  /** The invocation's request id, which its poller identity contains; undefined if Lambda gave none. */
+  readonly requestId: string | undefined;
+  readonly invokedAt: number;
+  /** Latest poll start seen for it; undefined until it shows up as a poller. */
+  readonly lastSeenAt: number | undefined;
+  /** When it was first judged gone (it comes back if it polls again later, e.g. after a long busy spell). */
+  readonly goneAt: number | undefined;
 }
 
 export interface ScalingState {
-  /** Invocation times of workers presumed alive (ms since epoch). */
-  readonly invokedAt: readonly number[];
+  /** Workers invoked within their lifetime, alive or gone. */
+  readonly workers: readonly TrackedWorker[];
   /** Since when the backlog has been above the threshold without interruption. */
   readonly backlogSince: number | undefined;
   /** Time of the last scale-up. */
   readonly lastScaleUpAt: number | undefined;
 }
 
+/** Why a worker counts, or no longer counts, as alive. */
+export type WorkerLiveness =
+  /** Invoked, not polling yet, still within the start timeout. */
+  | 'starting'
+  /** Seen polling recently enough. */
+  | 'polling'
+  /** Not seen polling within the start timeout: it crashed at start, or Lambda did not start it. */
+  | 'never-started'
+  /** Seen before, but no poll since: longer than pollerStaleMs while tasks wait, or pollerRecentMs at all. */
+  | 'stopped-polling';
+
 export type ScalingReason =
   /** Nothing waiting. */
   | 'idle'
-  /** Tasks waiting, but no more than the threshold and workers are polling. */
+  /** Tasks waiting, but no more than the threshold (and not too old) and workers are polling. */
   | 'below-threshold'
   /** Above the threshold, but the other workers are draining the backlog faster than it grows. */
   | 'draining'
@@ -62,14 +109,18 @@ export type ScalingReason =
   | 'cooling-off'
   /** Invoke: the backlog stayed above the threshold. */
   | 'backlog'
+  /** Invoke: the oldest task waited longer than maxBacklogAgeMs. */
+  | 'backlog-age'
   /** Invoke: tasks are waiting and no worker has polled recently. */
   | 'no-poller';
 
 export interface ScalingDecision {
-  /** State after this reading: expired workers dropped, backlog streak updated (invocations not yet added). */
+  /** State after this reading: expired workers dropped, sightings and backlog streak updated (invocations not yet added). */
   readonly state: ScalingState;
-  /** Workers invoked and still within their lifetime. */
+  /** Workers invoked, within their lifetime and not judged gone. */
   readonly liveWorkers: number;
+  /** Workers judged gone in this reading before their lifetime ended (crashed, or never started). */
+  readonly lostWorkers: number;
   /** Workers that should be alive for the projected backlog (capped at maxWorkers). */
   readonly desiredWorkers: number;
   /** How many workers to invoke now. */
@@ -78,7 +129,7 @@ export interface ScalingDecision {
 }
 
 export const initialScalingState: ScalingState = Object.freeze({
-  invokedAt: Object.freeze([]) as readonly number[],
+  workers: Object.freeze([]) as readonly TrackedWorker[],
   backlogSince: undefined,
   lastScaleUpAt: undefined,
 });
@@ -89,15 +140,27 @@ export function decideScaling(
   limits: ScalingLimits,
   now: number,
 ): ScalingDecision {
-  const invokedAt = state.invokedAt.filter((at) => now - at < limits.workerLifetimeMs);
-  const liveWorkers = invokedAt.length;
   const backlog = nonNegative(observation.backlog);
-  const above = backlog > limits.backlogThreshold;
+  let lostWorkers = 0;
+  const workers: TrackedWorker[] = [];
+  for (const worker of state.workers) {
+    if (now - worker.invokedAt >= limits.workerLifetimeMs) continue;
+    const seen = sighting(worker, observation.pollers);
+    const liveness = workerLiveness(seen, backlog > 0, limits, now);
+    const alive = liveness === 'starting' || liveness === 'polling';
+    if (!alive && worker.goneAt === undefined) lostWorkers++;
+    workers.push({ ...seen, goneAt: alive ? undefined : (worker.goneAt ?? now) });
+  }
+  const liveWorkers = workers.filter((w) => w.goneAt === undefined).length;
+  const ageLimit = limits.maxBacklogAgeMs;
+  const tooOld = backlog > 0 && ageLimit !== undefined && nonNegative(observation.backlogAgeMs) > ageLimit;
+  const above = backlog > limits.backlogThreshold || tooOld;
   const backlogSince = above ? (state.backlogSince ?? now) : undefined;
-  const next: ScalingState = { invokedAt, backlogSince, lastScaleUpAt: state.lastScaleUpAt };
+  const next: ScalingState = { workers, backlogSince, lastScaleUpAt: state.lastScaleUpAt };
   const decision = (desiredWorkers: number, invoke: number, reason: ScalingReason): ScalingDecision => ({
     state: next,
     liveWorkers,
+    lostWorkers,
     desiredWorkers,
     invoke,
     reason,
@@ -109,30 +172,66 @@ export function decideScaling(
 
   // Growth is what the workers already polling do not absorb; a shrinking backlog projects no extra work.
   const growthPerSec = nonNegative(observation.addRatePerSec) - nonNegative(observation.dispatchRatePerSec);
-  if (!unserved && growthPerSec < 0 && backlog / -growthPerSec <= limits.horizonMs / 1000) {
+  // A draining backlog of old tasks still breaks the latency goal: the age check overrides the drain.
+  if (!unserved && !tooOld && growthPerSec < 0 && backlog / -growthPerSec <= limits.horizonMs / 1000) {
     return decision(0, 0, 'draining');
   }
   const projected = backlog + Math.max(0, growthPerSec) * (limits.horizonMs / 1000);
-  const desiredWorkers = Math.min(limits.maxWorkers, Math.max(1, Math.ceil(projected / limits.tasksPerWorker)));
+  let wanted = Math.max(1, Math.ceil(projected / limits.tasksPerWorker));
+  // Tasks still too old with these workers alive (and past the cool-off): one more than now, whatever the count says.
+  if (tooOld) wanted = Math.max(wanted, liveWorkers + 1);
+  const desiredWorkers = Math.min(limits.maxWorkers, wanted);
 
   if (liveWorkers >= limits.maxWorkers) return decision(desiredWorkers, 0, 'at-capacity');
   if (liveWorkers >= desiredWorkers) return decision(desiredWorkers, 0, 'enough-workers');
   if (state.lastScaleUpAt !== undefined && now - state.lastScaleUpAt < limits.coolOffMs) {
     return decision(desiredWorkers, 0, 'cooling-off');
   }
-  // Spillover only: while someone polls, give the long-lived fleet the cool-off to catch up first.
-  if (!unserved && now - (backlogSince ?? now) < limits.coolOffMs) return decision(desiredWorkers, 0, 'sustaining');
-  return decision(desiredWorkers, desiredWorkers - liveWorkers, unserved ? 'no-poller' : 'backlog');
+  // Spillover only: while someone polls, give the long-lived fleet the cool-off to catch up first. An age over
+  // the limit already proves the wait, so it acts at once.
+  if (!unserved && !tooOld && now - (backlogSince ?? now) < limits.coolOffMs) return decision(desiredWorkers, 0, 'sustaining');
+  const reason: ScalingReason = unserved ? 'no-poller' : backlog > limits.backlogThreshold ? 'backlog' : 'backlog-age';
+  return decision(desiredWorkers, desiredWorkers - liveWorkers, reason);
 }
 
-/** The state after `count` workers were invoked successfully at `now`. */
-export function recordInvocations(state: ScalingState, now: number, count: number): ScalingState {
-  if (count <= 0) return state;
+/**
+ * Whether one tracked worker still counts. `tasksWaiting`: while tasks wait, a worker with a free slot has
+ * no reason to sit in a long poll, so a stale latest poll means it stopped (pollerStaleMs); with nothing
+ * waiting, an idle worker's long poll may be up to a minute old (pollerRecentMs).
+ */
+export function workerLiveness(worker: TrackedWorker, tasksWaiting: boolean, limits: ScalingLimits, now: number): WorkerLiveness {
+  // Without a request id there is nothing to recognise it by: it counts for its lifetime, as before.
+  if (worker.requestId === undefined) return 'starting';
+  if (worker.lastSeenAt === undefined) return now - worker.invokedAt < limits.workerStartTimeoutMs ? 'starting' : 'never-started';
+  const sinceSeen = now - worker.lastSeenAt;
+  if (sinceSeen > limits.pollerRecentMs || (tasksWaiting && sinceSeen > limits.pollerStaleMs)) return 'stopped-polling';
+  return 'polling';
+}
+
+/** The worker with its latest poll among `pollers` (identities containing its request id). */
+function sighting(worker: TrackedWorker, pollers: readonly PollerSighting[]): TrackedWorker {
+  const id = worker.requestId;
+  if (id === undefined) return worker;
+  let lastSeenAt = worker.lastSeenAt;
+  for (const poller of pollers) {
+    if (poller.identity.includes(id) && (lastSeenAt === undefined || poller.lastAccessAt > lastSeenAt)) lastSeenAt = poller.lastAccessAt;
+  }
+  return lastSeenAt === worker.lastSeenAt ? worker : { ...worker, lastSeenAt };
+}
+
+/** The state after workers with these request ids were invoked successfully at `now`. */
+export function recordInvocations(state: ScalingState, now: number, requestIds: readonly (string | undefined)[]): ScalingState {
+  if (requestIds.length === 0) return state;
   return {
-    invokedAt: [...state.invokedAt, ...Array.from({ length: count }, () => now)],
+    workers: [...state.workers, ...requestIds.map((requestId) => ({ requestId, invokedAt: now, lastSeenAt: undefined, goneAt: undefined }))],
     backlogSince: state.backlogSince,
     lastScaleUpAt: now,
   };
+}
+
+/** Workers of this state that count as alive (as of the last decision). */
+export function aliveWorkers(state: ScalingState): number {
+  return state.workers.filter((w) => w.goneAt === undefined).length;
 }
 
 function nonNegative(value: number): number {

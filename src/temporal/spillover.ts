@@ -8,8 +8,25 @@ import type { Logger } from 'pino';
 import { backoffMs, sleep } from '../backoff.ts';
 import type { MetricsSink } from '../metrics/metrics-sink.ts';
 import type { TemporalConfig } from './options.ts';
-import { decideScaling, initialScalingState, recordInvocations, type ScalingLimits, type ScalingState } from './scaling.ts';
-import { createTaskQueueStatsReader, describeTaskQueueVia, toObservation, type TaskQueueStatsReader } from './task-queue-stats.ts';
+import {
+  aliveWorkers,
+  decideScaling,
+  initialScalingState,
+  recordInvocations,
+  type ScalingDecision,
+  type ScalingLimits,
+  type ScalingState,
+  type TaskQueueObservation,
+} from './scaling.ts';
+import {
+  createTaskQueueStatsReader,
+  statsRpcVia,
+  toTargets,
+  type ScalingTarget,
+  type TaskQueueStats,
+  type TaskQueueStatsReader,
+} from './task-queue-stats.ts';
+import { WorkerBudget } from './worker-budget.ts';
 import { createLambdaWorkerInvoker, type InvokeOutcome, type WorkerInvocationPayload, type WorkerInvoker } from './worker-invoker.ts';
 
 /** A connected stats reader that can be closed. */
@@ -38,6 +55,8 @@ const MAX_REFUSED_INVOKE_BACKOFF_MS = 300_000;
 const INVOKE_BATCH = 10;
 /** Workers re-poll at least every minute (server long-poll expiry is 60 s); 75 s means nobody is listening. */
 const POLLER_RECENT_MS = 75_000;
+/** How long the server may serve cached task-queue statistics (matching.TaskQueueInfoByBuildIdTTL default). */
+const STATS_CACHE_MS = 5_000;
 
 /**
  * Runs the controller loops until `signal` aborts, then closes the connection and resolves.
@@ -48,7 +67,8 @@ export async function startTemporalSpillover(config: TemporalConfig, deps: Spill
   const clock = deps.clock ?? { now: Date.now, sleep };
   const random = deps.random ?? Math.random;
   const connect = deps.connect ?? connectTemporal;
-  const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda, config.functionName);
+  const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda);
+  const budget = new WorkerBudget(config.maxWorkersTotal);
 
   logger.info(
     {
@@ -57,6 +77,9 @@ export async function startTemporalSpillover(config: TemporalConfig, deps: Spill
       taskQueues: config.taskQueues,
       function: config.functionName,
       maxWorkers: config.maxWorkers,
+      maxWorkersTotal: config.maxWorkersTotal,
+      maxBacklogAgeMs: config.maxBacklogAgeMs,
+      versions: config.versionFunctions,
       pollIntervalMs: config.pollIntervalMs,
     },
     'temporal spillover starting',
@@ -69,7 +92,7 @@ export async function startTemporalSpillover(config: TemporalConfig, deps: Spill
   try {
     await Promise.all(
       config.taskQueues.map((taskQueue) =>
-        runTaskQueue({ taskQueue, config, reader: connection, invoker, metrics: deps.metrics, logger: logger.child({ taskQueue }), clock, random }, signal),
+        runTaskQueue({ taskQueue, config, reader: connection, invoker, budget, metrics: deps.metrics, logger: logger.child({ taskQueue }), clock, random }, signal),
       ),
     );
   } finally {
@@ -116,33 +139,63 @@ interface TaskQueueLoop {
   config: TemporalConfig;
   reader: TaskQueueStatsReader;
   invoker: WorkerInvoker;
+  budget: WorkerBudget;
   metrics: MetricsSink;
   logger: Logger;
   clock: NonNullable<SpilloverDeps['clock']>;
   random: () => number;
 }
 
-async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<void> {
-  const { taskQueue, config, reader, metrics, logger, clock, random } = loop;
-  const limits: ScalingLimits = {
+/**
+ * While tasks wait, how old a worker's latest poll may be before it counts as stopped. A worker with a free
+ * slot re-polls as soon as a poll is answered, so this only has to cover the gap between two readings and the
+ * server's caching of task-queue statistics (5 s by default, matching.TaskQueueInfoByBuildIdTTL).
+ */
+export function pollerStaleMs(pollIntervalMs: number): number {
+  return 2 * pollIntervalMs + STATS_CACHE_MS;
+}
+
+export function scalingLimits(config: TemporalConfig): ScalingLimits {
+  return {
     maxWorkers: config.maxWorkers,
     workerLifetimeMs: config.workerLifetimeMs,
     backlogThreshold: config.backlogThreshold,
+    maxBacklogAgeMs: config.maxBacklogAgeMs,
     coolOffMs: config.coolOffMs,
     tasksPerWorker: config.tasksPerWorker,
     horizonMs: Math.max(config.pollIntervalMs, config.coolOffMs),
     pollerRecentMs: POLLER_RECENT_MS,
+    workerStartTimeoutMs: config.workerStartTimeoutMs,
+    pollerStaleMs: pollerStaleMs(config.pollIntervalMs),
   };
+}
+
+/**
+ * The function to invoke for a target: --temporal-function for an unversioned queue, and for every version
+ * when --temporal-versions is empty; otherwise the version's mapped function, or undefined (no spillover:
+ * invoking other code for a Build ID would run its workflows on the wrong version).
+ */
+export function functionFor(config: TemporalConfig, target: ScalingTarget): string | undefined {
+  const buildId = target.version?.buildId;
+  if (buildId === undefined || Object.keys(config.versionFunctions).length === 0) return config.functionName;
+  return Object.hasOwn(config.versionFunctions, buildId) ? config.versionFunctions[buildId] : undefined;
+}
+
+async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<void> {
+  const { taskQueue, config, reader, budget, metrics, logger, clock, random } = loop;
+  const limits = scalingLimits(config);
   const dimensions = { TaskQueue: taskQueue };
-  let state: ScalingState = initialScalingState;
+  /** One scaling state per target: '' for the unversioned queue, else a Build ID. */
+  const states = new Map<string, ScalingState>();
+  const unmappedWarned = new Set<string>();
   let readFailures = 0;
   let invokeFailures = 0;
   let invokeBlockedUntil = 0;
 
   while (!signal.aborted) {
-    let observation;
+    let stats: TaskQueueStats;
     try {
-      observation = toObservation(await reader.read(taskQueue, signal));
+      stats = await reader.read(taskQueue, signal);
     } catch (err) {
       if (signal.aborted) break;
       readFailures++;
@@ -155,27 +208,77 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
     readFailures = 0;
 
     const now = clock.now();
-    metrics.record({ name: 'Backlog', unit: 'Count', value: observation.backlog, dimensions });
-    const decision = decideScaling(state, observation, limits, now);
-    state = decision.state;
-    const facts = {
-      backlog: observation.backlog,
-      liveWorkers: decision.liveWorkers,
-      desiredWorkers: decision.desiredWorkers,
-      reason: decision.reason,
-    };
-    logger.debug(facts, 'task queue observed');
+    const backlog = stats.workflow.backlog + stats.activity.backlog;
+    const backlogAgeMs = Math.max(stats.workflow.backlogAgeMs, stats.activity.backlogAgeMs);
+    metrics.record({ name: 'Backlog', unit: 'Count', value: backlog, dimensions });
+    metrics.record({ name: 'BacklogAge', unit: 'Milliseconds', value: backlogAgeMs, dimensions });
+
+    const targets = toTargets(stats);
+    const decided: Array<{ target: ScalingTarget; decision: ScalingDecision }> = [];
+    for (const target of targets) {
+      const decision = decideScaling(states.get(target.key) ?? initialScalingState, target.observation, limits, now);
+      states.set(target.key, decision.state);
+      decided.push({ target, decision });
+    }
+    // Versions no longer current or ramping get no new workers, but the ones they have still count until they go.
+    const allPollers = [...stats.workflow.pollerInfos, ...stats.activity.pollerInfos];
+    let alive = 0;
+    let lost = decided.reduce((sum, d) => sum + d.decision.lostWorkers, 0);
+    for (const [key, state] of states) {
+      if (targets.some((t) => t.key === key)) continue;
+      const retired = decideScaling(state, { ...IDLE, pollers: allPollers }, limits, now);
+      lost += retired.lostWorkers;
+      if (retired.state.workers.length === 0) states.delete(key);
+      else states.set(key, retired.state);
+    }
+    for (const state of states.values()) alive += aliveWorkers(state);
+    const wanted = decided.reduce((sum, d) => sum + d.decision.desiredWorkers, 0);
+    budget.report(taskQueue, alive, wanted);
+    metrics.record({ name: 'WorkersAlive', unit: 'Count', value: alive, dimensions });
+    metrics.record({ name: 'WorkersLost', unit: 'Count', value: lost, dimensions });
+    if (lost > 0) logger.info({ workersLost: lost, liveWorkers: alive, backlog }, 'workers stopped polling before their lifetime ended');
 
     let invoked = 0;
     let refused = 0;
-    if (decision.invoke > 0 && now < invokeBlockedUntil) {
-      logger.debug({ ...facts, retryInMs: invokeBlockedUntil - now }, 'scale-up postponed after refused invocations');
-    } else if (decision.invoke > 0) {
-      const result = await invokeWorkers(loop, decision.invoke, signal);
-      invoked = result.invoked;
-      refused = result.refused;
-      state = recordInvocations(state, clock.now(), invoked);
-      if (invoked > 0) logger.info({ ...facts, workersInvoked: invoked, requestIds: result.requestIds }, 'workers invoked');
+    let room = config.maxWorkers - alive;
+    for (const { target, decision } of decided) {
+      const facts = {
+        backlog: target.observation.backlog,
+        backlogAgeMs: target.observation.backlogAgeMs,
+        ...(target.version !== undefined ? { buildId: target.version.buildId } : {}),
+        liveWorkers: decision.liveWorkers,
+        desiredWorkers: decision.desiredWorkers,
+        reason: decision.reason,
+      };
+      logger.debug(facts, 'task queue observed');
+      if (decision.invoke <= 0 || signal.aborted) continue;
+      const functionName = functionFor(config, target);
+      if (functionName === undefined) {
+        const buildId = target.version?.buildId ?? '';
+        if (!unmappedWarned.has(buildId)) {
+          unmappedWarned.add(buildId);
+          logger.warn({ ...facts, deploymentName: target.version?.deploymentName }, '--temporal-versions maps no function to this Build ID; no spillover for it');
+        }
+        continue;
+      }
+      if (now < invokeBlockedUntil) {
+        logger.debug({ ...facts, retryInMs: invokeBlockedUntil - now }, 'scale-up postponed after refused invocations');
+        continue;
+      }
+      const request = Math.min(decision.invoke, room);
+      const granted = budget.claim(taskQueue, request);
+      if (granted < decision.invoke) {
+        logger.debug({ ...facts, requested: decision.invoke, granted, maxWorkersTotal: config.maxWorkersTotal, totalAlive: budget.totalAlive() }, 'scale-up held back by the worker limits');
+      }
+      if (granted <= 0) continue;
+      const result = await invokeWorkers(loop, functionName, target, granted, signal);
+      budget.release(taskQueue, granted - result.requestIds.length);
+      const count = result.requestIds.length;
+      invoked += count;
+      refused += result.refused;
+      room -= count;
+      states.set(target.key, recordInvocations(states.get(target.key) ?? initialScalingState, clock.now(), result.requestIds));
+      if (count > 0) logger.info({ ...facts, function: functionName, workersInvoked: count, requestIds: result.requestIds }, 'workers invoked');
       if (result.failure !== undefined) {
         invokeFailures++;
         const permanent = result.failure.kind === 'refused';
@@ -188,8 +291,8 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
         invokeBlockedUntil = clock.now() + retryInMs;
         const context = {
           ...facts,
-          function: config.functionName,
-          invocationsRefused: refused,
+          function: functionName,
+          invocationsRefused: result.refused,
           outcome: result.failure.kind,
           code: result.failure.code,
           errorMessage: result.failure.message,
@@ -198,7 +301,7 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
         };
         if (permanent) logger.error(context, 'the worker function refused the invocation; retrying later');
         else logger.warn(context, 'worker invocations failed; retrying later');
-      } else if (invoked > 0) {
+      } else if (count > 0) {
         invokeFailures = 0;
       }
     }
@@ -209,13 +312,18 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
   }
 }
 
+/** What a version no longer current or ramping looks like: nothing waits for it. */
+const IDLE: TaskQueueObservation = { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, lastPollAt: undefined, pollers: [] };
+
 type Failure = Extract<InvokeOutcome, { kind: 'throttled' | 'refused' | 'failed' }>;
 
 async function invokeWorkers(
   loop: TaskQueueLoop,
+  functionName: string,
+  target: ScalingTarget,
   count: number,
   signal: AbortSignal,
-): Promise<{ invoked: number; refused: number; requestIds: string[]; failure: Failure | undefined }> {
+): Promise<{ requestIds: Array<string | undefined>; refused: number; failure: Failure | undefined }> {
   const requestedAt = loop.clock.now();
   const payload: WorkerInvocationPayload = {
     source: 'workerless.temporal-spillover',
@@ -223,26 +331,26 @@ async function invokeWorkers(
     taskQueue: loop.taskQueue,
     requestedAt,
     expiresAt: requestedAt + loop.config.workerLifetimeMs,
+    startBy: requestedAt + loop.config.workerStartTimeoutMs,
+    ...(target.version !== undefined ? { deploymentName: target.version.deploymentName, buildId: target.version.buildId } : {}),
   };
-  let invoked = 0;
   let refused = 0;
   let failure: Failure | undefined;
-  const requestIds: string[] = [];
+  const requestIds: Array<string | undefined> = [];
   // Small batches, stopping at the first refusal: once Lambda throttles, the rest of a burst would be too.
   for (let start = 0; start < count && failure === undefined && !signal.aborted; start += INVOKE_BATCH) {
     const size = Math.min(INVOKE_BATCH, count - start);
-    const outcomes = await Promise.all(Array.from({ length: size }, () => loop.invoker.invoke(payload, signal)));
+    const outcomes = await Promise.all(Array.from({ length: size }, () => loop.invoker.invoke(functionName, payload, signal)));
     for (const outcome of outcomes) {
       if (outcome.kind === 'invoked') {
-        invoked++;
-        if (outcome.requestId !== undefined) requestIds.push(outcome.requestId);
+        requestIds.push(outcome.requestId);
       } else if (outcome.kind !== 'aborted') {
         refused++;
         failure ??= outcome;
       }
     }
   }
-  return { invoked, refused, requestIds, failure };
+  return { requestIds, refused, failure };
 }
 
 /** The default connection: @temporalio/client over gRPC, with TLS / mTLS / API key from the config. */
@@ -264,6 +372,6 @@ export async function connectTemporal(config: TemporalConfig): Promise<TemporalS
     options.metadata = { 'temporal-namespace': config.namespace };
   }
   const connection = await Connection.connect(options);
-  const reader = createTaskQueueStatsReader(describeTaskQueueVia(connection), config.namespace);
+  const reader = createTaskQueueStatsReader(statsRpcVia(connection), config.namespace);
   return { read: reader.read, close: () => connection.close() };
 }

@@ -1,11 +1,16 @@
-// Reads a task queue's backlog and pollers from Temporal (DescribeTaskQueue with reportStats, server >= 1.28).
-// Thin on purpose: the controller sees only TaskQueueStatsReader, so it is tested with fakes.
+// Reads a task queue's backlog, backlog age and pollers from Temporal (DescribeTaskQueue with reportStats,
+// server >= 1.28), and for a versioned queue the backlog of its current and ramping Worker Deployment Versions
+// (DescribeWorkerDeploymentVersion with reportTaskQueueStats). Thin on purpose: the controller sees only
+// TaskQueueStatsReader, so it is tested with fakes; toTargets() turns a reading into what scaling.ts decides on.
 import type { Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { TaskQueueObservation } from './scaling.ts';
+import type { PollerSighting, TaskQueueObservation } from './scaling.ts';
 
 type DescribeTaskQueueRequest = temporal.api.workflowservice.v1.DescribeTaskQueueRequest.$Properties;
 type DescribeTaskQueueResponse = temporal.api.workflowservice.v1.DescribeTaskQueueResponse.$Properties;
+type DescribeVersionRequest = temporal.api.workflowservice.v1.DescribeWorkerDeploymentVersionRequest.$Properties;
+type DescribeVersionResponse = temporal.api.workflowservice.v1.DescribeWorkerDeploymentVersionResponse.$Properties;
+type TaskQueueStatsMessage = temporal.api.taskqueue.v1.TaskQueueStats.$Properties;
 
 // Wire values of temporal.api.enums.v1 (stable protobuf numbers). Spelled out so that src/ needs only
 // @temporalio/client at run time; @temporalio/proto is a CommonJS module without named ESM exports.
@@ -13,21 +18,47 @@ const TASK_QUEUE_KIND_NORMAL = 1 as temporal.api.enums.v1.TaskQueueKind;
 const TASK_QUEUE_TYPE_WORKFLOW = 1 as temporal.api.enums.v1.TaskQueueType;
 const TASK_QUEUE_TYPE_ACTIVITY = 2 as temporal.api.enums.v1.TaskQueueType;
 
-/** Statistics of one task type (workflow or activity) of a task queue. */
-export interface TaskTypeStats {
+/** A Worker Deployment Version: what @temporalio/lambda-worker's runWorker takes. */
+export interface DeploymentVersion {
+  readonly deploymentName: string;
+  readonly buildId: string;
+}
+
+/** Backlog statistics of one task type (workflow or activity). */
+export interface BacklogStats {
   readonly backlog: number;
   readonly backlogAgeMs: number;
   readonly addRatePerSec: number;
   readonly dispatchRatePerSec: number;
+}
+
+/** A poller as listed, with the Build ID it polls for (undefined: an unversioned worker). */
+export interface PollerInfo extends PollerSighting {
+  readonly buildId: string | undefined;
+}
+
+/** Statistics of one task type of a task queue, all versions together. */
+export interface TaskTypeStats extends BacklogStats {
   /** Workers that polled in the last few minutes. */
   readonly pollers: number;
   /** Latest poll by any of them, ms since epoch. */
   readonly lastPollAt: number | undefined;
+  /** Each of them (identity, latest poll, Build ID). */
+  readonly pollerInfos: readonly PollerInfo[];
+}
+
+export interface VersionStats {
+  readonly version: DeploymentVersion;
+  readonly role: 'current' | 'ramping';
+  readonly workflow: BacklogStats;
+  readonly activity: BacklogStats;
 }
 
 export interface TaskQueueStats {
   readonly workflow: TaskTypeStats;
   readonly activity: TaskTypeStats;
+  /** Worker Versioning: the current and ramping versions with their own backlogs; empty for an unversioned queue. */
+  readonly versions: readonly VersionStats[];
 }
 
 export interface TaskQueueStatsReader {
@@ -35,65 +66,126 @@ export interface TaskQueueStatsReader {
   read(taskQueue: string, signal: AbortSignal): Promise<TaskQueueStats>;
 }
 
-/** The one RPC the reader needs; a Connection's workflowService provides it. */
-export type DescribeTaskQueue = (request: DescribeTaskQueueRequest, signal: AbortSignal) => Promise<DescribeTaskQueueResponse>;
+/** The two RPCs the reader needs; a Connection's workflowService provides them. */
+export interface StatsRpc {
+  describeTaskQueue(request: DescribeTaskQueueRequest, signal: AbortSignal): Promise<DescribeTaskQueueResponse>;
+  describeVersion(request: DescribeVersionRequest, signal: AbortSignal): Promise<DescribeVersionResponse>;
+}
 
 /** Each RPC gets this long at most, so a hung server cannot stall the controller loop. */
 const RPC_TIMEOUT_MS = 10_000;
 
-export function describeTaskQueueVia(connection: Connection): DescribeTaskQueue {
-  return (request, signal) =>
-    connection.withAbortSignal(AbortSignal.any([signal, AbortSignal.timeout(RPC_TIMEOUT_MS)]), () =>
-      connection.workflowService.describeTaskQueue(request),
-    );
+export function statsRpcVia(connection: Connection): StatsRpc {
+  const within = <T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> =>
+    connection.withAbortSignal(AbortSignal.any([signal, AbortSignal.timeout(RPC_TIMEOUT_MS)]), fn);
+  return {
+    describeTaskQueue: (request, signal) => within(signal, () => connection.workflowService.describeTaskQueue(request)),
+    describeVersion: (request, signal) => within(signal, () => connection.workflowService.describeWorkerDeploymentVersion(request)),
+  };
 }
 
-export function createTaskQueueStatsReader(describe: DescribeTaskQueue, namespace: string): TaskQueueStatsReader {
-  const readType = async (name: string, taskQueueType: temporal.api.enums.v1.TaskQueueType, signal: AbortSignal) =>
-    toTaskTypeStats(
-      await describe(
-        { namespace, taskQueue: { name, kind: TASK_QUEUE_KIND_NORMAL }, taskQueueType, reportStats: true },
-        signal,
-      ),
-    );
+export function createTaskQueueStatsReader(rpc: StatsRpc, namespace: string): TaskQueueStatsReader {
+  const describeType = (name: string, taskQueueType: temporal.api.enums.v1.TaskQueueType, signal: AbortSignal) =>
+    rpc.describeTaskQueue({ namespace, taskQueue: { name, kind: TASK_QUEUE_KIND_NORMAL }, taskQueueType, reportStats: true }, signal);
   return {
     async read(taskQueue, signal) {
       const [workflow, activity] = await Promise.all([
-        readType(taskQueue, TASK_QUEUE_TYPE_WORKFLOW, signal),
-        readType(taskQueue, TASK_QUEUE_TYPE_ACTIVITY, signal),
+        describeType(taskQueue, TASK_QUEUE_TYPE_WORKFLOW, signal),
+        describeType(taskQueue, TASK_QUEUE_TYPE_ACTIVITY, signal),
       ]);
-      return { workflow, activity };
+      const roles = versionRoles(workflow.versioningInfo);
+      const versions = await Promise.all(
+        roles.map(async ({ version, role }): Promise<VersionStats> => {
+          const described = await rpc.describeVersion({ namespace, deploymentVersion: version, reportTaskQueueStats: true }, signal);
+          const of = (type: temporal.api.enums.v1.TaskQueueType): BacklogStats =>
+            toBacklogStats(described.versionTaskQueues?.find((q) => q.name === taskQueue && q.type === type)?.stats);
+          return { version, role, workflow: of(TASK_QUEUE_TYPE_WORKFLOW), activity: of(TASK_QUEUE_TYPE_ACTIVITY) };
+        }),
+      );
+      return { workflow: toTaskTypeStats(workflow), activity: toTaskTypeStats(activity), versions };
     },
   };
 }
 
+/** The versions that receive new tasks: the current one and, while a ramp is under way, the ramping one. */
+function versionRoles(info: DescribeTaskQueueResponse['versioningInfo']): Array<{ version: DeploymentVersion; role: 'current' | 'ramping' }> {
+  const roles: Array<{ version: DeploymentVersion; role: 'current' | 'ramping' }> = [];
+  const current = toVersion(info?.currentDeploymentVersion);
+  const ramping = toVersion(info?.rampingDeploymentVersion);
+  if (current !== undefined) roles.push({ version: current, role: 'current' });
+  // A ramp at 0 % sends it nothing; it still counts while tasks pinned to it wait (they are in its backlog).
+  if (ramping !== undefined) roles.push({ version: ramping, role: 'ramping' });
+  return roles;
+}
+
+function toVersion(v: { deploymentName?: string | null; buildId?: string | null } | null | undefined): DeploymentVersion | undefined {
+  return v?.deploymentName && v.buildId ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
+}
+
 export function toTaskTypeStats(response: DescribeTaskQueueResponse): TaskTypeStats {
-  const stats = response.stats ?? {};
+  const pollerInfos: PollerInfo[] = [];
   let lastPollAt: number | undefined;
   for (const poller of response.pollers ?? []) {
     const at = timestampMs(poller.lastAccessTime);
-    if (at !== undefined && (lastPollAt === undefined || at > lastPollAt)) lastPollAt = at;
+    if (at === undefined) continue;
+    if (lastPollAt === undefined || at > lastPollAt) lastPollAt = at;
+    pollerInfos.push({ identity: poller.identity ?? '', lastAccessAt: at, buildId: poller.deploymentOptions?.buildId || undefined });
   }
+  return { ...toBacklogStats(response.stats), pollers: response.pollers?.length ?? 0, lastPollAt, pollerInfos };
+}
+
+function toBacklogStats(stats: TaskQueueStatsMessage | null | undefined): BacklogStats {
   return {
-    backlog: toNumber(stats.approximateBacklogCount),
-    backlogAgeMs: durationMs(stats.approximateBacklogAge),
-    addRatePerSec: finite(stats.tasksAddRate),
-    dispatchRatePerSec: finite(stats.tasksDispatchRate),
-    pollers: response.pollers?.length ?? 0,
-    lastPollAt,
+    backlog: toNumber(stats?.approximateBacklogCount),
+    backlogAgeMs: durationMs(stats?.approximateBacklogAge),
+    addRatePerSec: finite(stats?.tasksAddRate),
+    dispatchRatePerSec: finite(stats?.tasksDispatchRate),
   };
 }
 
-/** Workflow and activity tasks together: one Lambda worker serves both. */
-export function toObservation(stats: TaskQueueStats): TaskQueueObservation {
+/** What spillover scales one set of workers on: the unversioned queue, or one version of it. */
+export interface ScalingTarget {
+  /** '' for the unversioned queue, else the Build ID. */
+  readonly key: string;
+  readonly version: DeploymentVersion | undefined;
+  readonly observation: TaskQueueObservation;
+}
+
+/**
+ * One target for an unversioned queue; for a versioned one, one per current/ramping version, each with its
+ * own backlog and its own pollers (those polling with its Build ID), plus the unversioned remainder when the
+ * current "version" is the unversioned workers. Workflow and activity tasks together: one worker serves both.
+ */
+export function toTargets(stats: TaskQueueStats): ScalingTarget[] {
   const { workflow, activity } = stats;
-  const polls = [workflow.lastPollAt, activity.lastPollAt].filter((at): at is number => at !== undefined);
-  return {
-    backlog: workflow.backlog + activity.backlog,
-    addRatePerSec: workflow.addRatePerSec + activity.addRatePerSec,
-    dispatchRatePerSec: workflow.dispatchRatePerSec + activity.dispatchRatePerSec,
-    lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
+  const pollers = [...workflow.pollerInfos, ...activity.pollerInfos];
+  const target = (key: string, version: DeploymentVersion | undefined, b: BacklogStats, c: BacklogStats): ScalingTarget => {
+    const own = pollers.filter((p) => p.buildId === version?.buildId);
+    const polls = own.map((p) => p.lastAccessAt);
+    return {
+      key,
+      version,
+      observation: {
+        backlog: b.backlog + c.backlog,
+        backlogAgeMs: Math.max(b.backlogAgeMs, c.backlogAgeMs),
+        addRatePerSec: b.addRatePerSec + c.addRatePerSec,
+        dispatchRatePerSec: b.dispatchRatePerSec + c.dispatchRatePerSec,
+        lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
+        pollers: own.map(({ identity, lastAccessAt }) => ({ identity, lastAccessAt })),
+      },
+    };
   };
+  if (stats.versions.length === 0) return [target('', undefined, workflow, activity)];
+  const targets = stats.versions.map((v) => target(v.version.buildId, v.version, v.workflow, v.activity));
+  if (!stats.versions.some((v) => v.role === 'current')) {
+    // Ramping from unversioned workers: what the versions do not hold waits for unversioned ones.
+    const rest = (all: BacklogStats, type: 'workflow' | 'activity'): BacklogStats => ({
+      ...all,
+      backlog: Math.max(0, all.backlog - stats.versions.reduce((sum, v) => sum + v[type].backlog, 0)),
+    });
+    targets.unshift(target('', undefined, rest(workflow, 'workflow'), rest(activity, 'activity')));
+  }
+  return targets;
 }
 
 interface LongLike {

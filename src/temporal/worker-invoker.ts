@@ -3,7 +3,11 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { classifyAwsError, isAbort } from '../aws-errors.ts';
 
-/** What the worker receives. Optional for the worker: the example falls back to its own env. */
+/**
+ * What the worker receives. Optional for the worker: the example falls back to its own env, and a worker
+ * built on @temporalio/lambda-worker's runWorker ignores it (its identity, `<request id>@<function ARN>`, is
+ * what workerless recognises it by).
+ */
 export interface WorkerInvocationPayload {
   readonly source: 'workerless.temporal-spillover';
   readonly namespace: string;
@@ -16,6 +20,15 @@ export interface WorkerInvocationPayload {
    * "at most maxWorkers alive" true.
    */
   readonly expiresAt: number;
+  /**
+   * When workerless stops waiting for this worker to poll (requestedAt + --temporal-worker-start-timeout). A
+   * worker that has not started polling by then must not start: workerless has counted it as lost and may
+   * have invoked a replacement.
+   */
+  readonly startBy: number;
+  /** Worker Versioning: the Worker Deployment Version whose tasks this worker is for (runWorker's first argument). */
+  readonly deploymentName?: string;
+  readonly buildId?: string;
 }
 
 /** Outcomes are values; only bugs throw. */
@@ -31,12 +44,13 @@ export type InvokeOutcome =
   | { readonly kind: 'aborted' };
 
 export interface WorkerInvoker {
-  invoke(payload: WorkerInvocationPayload, signal: AbortSignal): Promise<InvokeOutcome>;
+  /** `functionName`: name, ARN, or name:alias / name:version (the one mapped to the payload's Build ID). */
+  invoke(functionName: string, payload: WorkerInvocationPayload, signal: AbortSignal): Promise<InvokeOutcome>;
 }
 
-export function createLambdaWorkerInvoker(lambda: LambdaClient, functionName: string): WorkerInvoker {
+export function createLambdaWorkerInvoker(lambda: LambdaClient): WorkerInvoker {
   return {
-    async invoke(payload, signal) {
+    async invoke(functionName, payload, signal) {
       try {
         const response = await lambda.send(
           new InvokeCommand({

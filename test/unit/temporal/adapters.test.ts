@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { InvokeCommand, LambdaClient, ResourceNotFoundException, ServiceException, TooManyRequestsException } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import Long from 'long';
-import { createTaskQueueStatsReader, toObservation, toTaskTypeStats, type DescribeTaskQueue } from '../../../src/temporal/task-queue-stats.ts';
+import { createTaskQueueStatsReader, toTargets, toTaskTypeStats, type StatsRpc } from '../../../src/temporal/task-queue-stats.ts';
 import { createLambdaWorkerInvoker } from '../../../src/temporal/worker-invoker.ts';
 
 describe('task queue statistics', () => {
@@ -28,6 +28,10 @@ describe('task queue statistics', () => {
       dispatchRatePerSec: 1.25,
       pollers: 2,
       lastPollAt: 1_700_000_005_000,
+      pollerInfos: [
+        { identity: 'a', lastAccessAt: 1_700_000_000_250, buildId: undefined },
+        { identity: 'b', lastAccessAt: 1_700_000_005_000, buildId: undefined },
+      ],
     });
   });
 
@@ -39,12 +43,13 @@ describe('task queue statistics', () => {
       dispatchRatePerSec: 0,
       pollers: 0,
       lastPollAt: undefined,
+      pollerInfos: [],
     });
   });
 
   it('asks for workflow and activity tasks with stats and sums them', async () => {
     const requests: unknown[] = [];
-    const describe: DescribeTaskQueue = async (request) => {
+    const describeTaskQueue: StatsRpc['describeTaskQueue'] = async (request) => {
       requests.push(request);
       const activity = request.taskQueueType === 2;
       return {
@@ -53,30 +58,45 @@ describe('task queue statistics', () => {
         statsByPriorityKey: {},
       };
     };
-    const reader = createTaskQueueStatsReader(describe, 'payments');
+    const reader = createTaskQueueStatsReader({ describeTaskQueue, describeVersion: () => assert.fail('unversioned') }, 'payments');
     const stats = await reader.read('orders', new AbortController().signal);
     assert.deepEqual(requests, [
       { namespace: 'payments', taskQueue: { name: 'orders', kind: 1 }, taskQueueType: 1, reportStats: true },
       { namespace: 'payments', taskQueue: { name: 'orders', kind: 1 }, taskQueueType: 2, reportStats: true },
     ]);
-    assert.deepEqual(toObservation(stats), { backlog: 7, addRatePerSec: 2, dispatchRatePerSec: 0.5, lastPollAt: 100_000 });
+    assert.deepEqual(stats.versions, []);
+    assert.deepEqual(toTargets(stats), [
+      {
+        key: '',
+        version: undefined,
+        observation: {
+          backlog: 7,
+          backlogAgeMs: 0,
+          addRatePerSec: 2,
+          dispatchRatePerSec: 0.5,
+          lastPollAt: 100_000,
+          pollers: [{ identity: '', lastAccessAt: 100_000 }],
+        },
+      },
+    ]);
   });
 
   it('passes a failure through to the controller', async () => {
-    const reader = createTaskQueueStatsReader(async () => {
+    const fail = async (): Promise<never> => {
       throw new Error('14 UNAVAILABLE: connection refused');
-    }, 'default');
+    };
+    const reader = createTaskQueueStatsReader({ describeTaskQueue: fail, describeVersion: fail }, 'default');
     await assert.rejects(reader.read('orders', new AbortController().signal), /UNAVAILABLE/);
   });
 });
 
 describe('Lambda worker invoker', () => {
-  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders', requestedAt: 1, expiresAt: 2 } as const;
+  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders', requestedAt: 1, expiresAt: 2, startBy: 2 } as const;
 
   it('invokes asynchronously (Event) with the task queue in the payload', async () => {
     const lambda = mockClient(LambdaClient);
     lambda.on(InvokeCommand).resolves({ StatusCode: 202, $metadata: { requestId: 'req-1' } });
-    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker:live').invoke(payload, new AbortController().signal);
+    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' })).invoke('worker:live', payload, new AbortController().signal);
     assert.deepEqual(outcome, { kind: 'invoked', requestId: 'req-1' });
     const input = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
     assert.equal(input?.FunctionName, 'worker:live');
@@ -87,21 +107,21 @@ describe('Lambda worker invoker', () => {
 
   it('classifies throttling, a missing function and server errors', async () => {
     const lambda = mockClient(LambdaClient);
-    const invoker = createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker');
+    const invoker = createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }));
     const signal = new AbortController().signal;
 
     lambda.on(InvokeCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 429 } }));
-    assert.equal((await invoker.invoke(payload, signal)).kind, 'throttled');
+    assert.equal((await invoker.invoke('worker', payload, signal)).kind, 'throttled');
 
     lambda.on(InvokeCommand).rejects(new ResourceNotFoundException({ message: 'Function not found', $metadata: { httpStatusCode: 404 } }));
-    const missing = await invoker.invoke(payload, signal);
+    const missing = await invoker.invoke('worker', payload, signal);
     assert.deepEqual(missing, { kind: 'refused', code: 'ResourceNotFoundException', message: 'Function not found' });
 
     lambda.on(InvokeCommand).rejects(new ServiceException({ message: 'boom', $metadata: { httpStatusCode: 500 } }));
-    assert.equal((await invoker.invoke(payload, signal)).kind, 'failed');
+    assert.equal((await invoker.invoke('worker', payload, signal)).kind, 'failed');
 
     lambda.on(InvokeCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    assert.equal((await invoker.invoke(payload, signal)).kind, 'failed');
+    assert.equal((await invoker.invoke('worker', payload, signal)).kind, 'failed');
     lambda.restore();
   });
 
@@ -110,7 +130,7 @@ describe('Lambda worker invoker', () => {
     lambda.on(InvokeCommand).rejects(Object.assign(new Error('aborted'), { name: 'AbortError' }));
     const controller = new AbortController();
     controller.abort();
-    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' }), 'worker').invoke(payload, controller.signal);
+    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' })).invoke('worker', payload, controller.signal);
     assert.deepEqual(outcome, { kind: 'aborted' });
     lambda.restore();
   });

@@ -44,11 +44,15 @@ describe('resolveTemporalConfig', () => {
       taskQueues: ['orders'],
       functionName: 'temporal-worker',
       maxWorkers: temporalDefaults.maxWorkers,
+      maxWorkersTotal: undefined,
       workerLifetimeMs: 600_000,
+      workerStartTimeoutMs: 30_000,
       pollIntervalMs: 5_000,
       backlogThreshold: 0,
+      maxBacklogAgeMs: undefined,
       coolOffMs: 10_000,
       tasksPerWorker: 10,
+      versionFunctions: {},
       tls: undefined,
       apiKey: undefined,
     });
@@ -202,6 +206,57 @@ describe('resolveTemporalConfig', () => {
     ]);
     assert.deepEqual(resolve({ ...minimal, temporalApiKey: 'k', temporalTls: 'false' }).problems, [
       '--temporal-tls is false but an API key or TLS certificate option is set: those need TLS',
+    ]);
+  });
+
+  it('reads the backlog age, the total worker limit, the start timeout and the version map', () => {
+    const { config, problems } = resolve(
+      {
+        ...minimal,
+        temporalMaxBacklogAge: '2s',
+        temporalMaxWorkersTotal: '25',
+        temporalWorkerStartTimeout: '45s',
+        temporalVersions: ['v1=temporal-worker:1', ' v2 = temporal-worker:live ', 'a=b=arn:aws:lambda:eu-west-1:123456789012:function:w:3'],
+      },
+      fakeFiles,
+      { temporalVersions: 'temporal-versions in wl.yaml' },
+    );
+    assert.deepEqual(problems, []);
+    assert.equal(config?.maxBacklogAgeMs, 2_000);
+    assert.equal(config?.maxWorkersTotal, 25);
+    assert.equal(config?.workerStartTimeoutMs, 45_000);
+    assert.deepEqual(config?.versionFunctions, { v1: 'temporal-worker:1', v2: 'temporal-worker:live', 'a=b': 'arn:aws:lambda:eu-west-1:123456789012:function:w:3' });
+    assert.ok(Object.isFrozen(config?.versionFunctions));
+    // From an env var: the same list, comma-separated.
+    assert.deepEqual(resolve({ ...minimal, temporalVersions: 'v1=fn:1,v2=fn:2' }).config?.versionFunctions, { v1: 'fn:1', v2: 'fn:2' });
+  });
+
+  it('keeps the start timeout within a short lifetime by default', () => {
+    assert.equal(resolve({ ...minimal, temporalWorkerLifetime: '10s' }).config?.workerStartTimeoutMs, 10_000);
+  });
+
+  it('reports every invalid new option at once, with the value and where it came from', () => {
+    const { config, problems } = resolve(
+      {
+        ...minimal,
+        temporalMaxBacklogAge: '50ms',
+        temporalMaxWorkersTotal: '0',
+        temporalWorkerLifetime: '20s',
+        temporalWorkerStartTimeout: '30s',
+        temporalVersions: 'v1=fn:1,v1=fn:2,nofunction,=fn:3,v4=bad name',
+      },
+      fakeFiles,
+      { temporalMaxWorkersTotal: 'WORKERLESS_TEMPORAL_MAX_WORKERS_TOTAL', temporalVersions: 'WORKERLESS_TEMPORAL_VERSIONS' },
+    );
+    assert.equal(config, undefined);
+    assert.deepEqual(problems, [
+      '--temporal-max-workers-total must be an integer from 1 to 100000, got "0" (from WORKERLESS_TEMPORAL_MAX_WORKERS_TOTAL)',
+      '--temporal-worker-start-timeout must not exceed --temporal-worker-lifetime (20000 ms), got "30s"',
+      '--temporal-max-backlog-age must be a duration from 100ms to 60m (e.g. 500ms, 5s, 10m), got "50ms"',
+      '--temporal-versions names Build ID "v1" twice (from WORKERLESS_TEMPORAL_VERSIONS)',
+      '--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got "nofunction" (from WORKERLESS_TEMPORAL_VERSIONS)',
+      '--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got "=fn:3" (from WORKERLESS_TEMPORAL_VERSIONS)',
+      '--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got "v4=bad name" (from WORKERLESS_TEMPORAL_VERSIONS)',
     ]);
   });
 

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  aliveWorkers,
   decideScaling,
   initialScalingState,
   recordInvocations,
+  workerLiveness,
   type ScalingLimits,
   type ScalingState,
   type TaskQueueObservation,
+  type TrackedWorker,
 } from '../../../src/temporal/scaling.ts';
 
 const T0 = 1_700_000_000_000;
@@ -20,17 +23,35 @@ function limits(overrides: Partial<ScalingLimits> = {}): ScalingLimits {
     tasksPerWorker: 10,
     horizonMs: 10_000,
     pollerRecentMs: 75_000,
+    maxBacklogAgeMs: undefined,
+    workerStartTimeoutMs: 30_000,
+    pollerStaleMs: 10_000,
     ...overrides,
   };
 }
 
 /** Someone polled a second ago unless said otherwise. */
 function obs(overrides: Partial<TaskQueueObservation> = {}, now = T0): TaskQueueObservation {
-  return { backlog: 0, addRatePerSec: 0, dispatchRatePerSec: 0, lastPollAt: now - 1_000, ...overrides };
+  return { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, lastPollAt: now - 1_000, pollers: [], ...overrides };
 }
 
-function state(overrides: Partial<ScalingState> = {}): ScalingState {
-  return { ...initialScalingState, ...overrides };
+function state(overrides: Partial<ScalingState> & { invokedAt?: readonly number[] } = {}): ScalingState {
+  const { invokedAt, ...rest } = overrides;
+  return { ...initialScalingState, ...(invokedAt ? { workers: invokedAt.map((at) => untracked(at)) } : {}), ...rest };
+}
+
+/** A worker Lambda gave no request id for: it counts for its whole lifetime, as before poller tracking. */
+function untracked(invokedAt: number): TrackedWorker {
+  return { requestId: undefined, invokedAt, lastSeenAt: undefined, goneAt: undefined };
+}
+
+function tracked(requestId: string, invokedAt: number, lastSeenAt?: number): TrackedWorker {
+  return { requestId, invokedAt, lastSeenAt, goneAt: undefined };
+}
+
+/** n invocations without request ids. */
+function ids(n: number): undefined[] {
+  return Array.from({ length: n }, () => undefined);
 }
 
 describe('decideScaling', () => {
@@ -157,7 +178,7 @@ describe('decideScaling', () => {
     const s = state({ invokedAt: [T0 - 60_000, T0 - 70_000], lastScaleUpAt: T0 - 60_000 });
     const d = decideScaling(s, obs({ backlog: 20, lastPollAt: undefined }), limits({ workerLifetimeMs: 60_000 }), T0);
     assert.equal(d.liveWorkers, 0);
-    assert.deepEqual(d.state.invokedAt, []);
+    assert.deepEqual(d.state.workers, []);
     assert.equal(d.invoke, 2);
   });
 
@@ -227,14 +248,14 @@ describe('decideScaling', () => {
 
 describe('recordInvocations', () => {
   it('adds one live worker per invocation and starts the cool-off', () => {
-    const s = recordInvocations(state({ invokedAt: [T0 - 1] }), T0, 2);
-    assert.deepEqual(s.invokedAt, [T0 - 1, T0, T0]);
+    const s = recordInvocations(state({ invokedAt: [T0 - 1] }), T0, ['a', undefined]);
+    assert.deepEqual(s.workers.map((w) => [w.requestId, w.invokedAt]), [[undefined, T0 - 1], ['a', T0], [undefined, T0]]);
     assert.equal(s.lastScaleUpAt, T0);
   });
 
   it('changes nothing when no invocation succeeded', () => {
     const before = state({ lastScaleUpAt: T0 - 100 });
-    assert.equal(recordInvocations(before, T0, 0), before);
+    assert.equal(recordInvocations(before, T0, []), before);
   });
 
   it('walks a burst end to end: invoke, wait for the workers, replace them after their lifetime', () => {
@@ -250,10 +271,124 @@ describe('recordInvocations', () => {
     for (const step of steps) {
       const now = T0 + step.at;
       const d = decideScaling(s, obs({ backlog: step.backlog, lastPollAt: step.lastPollAt === undefined ? undefined : T0 + step.lastPollAt }), l, now);
-      s = recordInvocations(d.state, now, d.invoke);
+      s = recordInvocations(d.state, now, ids(d.invoke));
       invoked.push(d.invoke);
     }
     // 2 at once (capped), none while they live, 2 again once their 30 s lifetime has passed.
     assert.deepEqual(invoked, [2, 0, 0, 1]);
+  });
+});
+
+describe('decideScaling on backlog age (--temporal-max-backlog-age)', () => {
+  const l = limits({ backlogThreshold: 100, maxBacklogAgeMs: 2_000, coolOffMs: 10_000 });
+
+  it('spills over at once when the oldest task is older than the limit, although the count is under the threshold', () => {
+    // A long-lived worker polls and keeps up on count (add = dispatch), but tasks wait 5 s.
+    const d = decideScaling(initialScalingState, obs({ backlog: 3, backlogAgeMs: 5_000, addRatePerSec: 2, dispatchRatePerSec: 2 }), l, T0);
+    assert.equal(d.reason, 'backlog-age');
+    assert.equal(d.invoke, 1);
+    assert.equal(d.state.backlogSince, T0);
+  });
+
+  it('does nothing at or under the age limit, or with the age check off', () => {
+    assert.equal(decideScaling(initialScalingState, obs({ backlog: 3, backlogAgeMs: 2_000 }), l, T0).reason, 'below-threshold');
+    const off = limits({ backlogThreshold: 100 });
+    assert.equal(decideScaling(initialScalingState, obs({ backlog: 3, backlogAgeMs: 60_000 }), off, T0).reason, 'below-threshold');
+  });
+
+  it('ignores an age reported with an empty backlog', () => {
+    assert.equal(decideScaling(initialScalingState, obs({ backlog: 0, backlogAgeMs: 9_000 }), l, T0).reason, 'idle');
+  });
+
+  it('acts on old tasks even while the backlog drains', () => {
+    const d = decideScaling(initialScalingState, obs({ backlog: 3, backlogAgeMs: 5_000, addRatePerSec: 0, dispatchRatePerSec: 3 }), l, T0);
+    assert.equal(d.reason, 'backlog-age');
+  });
+
+  it('adds one worker per cool-off while tasks stay too old, up to maxWorkers', () => {
+    const reading = obs({ backlog: 2, backlogAgeMs: 5_000 });
+    let s: ScalingState = initialScalingState;
+    const invoked: number[] = [];
+    for (let at = 0; at < 60_000; at += 5_000) {
+      const d = decideScaling(s, { ...reading, lastPollAt: T0 + at - 500 }, limits({ ...l, maxWorkers: 3 }), T0 + at);
+      s = recordInvocations(d.state, T0 + at, ids(d.invoke));
+      invoked.push(d.invoke);
+    }
+    assert.deepEqual(invoked, [1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  it('still respects the cool-off after a scale-up', () => {
+    const s = state({ invokedAt: [T0 - 1_000], lastScaleUpAt: T0 - 1_000 });
+    assert.equal(decideScaling(s, obs({ backlog: 2, backlogAgeMs: 5_000 }), l, T0).reason, 'cooling-off');
+  });
+});
+
+describe('crash-aware worker counts (pollers)', () => {
+  const l = limits({ workerLifetimeMs: 600_000, workerStartTimeoutMs: 20_000, pollerStaleMs: 3_000, coolOffMs: 1_000 });
+  const poller = (identity: string, lastAccessAt: number) => ({ identity, lastAccessAt });
+
+  it('recognises its workers by the request id in the poller identity (runWorker: <request id>@<function ARN>)', () => {
+    const s = state({ workers: [tracked('req-1', T0 - 5_000)] });
+    const d = decideScaling(s, obs({ backlog: 1, pollers: [poller('req-1@arn:aws:lambda:us-east-1:1:function:w', T0 - 500), poller('someone', T0)] }), l, T0);
+    assert.equal(d.state.workers[0]?.lastSeenAt, T0 - 500);
+    assert.equal(d.liveWorkers, 1);
+    assert.equal(d.lostWorkers, 0);
+  });
+
+  it('counts a worker that has not polled yet as starting until the start timeout, then as lost', () => {
+    const w = tracked('req-1', T0);
+    assert.equal(workerLiveness(w, true, l, T0 + 19_999), 'starting');
+    assert.equal(workerLiveness(w, true, l, T0 + 20_000), 'never-started');
+    const d = decideScaling(state({ workers: [w] }), obs({ backlog: 5, lastPollAt: undefined }), l, T0 + 20_000);
+    assert.equal(d.liveWorkers, 0);
+    assert.equal(d.lostWorkers, 1);
+    assert.equal(d.invoke, 1, 'replaced at once');
+  });
+
+  it('replaces a worker that stopped polling while tasks wait, within the stale window, not after its lifetime', () => {
+    // Invoked at T0, polled until T0 + 4 s, then crashed. Tasks keep waiting.
+    let s: ScalingState = state({ workers: [tracked('req-1', T0)], lastScaleUpAt: T0 });
+    const seen = [poller('req-1@arn', T0 + 4_000)];
+    const results: Array<[number, number, number]> = [];
+    for (let at = 5_000; at <= 9_000; at += 1_000) {
+      const d = decideScaling(s, obs({ backlog: 4, lastPollAt: T0 + 4_000, pollers: seen }, T0 + at), l, T0 + at);
+      s = recordInvocations(d.state, T0 + at, d.invoke > 0 ? ['req-2'] : []);
+      results.push([at, d.liveWorkers, d.invoke]);
+    }
+    // alive while its latest poll is at most 3 s old (until T0 + 7 s), lost and replaced at the next reading
+    assert.deepEqual(results, [
+      [5_000, 1, 0],
+      [6_000, 1, 0],
+      [7_000, 1, 0],
+      [8_000, 0, 1],
+      [9_000, 1, 0],
+    ]);
+  });
+
+  it('keeps an idle worker in a long poll alive while nothing waits (up to the poller window)', () => {
+    const w = tracked('req-1', T0, T0 + 1_000);
+    assert.equal(workerLiveness(w, false, l, T0 + 60_000), 'polling');
+    assert.equal(workerLiveness(w, false, l, T0 + 76_001), 'stopped-polling');
+    assert.equal(workerLiveness(w, true, l, T0 + 4_001), 'stopped-polling');
+  });
+
+  it('counts a loss once, and takes a worker back if it polls again (every slot was busy)', () => {
+    let d = decideScaling(state({ workers: [tracked('req-1', T0, T0)] }), obs({ backlog: 2 }, T0 + 10_000), l, T0 + 10_000);
+    assert.equal(d.lostWorkers, 1);
+    assert.equal(d.state.workers[0]?.goneAt, T0 + 10_000);
+    d = decideScaling(d.state, obs({ backlog: 2 }, T0 + 11_000), l, T0 + 11_000);
+    assert.equal(d.lostWorkers, 0, 'not counted twice');
+    d = decideScaling(d.state, obs({ backlog: 2, pollers: [poller('req-1@x', T0 + 11_500)] }, T0 + 12_000), l, T0 + 12_000);
+    assert.equal(d.liveWorkers, 1);
+    assert.equal(d.state.workers[0]?.goneAt, undefined);
+    assert.equal(aliveWorkers(d.state), 1);
+  });
+
+  it('keeps the lifetime as the upper bound: a polling worker past its lifetime no longer counts', () => {
+    const w = tracked('req-1', T0 - 600_000, T0 - 100);
+    const d = decideScaling(state({ workers: [w] }), obs({ backlog: 2, pollers: [poller('req-1@x', T0 - 100)] }), l, T0);
+    assert.equal(d.liveWorkers, 0);
+    assert.deepEqual(d.state.workers, []);
+    assert.equal(d.lostWorkers, 0, 'an expired worker is not a lost one');
   });
 });

@@ -17,20 +17,36 @@ function config(overrides: Partial<TemporalConfig> = {}): TemporalConfig {
     taskQueues: ['orders'],
     functionName: 'temporal-worker',
     maxWorkers: 3,
+    maxWorkersTotal: undefined,
     workerLifetimeMs: 60_000,
+    workerStartTimeoutMs: 60_000,
     pollIntervalMs: 1_000,
     backlogThreshold: 0,
+    maxBacklogAgeMs: undefined,
     coolOffMs: 2_000,
     tasksPerWorker: 10,
+    versionFunctions: {},
     tls: undefined,
     apiKey: undefined,
     ...overrides,
   };
 }
 
-function typeStats(backlog: number, lastPollAt?: number): TaskTypeStats {
-  return { backlog, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, pollers: lastPollAt ? 1 : 0, lastPollAt };
+function typeStats(backlog: number, lastPollAt?: number, pollerInfos: TaskTypeStats['pollerInfos'] = []): TaskTypeStats {
+  const polls = [lastPollAt, ...pollerInfos.map((p) => p.lastAccessAt)].filter((at): at is number => at !== undefined);
+  return {
+    backlog,
+    backlogAgeMs: 0,
+    addRatePerSec: 0,
+    dispatchRatePerSec: 0,
+    pollers: polls.length,
+    lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
+    pollerInfos: lastPollAt === undefined ? pollerInfos : [{ identity: 'long-lived', lastAccessAt: lastPollAt, buildId: undefined }, ...pollerInfos],
+  };
 }
+
+/** A reading as the tests write it: versions default to none (an unversioned queue). */
+type Reading = Omit<TaskQueueStats, 'versions'> & { versions?: TaskQueueStats['versions'] };
 
 /**
  * A fake world with a fake clock: every sleep advances time and lets the loop run again; the test script
@@ -38,15 +54,15 @@ function typeStats(backlog: number, lastPollAt?: number): TaskTypeStats {
  */
 function harness(options: {
   ticks: number;
-  read: (taskQueue: string, now: number) => TaskQueueStats | Error;
-  invoke?: (payload: WorkerInvocationPayload, now: number) => InvokeOutcome;
+  read: (taskQueue: string, now: number) => Reading | Error;
+  invoke?: (payload: WorkerInvocationPayload, now: number, functionName: string) => InvokeOutcome;
   connect?: (attempt: number) => Promise<TemporalStatsConnection>;
 }) {
   let now = T0;
   let sleeps = 0;
   const controller = new AbortController();
   const metrics: MetricDatum[] = [];
-  const invocations: Array<{ at: number; payload: WorkerInvocationPayload }> = [];
+  const invocations: Array<{ at: number; payload: WorkerInvocationPayload; functionName: string }> = [];
   const reads: Array<{ at: number; taskQueue: string }> = [];
   const logs: Array<Record<string, unknown>> = [];
   let closed = 0;
@@ -66,9 +82,9 @@ function harness(options: {
       },
     },
     invoker: {
-      invoke: async (payload) => {
-        invocations.push({ at: now, payload });
-        return options.invoke?.(payload, now) ?? { kind: 'invoked', requestId: `req-${invocations.length}` };
+      invoke: async (functionName, payload) => {
+        invocations.push({ at: now, payload, functionName });
+        return options.invoke?.(payload, now, functionName) ?? { kind: 'invoked', requestId: `req-${invocations.length}` };
       },
     },
     connect: async () => {
@@ -79,7 +95,7 @@ function harness(options: {
           reads.push({ at: now, taskQueue });
           const result = options.read(taskQueue, now);
           if (result instanceof Error) throw result;
-          return result;
+          return { versions: [], ...result };
         },
         close: async () => {
           closed++;
@@ -118,6 +134,7 @@ describe('startTemporalSpillover', () => {
       taskQueue: 'orders',
       requestedAt: T0,
       expiresAt: T0 + 60_000,
+      startBy: T0 + 60_000,
     });
     const invoked = h.metrics.filter((m) => m.name === 'WorkersInvoked').reduce((sum, m) => sum + m.value, 0);
     assert.equal(invoked, 6);

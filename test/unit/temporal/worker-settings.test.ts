@@ -32,6 +32,21 @@ describe('example Lambda worker settings', () => {
     assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls, undefined);
   });
 
+  it('takes the version from the event workerless sends, and refuses one that contradicts the code', () => {
+    const event = { taskQueue: 'q', deploymentName: 'orders', buildId: 'v2', startBy: 1_000 };
+    const fromEvent = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }, event);
+    assert.deepEqual(fromEvent.deployment, { deploymentName: 'orders', buildId: 'v2', behavior: 'AUTO_UPGRADE' });
+    assert.equal(fromEvent.versionMismatch, undefined);
+    assert.equal(fromEvent.startBy, 1_000);
+    // Half a version in the event is no version.
+    assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }, { buildId: 'v2' }).deployment, undefined);
+    const same = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v2' }, event);
+    assert.equal(same.versionMismatch, undefined);
+    const other = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v1' }, event);
+    assert.equal(other.deployment?.buildId, 'v1', 'the code says what it is');
+    assert.match(other.versionMismatch ?? '', /invoked for orders\/v2 but this code is orders\/v1/);
+  });
+
   it('reads Worker Versioning settings, both or neither', () => {
     assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }).deployment, undefined);
     assert.deepEqual(
