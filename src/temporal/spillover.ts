@@ -68,7 +68,7 @@ export async function startTemporalSpillover(config: TemporalConfig, deps: Spill
   const random = deps.random ?? Math.random;
   const connect = deps.connect ?? connectTemporal;
   const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda);
-  const budget = new WorkerBudget(config.maxWorkersTotal);
+  const budget = new WorkerBudget(config.maxWorkersTotal, config.taskQueues);
 
   logger.info(
     {

@@ -37,8 +37,13 @@ export class WorkerBudget {
   readonly maxTotal: number | undefined;
   readonly #demands = new Map<string, QueueDemand>();
 
-  constructor(maxTotal: number | undefined) {
+  /**
+   * `queues`: the task queues that will report. Until its first reading a queue counts as wanting its even
+   * share, so the queue whose statistics happen to arrive first cannot take the whole budget at start-up.
+   */
+  constructor(maxTotal: number | undefined, queues: readonly string[] = []) {
     this.maxTotal = maxTotal;
+    for (const queue of queues) this.#demands.set(queue, { alive: 0, wanted: maxTotal ?? 0 });
   }
 
   /** A queue's latest reading: its live workers and how many it wants. */

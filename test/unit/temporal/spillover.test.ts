@@ -170,6 +170,73 @@ describe('startTemporalSpillover', () => {
     assert.ok(h.invocations.every((i) => i.payload.taskQueue === 'busy'));
   });
 
+  it('keeps all task queues together within --temporal-max-workers-total, split evenly', async () => {
+    const invokedIds: string[] = [];
+    const h = harness({
+      ticks: 20,
+      // Every worker invoked so far polls the queue it was invoked for: all stay alive.
+      read: (taskQueue, now) => ({
+        workflow: typeStats(100),
+        activity: typeStats(0, undefined, invokedIds.filter((id) => id.startsWith(taskQueue)).map((id) => ({ identity: `${id}@arn`, lastAccessAt: now - 100, buildId: undefined }))),
+      }),
+      invoke: (payload) => {
+        const requestId = `${payload.taskQueue}-${invokedIds.length}`;
+        invokedIds.push(requestId);
+        return { kind: 'invoked', requestId };
+      },
+    });
+    await startTemporalSpillover(config({ taskQueues: ['a', 'b'], maxWorkers: 5, maxWorkersTotal: 4 }), h.deps, h.controller.signal);
+    assert.equal(h.invocations.length, 4);
+    assert.equal(h.invocations.filter((i) => i.payload.taskQueue === 'a').length, 2);
+    assert.ok(h.logs.some((l) => l['msg'] === 'scale-up held back by the worker limits' && l['maxWorkersTotal'] === 4));
+  });
+
+  it('replaces a worker that stops polling while tasks wait, long before its lifetime, and counts it lost', async () => {
+    let crashed = false;
+    const h = harness({
+      ticks: 40,
+      read: (_q, now) => {
+        // req-1 polls for 5 s after its invocation, then dies; later workers keep polling.
+        if (now - T0 > 5_000) crashed = true;
+        const ids = h.invocations.map((_, i) => `req-${i + 1}`).filter((id) => !(crashed && id === 'req-1'));
+        const seen = ids.map((id) => ({ identity: `${id}@arn`, lastAccessAt: id === 'req-1' ? Math.min(now, T0 + 5_000) : now - 100, buildId: undefined }));
+        if (crashed) seen.push({ identity: 'req-1@arn', lastAccessAt: T0 + 5_000, buildId: undefined });
+        return { workflow: typeStats(5), activity: typeStats(0, undefined, seen) };
+      },
+    });
+    await startTemporalSpillover(config({ maxWorkers: 1, pollIntervalMs: 1_000, workerLifetimeMs: 600_000 }), h.deps, h.controller.signal);
+    const times = h.invocations.map((i) => i.at - T0);
+    // stale after 2 poll intervals + 5 s of server caching = 7 s after its last poll (T0 + 5 s)
+    assert.deepEqual(times, [0, 13_000]);
+    assert.equal(h.metrics.filter((m) => m.name === 'WorkersLost').reduce((sum, m) => sum + m.value, 0), 1);
+    assert.ok(h.logs.some((l) => l['msg'] === 'workers stopped polling before their lifetime ended'));
+  });
+
+  it('invokes each current and ramping version through the function mapped to its Build ID, with the version in the payload', async () => {
+    const version = (buildId: string, role: 'current' | 'ramping', backlog: number) => ({
+      version: { deploymentName: 'orders', buildId },
+      role,
+      workflow: { backlog, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 },
+      activity: { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 },
+    });
+    const h = harness({
+      ticks: 3,
+      read: () => ({ workflow: typeStats(25), activity: typeStats(0), versions: [version('v1', 'current', 20), version('v2', 'ramping', 5), version('v3', 'ramping', 5)] }),
+    });
+    await startTemporalSpillover(
+      config({ maxWorkers: 10, versionFunctions: { v1: 'temporal-worker:v1', v2: 'temporal-worker:v2' } }),
+      h.deps,
+      h.controller.signal,
+    );
+    const by = (fn: string) => h.invocations.filter((i) => i.functionName === fn);
+    assert.equal(by('temporal-worker:v1').length, 2, 'ceil(20 / 10)');
+    assert.equal(by('temporal-worker:v2').length, 1);
+    assert.ok(by('temporal-worker:v1').every((i) => i.payload.buildId === 'v1' && i.payload.deploymentName === 'orders'));
+    assert.ok(by('temporal-worker:v2').every((i) => i.payload.buildId === 'v2'));
+    assert.equal(h.invocations.length, 3, 'v3 has no function mapped: no spillover for it');
+    assert.equal(h.logs.filter((l) => l['msg'] === '--temporal-versions maps no function to this Build ID; no spillover for it').length, 1, 'warned once');
+  });
+
   it('backs off after a throttled invocation, counts it as refused, and recovers', async () => {
     let throttled = true;
     const h = harness({

@@ -46,6 +46,14 @@ describe('WorkerBudget', () => {
     assert.equal(budget.totalAlive(), 3);
   });
 
+  it('holds an even share for queues that have not reported yet', () => {
+    const budget = new WorkerBudget(4, ['a', 'b']);
+    budget.report('a', 0, 10);
+    assert.equal(budget.claim('a', 10), 2);
+    budget.report('b', 0, 0);
+    assert.equal(budget.claim('a', 10), 2, 'b wants nothing: a may take the rest');
+  });
+
   it('gives back the slots of failed invocations', () => {
     const budget = new WorkerBudget(2);
     budget.report('a', 0, 2);
