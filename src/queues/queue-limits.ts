@@ -21,8 +21,15 @@ export interface QueueLimit {
 }
 
 /**
- * A token bucket: `ratePerSec` tokens a second, up to `burst`, starting full. Time is an argument, so the
- * bucket is exact under test.
+ * Tokens the bucket may hold beyond `burst`. A loop takes a token a few milliseconds after it is due (timers,
+ * the event loop); without slack those milliseconds would be lost each time and the rate would fall short
+ * (measured 9.4/s for 10/s against LocalStack). Less than one token, so no more than `burst` are ever taken at once.
+ */
+const SLACK_TOKENS = 0.2;
+
+/**
+ * A token bucket: `ratePerSec` tokens a second, up to `burst` (plus a fraction of slack), starting with `burst`.
+ * Time is an argument, so the bucket is exact under test.
  */
 export class TokenBucket {
   readonly #rate: number;
@@ -40,7 +47,7 @@ export class TokenBucket {
 
   #refill(now: number): void {
     if (now > this.#at) {
-      this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#at) / 1000) * this.#rate);
+      this.#tokens = Math.min(this.#burst + SLACK_TOKENS, this.#tokens + ((now - this.#at) / 1000) * this.#rate);
       this.#at = now;
     }
   }
@@ -62,7 +69,7 @@ export class TokenBucket {
   /** Gives back a token that was not used (the receive found nothing). */
   refund(now: number): void {
     this.#refill(now);
-    this.#tokens = Math.min(this.#burst, this.#tokens + 1);
+    this.#tokens = Math.min(this.#burst + SLACK_TOKENS, this.#tokens + 1);
   }
 
   /** When the next token is there (now, if one is). */

@@ -39,6 +39,14 @@ describe('TokenBucket', () => {
     assert.equal(b.take(10), false);
   });
 
+  it('a token taken a little late does not push the next one back (slack below one token)', () => {
+    const b = new TokenBucket(10, 1, 0);
+    assert.equal(b.take(0), true);
+    assert.equal(b.take(105), true);
+    assert.equal(b.nextAt(105), 200);
+    assert.equal(b.take(106), false, 'never two at once with burst 1');
+  });
+
   it('fractional rates space tokens out', () => {
     const b = new TokenBucket(0.5, 1, 0);
     assert.equal(b.take(0), true);
