@@ -72,6 +72,12 @@ export const CORE_OPTIONS: readonly OptionDef[] = [
     group: AWS,
     describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
   },
+  {
+    flag: 'aws-client',
+    group: AWS,
+    describe: 'Client for the per-message calls: lean (signed HTTP, less CPU and memory) or sdk (the AWS SDK clients)',
+    defaultText: 'lean',
+  },
   { flag: 'config', group: RUN, describe: 'YAML or JSON file with any of these options (keys as flag names)' },
 ];
 

@@ -36,6 +36,8 @@ export interface Config {
   readonly metricsIntervalMs: number;
   readonly region: string | undefined;
   readonly endpointUrl: string | undefined;
+  /** Default lean: Receive/Delete/ChangeVisibility/Invoke signed and sent without the SDK (src/aws/hot-path.ts). */
+  readonly awsClient: 'lean' | 'sdk';
   /** Default 30 s. */
   readonly shutdownTimeoutMs: number;
   /** Default info. */
@@ -102,6 +104,7 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     metricsIntervalMs: (r.number('metricsInterval', 'metrics-interval', 1, 3600) ?? 60) * 1000,
     region,
     endpointUrl: r.url('endpointUrl', 'endpoint-url'),
+    awsClient: r.oneOf('awsClient', 'aws-client', ['lean', 'sdk'] as const) ?? 'lean',
     shutdownTimeoutMs: (r.number('shutdownTimeout', 'shutdown-timeout', 1, 3600) ?? 30) * 1000,
     logLevel: r.oneOf('logLevel', 'log-level', LOG_LEVELS) ?? 'info',
     httpPort: r.number('httpPort', 'http-port', 1, 65_535),

@@ -73,7 +73,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     { LambdaInvoker },
     { CloudWatchMetrics },
     { noopMetrics },
-    { SqsMessageSource, StartupError, resolveQueues },
+    { StartupError, resolveQueues },
     { SharedReceiveSource },
     { redactTemporalConfig },
     { fanOut },
@@ -153,6 +153,10 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     lambda.middlewareStack.add(countAwsCalls('lambda', ops.prometheus), COUNT_AWS_CALLS);
     cloudwatch.middlewareStack.add(countAwsCalls('cloudwatch', ops.prometheus), COUNT_AWS_CALLS);
   }
+  // Receive, delete, visibility and Invoke go through the lean signed-HTTP client unless --aws-client sdk.
+  const hotPath = await (await import('./aws/hot-path.ts')).createHotPath(config.awsClient, {
+    sqs, lambda, region: config.region, endpointUrl: config.endpointUrl, maxSockets: config.concurrency + 16, env: process.env, metrics: ops?.prometheus,
+  });
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
@@ -161,7 +165,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
       logger.warn({ queue: q.name }, 'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout');
     }
-    const invoker = sqsWork ? new LambdaInvoker(lambda, sqsWork.functionName) : undefined;
+    const invoker = sqsWork ? hotPath.invoker(sqsWork.functionName) : undefined;
     if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
     // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
     // --temporal-function would go unnoticed until the day it is needed.
@@ -211,7 +215,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
           queueOptions: config.queueOptions,
         },
                 {
-          source: new SharedReceiveSource(new SqsMessageSource(sqs)),
+          source: new SharedReceiveSource(hotPath.source),
           invoker,
           metrics: sink,
           logger: logger.child({ component: 'dispatcher' }),
@@ -266,6 +270,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   } finally {
     await tracer?.shutdown();
     await ops?.close();
+    hotPath.destroy();
     sqs.destroy();
     lambda.destroy();
     cloudwatch.destroy();

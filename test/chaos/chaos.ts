@@ -193,7 +193,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   let daemonCount = 0;
   const startDaemon = (): Daemon => {
     const index = ++daemonCount;
-    const env = { ...awsTestEnv({ lambdaEndpoint: lambdaProxy.url }), AWS_ENDPOINT_URL_SQS: sqsProxy.url };
+    // WORKERLESS_AWS_CLIENT passes through, so the chaos run can also prove --aws-client sdk.
+    const client = process.env['WORKERLESS_AWS_CLIENT'];
+    const env = { ...awsTestEnv({ lambdaEndpoint: lambdaProxy.url }), AWS_ENDPOINT_URL_SQS: sqsProxy.url, ...(client ? { WORKERLESS_AWS_CLIENT: client } : {}) };
     const args = ['--function', FUNCTION, '--queues', queue.name, '--concurrency', String(concurrency), '--batch-size', String(batchSize)];
     args.push('--poll-for', '2', '--metrics', 'off', '--log-level', 'info', '--shutdown-timeout', '30');
     const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

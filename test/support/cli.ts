@@ -15,11 +15,17 @@ export interface CliRun {
   waitForLog: (pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>;
 }
 
+function pick(from: NodeJS.ProcessEnv, name: string): Record<string, string> {
+  const value = from[name];
+  return value === undefined ? {} : { [name]: value };
+}
+
 /** Spawns the real CLI with exactly the given environment (plus PATH/HOME). */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
+    // WORKERLESS_AWS_CLIENT passes through, so the whole suite can run once with --aws-client sdk.
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...pick(process.env, 'WORKERLESS_AWS_CLIENT'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

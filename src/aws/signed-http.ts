@@ -1,0 +1,219 @@
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { SignatureV4 } from '@smithy/signature-v4';
+
+/**
+ * The lean hot path's transport: one AWS service's calls, signed with AWS's own SigV4 signer and sent over
+ * keep-alive HTTP/1.1 sockets (node:http's Agent, the same transport the SDK's NodeHttpHandler uses, so network
+ * failures surface with the same codes: ECONNREFUSED, ECONNRESET, ...). No middleware stack, no per-call
+ * command objects: about a third of the CPU of an SDK call (bench/fast.ts).
+ */
+
+/** What the signer needs of a credential provider; `@aws-sdk/credential-provider-node`'s defaultProvider() fits (memoized, refreshed before expiry). */
+export type CredentialProvider = () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined; expiration?: Date | undefined }>;
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export interface SignedHttpOptions {
+  /** The SigV4 signing name: "sqs", "lambda". */
+  readonly service: string;
+  readonly region: string;
+  readonly credentials: CredentialProvider;
+  /** Sockets per host: every worker loop may hold one long poll and one invocation open at a time. */
+  readonly maxSockets: number;
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytes = (data: SourceData): Buffer | string =>
+  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+
+/** SHA-256 / HMAC-SHA256 for the signer, on node:crypto (the signer's Checksum interface). */
+class NodeSha256 {
+  readonly #secret: SourceData | undefined;
+  #hash: Hash | Hmac;
+
+  constructor(secret?: SourceData) {
+    this.#secret = secret;
+    this.#hash = this.#fresh();
+  }
+
+  #fresh(): Hash | Hmac {
+    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.#secret));
+  }
+
+  update(data: SourceData): void {
+    this.#hash.update(bytes(data));
+  }
+
+  digest(): Promise<Uint8Array> {
+    return Promise.resolve(new Uint8Array(this.#hash.digest()));
+  }
+
+  reset(): void {
+    this.#hash = this.#fresh();
+  }
+}
+
+type SignableRequest = Parameters<SignatureV4['sign']>[0];
+
+export class SignedHttp {
+  readonly #signer: SignatureV4;
+  readonly #http: HttpAgent;
+  readonly #https: HttpsAgent;
+
+  constructor(options: SignedHttpOptions) {
+    this.#signer = new SignatureV4({ service: options.service, region: options.region, credentials: options.credentials, sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
+    this.#http = new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets });
+    this.#https = new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets });
+  }
+
+  /**
+   * POSTs `body` to `origin` + `path`, signed. Resolves with any HTTP answer (the caller maps error statuses);
+   * rejects with Node's network error (ECONNREFUSED, ECONNRESET, ...) or, once `signal` aborts, an AbortError.
+   */
+  async post(origin: URL, path: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<HttpAnswer> {
+    signal?.throwIfAborted();
+    const request: SignableRequest = {
+      method: 'POST',
+      protocol: origin.protocol,
+      hostname: origin.hostname,
+      ...(origin.port ? { port: Number(origin.port) } : {}),
+      path,
+      query: {},
+      headers: { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) },
+      body,
+    };
+    const signed = await this.#signer.sign(request);
+    const https = origin.protocol === 'https:';
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      const req = (https ? httpsRequest : httpRequest)(
+        {
+          agent: https ? this.#https : this.#http,
+          hostname: origin.hostname,
+          ...(origin.port ? { port: Number(origin.port) } : {}),
+          method: 'POST',
+          path,
+          headers: signed.headers,
+          ...(signal ? { signal } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+          res.on('error', reject);
+          // A connection cut in the middle of the answer: a reset after the request was sent.
+          res.on('close', () => {
+            if (!res.complete) reject(signal?.aborted ? abortError(signal) : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }));
+          });
+        },
+      );
+      req.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
+      req.end(body);
+    });
+  }
+
+  destroy(): void {
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+}
+
+/**
+ * A signal that aborts when `parent` does or after `deadlineMs` (reason: a TimeoutError, which
+ * classifyAwsError reports as "no answer in time"), and `clear()`, to call once the call is over: unlike
+ * AbortSignal.timeout() + AbortSignal.any(), nothing of a finished call (its timer, its listener on the
+ * long-lived parent) stays behind until the deadline would have passed.
+ */
+export function callDeadline(deadlineMs: number, parent?: AbortSignal): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), deadlineMs);
+  const onAbort = () => controller.abort(parent?.reason);
+  if (parent?.aborted) controller.abort(parent.reason);
+  else parent?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Like the SDK's: an AbortError whose cause is the signal's reason (a TimeoutError for a deadline). */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('Request aborted', { cause: signal.reason }), { name: 'AbortError' });
+}
+
+/** An AWS error answer, shaped like the SDK's service exceptions: what classifyAwsError reads. */
+export interface ServiceError extends Error {
+  readonly $metadata: { httpStatusCode: number; requestId?: string | undefined };
+  readonly $fault: 'client' | 'server';
+}
+
+/**
+ * The SDK's service exception for an error answer. AWS JSON 1.0 with awsQueryCompatible (SQS): the code is
+ * the x-amzn-query-error header's first part, else the shape named by `__type`. REST JSON (Lambda): the
+ * x-amzn-errortype header, else `__type` / `code` in the body. Either way without a namespace or URI suffix.
+ */
+export function serviceError(answer: HttpAnswer): ServiceError {
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(answer.body.toString('utf8'));
+    if (parsed !== null && typeof parsed === 'object') body = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON (a proxy's HTML page): the status decides
+  }
+  const header = (name: string) => {
+    const v = answer.headers[name];
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  const raw =
+    header('x-amzn-query-error')?.split(';')[0] ??
+    header('x-amzn-errortype') ??
+    (typeof body['__type'] === 'string' ? body['__type'] : undefined) ??
+    (typeof body['code'] === 'string' ? body['code'] : undefined) ??
+    (answer.status >= 500 ? 'ServiceException' : 'UnknownError');
+  const name = sanitizeErrorCode(raw);
+  const text = body['message'] ?? body['Message'];
+  const message = typeof text === 'string' && text !== '' ? text : `HTTP ${answer.status}`;
+  const requestId = header('x-amzn-requestid');
+  return Object.assign(new Error(message), {
+    name,
+    $metadata: { httpStatusCode: answer.status, ...(requestId ? { requestId } : {}) },
+    $fault: answer.status >= 500 ? ('server' as const) : ('client' as const),
+  });
+}
+
+/** "com.amazonaws.sqs#QueueDoesNotExist" or "ResourceNotFoundException:http://..." -> the bare code. */
+export function sanitizeErrorCode(raw: string): string {
+  let code = raw;
+  const colon = code.indexOf(':');
+  if (colon >= 0) code = code.slice(0, colon);
+  const hash = code.indexOf('#');
+  if (hash >= 0) code = code.slice(hash + 1);
+  return code;
+}
+
+/**
+ * The endpoint the SDK would use for `service`: --endpoint-url, then AWS_ENDPOINT_URL_<SERVICE>, then
+ * AWS_ENDPOINT_URL (unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS), then the service's regional endpoint.
+ * `custom` says whether one was configured (SQS then sends every call there, not to the queue URL's host).
+ */
+export function serviceEndpoint(service: 'sqs' | 'lambda', region: string, endpointUrl: string | undefined, env: NodeJS.ProcessEnv): { url: URL; custom: boolean } {
+  const ignoreEnv = env['AWS_IGNORE_CONFIGURED_ENDPOINT_URLS']?.toLowerCase() === 'true';
+  const configured = endpointUrl || (ignoreEnv ? undefined : env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] || env['AWS_ENDPOINT_URL']) || undefined;
+  if (configured) return { url: new URL(configured), custom: true };
+  const suffix = region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
+  return { url: new URL(`https://${service}.${region}.${suffix}`), custom: false };
+}
+
+/** A path joined to an endpoint's own path ("http://host/prefix" + "/x" = "/prefix/x"). */
+export function joinPath(endpoint: URL, path: string): string {
+  const base = endpoint.pathname.replace(/\/+$/, '');
+  return `${base}${path}` || '/';
+}

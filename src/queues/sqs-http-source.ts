@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
+import { callDeadline, joinPath, serviceError, type SignedHttp } from '../aws/signed-http.ts';
+import {
+  CALL_DEADLINE_MS,
+  RECEIVE_MARGIN_MS,
+  type EntryFailure,
+  type MessageSource,
+  type ReceiptEntry,
+  type ReceiveOptions,
+  type ResolvedQueue,
+} from './sqs-source.ts';
+
+/**
+ * MessageSource on the lean hot path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken directly over
+ * SignedHttp, with what the SDK's SQSClient did that matters kept the same:
+ * - the endpoint: a configured one (--endpoint-url, AWS_ENDPOINT_URL[_SQS]) for every call, else each queue
+ *   URL's own host (the SDK's useQueueUrlAsEndpoint);
+ * - the deadlines and the classification (AwsCallError from classifyAwsError) of SqsMessageSource;
+ * - the SDK's standard retries inside each call's deadline (3 attempts for throttling, 5xx and network errors,
+ *   jittered exponential back-off);
+ * - the MD5OfBody check of every received message (an "Invalid MD5 checksum" error, as the SDK throws);
+ * - Message objects of the SDK's shape (BinaryValue as bytes), so payloads are built exactly as before.
+ */
+export class SqsHttpSource implements MessageSource {
+  readonly #http: SignedHttp;
+  readonly #endpoint: URL | undefined;
+  readonly #onCall: ((operation: string, err: unknown) => void) | undefined;
+
+  /** `endpoint`: the configured SQS endpoint, or undefined to send each call to its queue URL's host. */
+  constructor(http: SignedHttp, endpoint: URL | undefined, onCall?: (operation: string, err: unknown) => void) {
+    this.#http = http;
+    this.#endpoint = endpoint;
+    this.#onCall = onCall;
+  }
+
+  async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+    if (options.startBefore?.aborted) return [];
+    const input = JSON.stringify({
+      QueueUrl: queue.url,
+      MaxNumberOfMessages: options.max,
+      WaitTimeSeconds: options.waitSec,
+      ...(options.visibilityTimeoutSec !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSec } : {}),
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    });
+    const out = await this.#call(queue.url, 'ReceiveMessage', options.waitSec * 1000 + RECEIVE_MARGIN_MS, signal, input);
+    const messages = (out['Messages'] as Message[] | undefined) ?? [];
+    checkBodies(messages);
+    for (const m of messages) decodeBinaryAttributes(m);
+    return messages;
+  }
+
+  async deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
+    if (entries.length === 0) return [];
+    const input = JSON.stringify({ QueueUrl: queue.url, Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })) });
+    return entryFailures(await this.#call(queue.url, 'DeleteMessageBatch', CALL_DEADLINE_MS, signal, input));
+  }
+
+  async changeVisibility(queue: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number, signal?: AbortSignal): Promise<EntryFailure[]> {
+    if (entries.length === 0) return [];
+    const input = JSON.stringify({
+      QueueUrl: queue.url,
+      Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
+    });
+    return entryFailures(await this.#call(queue.url, 'ChangeMessageVisibilityBatch', CALL_DEADLINE_MS, signal, input));
+  }
+
+  /** Each queue URL's host, parsed once (the dispatcher uses a handful of queues). */
+  readonly #origins = new Map<string, URL>();
+  #originOf(queueUrl: string): URL {
+    let origin = this.#origins.get(queueUrl);
+    if (!origin) {
+      origin = new URL(new URL(queueUrl).origin);
+      this.#origins.set(queueUrl, origin);
+    }
+    return origin;
+  }
+
+  /** One call under its deadline, with the SDK's retries inside it; failures classified once, here. */
+  async #call(queueUrl: string, operation: string, deadlineMs: number, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+    const deadline = callDeadline(deadlineMs, signal);
+    try {
+      return await this.#attempts(queueUrl, operation, deadline.signal, body);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  async #attempts(queueUrl: string, operation: string, abortSignal: AbortSignal, body: string): Promise<Record<string, unknown>> {
+    const origin = this.#endpoint ?? this.#originOf(queueUrl);
+    const path = this.#endpoint ? joinPath(this.#endpoint, '/') : '/';
+    const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}` };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await this.#http.post(origin, path, headers, body, abortSignal);
+        if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
+        const out = answer.body.length === 0 ? {} : (JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>);
+        this.#onCall?.(operation, undefined);
+        return out;
+      } catch (err) {
+        const e = classifyAwsError(err, abortSignal);
+        if (e.kind === 'fatal' || abortSignal.aborted || attempt >= SDK_ATTEMPTS) {
+          this.#onCall?.(operation, err);
+          throw new AwsCallError(operation, e);
+        }
+        try {
+          await sleep(retryDelayMs(attempt, e.kind === 'throttled'), undefined, { signal: abortSignal });
+        } catch (abort) {
+          this.#onCall?.(operation, abort);
+          throw new AwsCallError(operation, classifyAwsError(abort, abortSignal));
+        }
+      }
+    }
+  }
+}
+
+/** The SDK's standard retry mode: 3 attempts. */
+const SDK_ATTEMPTS = 3;
+
+/** The SDK's standard back-off: full jitter over 100 ms (500 ms when throttled) doubling per attempt, at most 20 s. */
+function retryDelayMs(attempt: number, throttled: boolean): number {
+  return Math.random() * Math.min(20_000, (throttled ? 500 : 100) * 2 ** (attempt - 1));
+}
+
+/** The SDK's receive check: every body must match its MD5OfBody, or the whole call fails. */
+function checkBodies(messages: readonly Message[]): void {
+  const bad: string[] = [];
+  for (const m of messages) {
+    if (createHash('md5').update(m.Body ?? '').digest('hex') !== m.MD5OfBody) bad.push(m.MessageId ?? '');
+  }
+  if (bad.length > 0) throw new AwsCallError('ReceiveMessage', classifyAwsError(new Error(`Invalid MD5 checksum on messages: ${bad.join(', ')}`)));
+}
+
+/** The wire carries binary attribute values as base64; the SDK hands them out as bytes. */
+function decodeBinaryAttributes(m: Message): void {
+  const attributes = m.MessageAttributes as Record<string, MessageAttributeValue & { BinaryValue?: unknown; BinaryListValues?: unknown[] }> | undefined;
+  if (!attributes) return;
+  for (const value of Object.values(attributes)) {
+    if (typeof value.BinaryValue === 'string') value.BinaryValue = Buffer.from(value.BinaryValue, 'base64');
+    if (Array.isArray(value.BinaryListValues)) value.BinaryListValues = value.BinaryListValues.map((b) => (typeof b === 'string' ? Buffer.from(b, 'base64') : (b as Uint8Array)));
+  }
+}
+
+function entryFailures(out: Record<string, unknown>): EntryFailure[] {
+  const failed = (out['Failed'] as { Id?: string; Code?: string; Message?: string }[] | undefined) ?? [];
+  return failed.map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+}

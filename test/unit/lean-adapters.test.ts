@@ -1,0 +1,192 @@
+// The lean hot path (--aws-client lean) against a local HTTP server that answers like SQS and Lambda: the
+// wire requests it sends, how it reads answers, and that failures are classified exactly as the SDK
+// adapters' are (AwsCallError kinds, InvokeErrorKind), including the MD5 check and the SDK's retries.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { AwsCallError } from '../../src/aws-errors.ts';
+import { sanitizeErrorCode, serviceEndpoint, SignedHttp } from '../../src/aws/signed-http.ts';
+import { LambdaHttpInvoker } from '../../src/invoke/lambda-http-invoker.ts';
+import { SqsHttpSource } from '../../src/queues/sqs-http-source.ts';
+import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
+
+interface Seen {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+type Handler = (req: Seen, res: ServerResponse) => void;
+
+const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+const queue = (url: string): ResolvedQueue => ({ name: 'q', url, arn: 'arn:aws:sqs:us-east-1:000000000000:q', region: 'us-east-1', fifo: false, visibilityTimeoutSec: 30, weight: 1 });
+
+describe('lean adapters', () => {
+  let handler: Handler = (_req, res) => res.end('{}');
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const s = { path: req.url ?? '', headers: req.headers, body };
+      seen.push(s);
+      handler(s, res);
+    });
+  });
+  let origin: URL;
+  let http: SignedHttp;
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: 4 });
+  });
+  after(() => {
+    http.destroy();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it('receives with the SQS JSON protocol, signed, and hands out SDK-shaped messages (binary attributes as bytes)', async () => {
+    seen.length = 0;
+    handler = (_req, res) =>
+      res.end(
+        JSON.stringify({
+          Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('hello'), MessageAttributes: { b: { DataType: 'Binary', BinaryValue: 'AQI=' } } }],
+        }),
+      );
+    const source = new SqsHttpSource(http, origin);
+    const [m] = await source.receive(queue(`${origin.origin}/000000000000/q`), { max: 10, waitSec: 0 });
+    assert.equal(m?.Body, 'hello');
+    assert.deepEqual([...(m?.MessageAttributes?.['b']?.BinaryValue ?? [])], [1, 2]);
+    const req = seen[0]!;
+    assert.equal(req.headers['x-amz-target'], 'AmazonSQS.ReceiveMessage');
+    assert.equal(req.headers['content-type'], 'application/x-amz-json-1.0');
+    assert.match(String(req.headers['authorization']), /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/sqs\/aws4_request, SignedHeaders=.*host.*, Signature=[0-9a-f]{64}$/);
+    assert.deepEqual(JSON.parse(req.body), {
+      QueueUrl: `${origin.origin}/000000000000/q`,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    });
+  });
+
+  it('fails a receive whose body does not match MD5OfBody, as the SDK does (fatal)', async () => {
+    handler = (_req, res) => res.end(JSON.stringify({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('other') }] }));
+    const source = new SqsHttpSource(http, origin);
+    await assert.rejects(source.receive(queue(`${origin.origin}/000000000000/q`), { max: 1, waitSec: 0 }), (err: unknown) => {
+      assert.ok(err instanceof AwsCallError);
+      assert.equal(err.error.kind, 'fatal');
+      assert.match(err.error.message, /Invalid MD5 checksum on messages: m1/);
+      return true;
+    });
+  });
+
+  it('retries a 500 like the SDK (3 attempts), then reports it retryable with its code', async () => {
+    seen.length = 0;
+    handler = (_req, res) => {
+      res.writeHead(500, { 'x-amzn-query-error': 'InternalError;Receiver' });
+      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'boom' }));
+    };
+    const source = new SqsHttpSource(http, origin);
+    await assert.rejects(source.deleteBatch(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }]), (err: unknown) => {
+      assert.ok(err instanceof AwsCallError);
+      assert.deepEqual({ ...err.error }, { kind: 'retryable', code: 'InternalError', message: 'boom', status: 500 });
+      return true;
+    });
+    assert.equal(seen.length, 3);
+  });
+
+  it('reads the entries SQS refused, and a 400 QueueDoesNotExist is fatal at once', async () => {
+    handler = (_req, res) => res.end(JSON.stringify({ Successful: [], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', Message: 'bad', SenderFault: true }] }));
+    const source = new SqsHttpSource(http, origin);
+    assert.deepEqual(await source.changeVisibility(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }], 0), [{ id: '1', code: 'ReceiptHandleIsInvalid', message: 'bad' }]);
+    seen.length = 0;
+    handler = (_req, res) => {
+      res.writeHead(400, { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' });
+      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'no queue' }));
+    };
+    await assert.rejects(source.deleteBatch(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }]), (err: unknown) => {
+      assert.ok(err instanceof AwsCallError);
+      assert.equal(err.error.kind, 'fatal');
+      assert.equal(err.error.code, 'AWS.SimpleQueueService.NonExistentQueue');
+      return true;
+    });
+    assert.equal(seen.length, 1);
+  });
+
+  it('gives up a hung call at its deadline as a retryable TimeoutError', async () => {
+    handler = () => {}; // never answers
+    const source = new SqsHttpSource(http, origin);
+    const started = Date.now();
+    // waitSec 0: the receive deadline is RECEIVE_MARGIN_MS (5 s); the caller's own signal is shorter here.
+    await assert.rejects(source.receive(queue(`${origin.origin}/q`), { max: 1, waitSec: 0 }, AbortSignal.timeout(300)), (err: unknown) => {
+      assert.ok(err instanceof AwsCallError);
+      assert.equal(err.error.kind, 'retryable');
+      assert.equal(err.error.code, 'TimeoutError');
+      return true;
+    });
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  it('invokes with Lambda REST JSON and classifies its answers like LambdaInvoker', async () => {
+    const lambda = new SignedHttp({ service: 'lambda', region: 'us-east-1', credentials, maxSockets: 4 });
+    try {
+      seen.length = 0;
+      handler = (_req, res) => {
+        res.writeHead(200, { 'x-amz-function-error': 'Unhandled' });
+        res.end('{"errorType":"Error"}');
+      };
+      const invoker = new LambdaHttpInvoker(lambda, origin, 'fn:live');
+      assert.deepEqual(await invoker.invoke('{"Records":[]}'), { ok: true, response: { payload: '{"errorType":"Error"}', functionError: 'Unhandled' } });
+      assert.equal(seen[0]!.path, '/2015-03-31/functions/fn%3Alive/invocations');
+      assert.equal(seen[0]!.headers['x-amz-invocation-type'], 'RequestResponse');
+      assert.equal(seen[0]!.body, '{"Records":[]}');
+
+      handler = (_req, res) => {
+        res.writeHead(429, { 'x-amzn-errortype': 'TooManyRequestsException:http://internal.amazon.com/coral/com.amazonaws.awsgirt/' });
+        res.end('{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}');
+      };
+      const throttled = await invoker.invoke('{}');
+      assert.equal(throttled.ok, false);
+      assert.deepEqual(!throttled.ok && throttled.error, { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate Exceeded.', status: 429 });
+
+      handler = (_req, res) => {
+        res.writeHead(404, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+        res.end('{"Type":"User","Message":"Function not found"}');
+      };
+      const missing = await invoker.dryRun();
+      assert.equal(!missing.ok && missing.error.kind, 'unusable');
+
+      // The request reached the server, then the connection was reset: the function may be running.
+      handler = (_req, res) => res.socket?.destroy();
+      const reset = await invoker.invoke('{}');
+      assert.equal(!reset.ok && reset.error.kind, 'unknown');
+      assert.equal(!reset.ok && reset.error.code, 'ECONNRESET');
+
+      // Nothing listens: nothing was sent.
+      const closed = new LambdaHttpInvoker(lambda, new URL('http://127.0.0.1:1'), 'fn');
+      const refused = await closed.invoke('{}');
+      assert.equal(!refused.ok && refused.error.kind, 'not-sent');
+      assert.equal(!refused.ok && refused.error.code, 'ECONNREFUSED');
+    } finally {
+      lambda.destroy();
+    }
+  });
+
+  it('resolves endpoints as the SDK does: --endpoint-url, then AWS_ENDPOINT_URL_<SERVICE>, then AWS_ENDPOINT_URL, then the region', () => {
+    const env = { AWS_ENDPOINT_URL: 'http://all:1', AWS_ENDPOINT_URL_SQS: 'http://sqs:2' };
+    assert.deepEqual(serviceEndpoint('sqs', 'eu-west-1', 'http://flag:3', env), { url: new URL('http://flag:3'), custom: true });
+    assert.deepEqual(serviceEndpoint('sqs', 'eu-west-1', undefined, env), { url: new URL('http://sqs:2'), custom: true });
+    assert.deepEqual(serviceEndpoint('lambda', 'eu-west-1', undefined, env), { url: new URL('http://all:1'), custom: true });
+    assert.deepEqual(serviceEndpoint('lambda', 'eu-west-1', undefined, { ...env, AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }), {
+      url: new URL('https://lambda.eu-west-1.amazonaws.com'),
+      custom: false,
+    });
+    assert.equal(serviceEndpoint('sqs', 'cn-north-1', undefined, {}).url.href, 'https://sqs.cn-north-1.amazonaws.com.cn/');
+    assert.equal(sanitizeErrorCode('com.amazonaws.sqs#QueueDoesNotExist'), 'QueueDoesNotExist');
+    assert.equal(sanitizeErrorCode('ResourceNotFoundException:http://internal.amazon.com/'), 'ResourceNotFoundException');
+  });
+});
