@@ -208,8 +208,13 @@ function distance(a: string, b: string): number {
 export function helpText(defs: readonly OptionDef[], extra: string): string {
   const lines = [
     'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
+    '       workerless check [the same options]',
     '',
     'Dispatches messages from prioritised SQS queues to one Lambda function.',
+    '',
+    '"workerless check" validates the configuration as a run does, then prints one line per check and exits 0',
+    'when all pass: every queue resolves, the functions accept a DryRun invoke, CloudWatch takes one CheckRun',
+    'datum (when metrics are on), and Temporal answers DescribeTaskQueue (when spillover is on).',
   ];
   let group: string | undefined;
   const width = Math.max(...defs.map((d) => d.flag.length)) + 4;

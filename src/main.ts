@@ -30,9 +30,11 @@ async function main(): Promise<number> {
     import('./config.ts'),
     import('pino'),
   ]);
-  const cli = collectOptions(process.argv.slice(2), process.env, defs);
+  // `workerless check [options]` validates the same options as a run, then checks them instead of running.
+  const check = process.argv[2] === 'check';
+  const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
   if (cli.help) {
-    process.stdout.write(`${helpText(defs, 'Exit codes: 0 stopped cleanly, 1 failure or forced stop, 2 invalid configuration.')}\n`);
+    process.stdout.write(`${helpText(defs, 'Exit codes: 0 stopped cleanly (check: every check passed), 1 failure or forced stop (check: a check failed), 2 invalid configuration.')}\n`);
     return EXIT_OK;
   }
   if (cli.version) {
@@ -47,6 +49,7 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
   const config = resolved.config;
+  if (check) return runCheck(config, cli.warnings);
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
   const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
   const logger = recentErrors
@@ -274,6 +277,32 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     sqs.destroy();
     lambda.destroy();
     cloudwatch.destroy();
+  }
+}
+
+/** `workerless check`: one line per check on stdout; exit 0 when every check passed, 1 otherwise. */
+async function runCheck(config: Config, warnings: readonly string[]): Promise<number> {
+  const [{ runChecks, formatReport, allPassed }, { createCheckAdapters }, { OtelConfigError, describeProblem, resolveOtelEnv }] = await Promise.all([
+    import('./check.ts'),
+    import('./check-adapters.ts'),
+    import('./tracing/otel-env.ts'),
+  ]);
+  // Invalid OTEL_* variables stop a run with exit 2, so they fail the check the same way.
+  try {
+    resolveOtelEnv(process.env);
+  } catch (err) {
+    if (!(err instanceof OtelConfigError)) throw err;
+    for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
+    return EXIT_USAGE;
+  }
+  for (const w of warnings) process.stderr.write(`workerless: warning: ${w}\n`);
+  const adapters = createCheckAdapters(config, process.env);
+  try {
+    const report = await runChecks(config, adapters, { signal: stop.signal });
+    process.stdout.write(`${formatReport(report).join('\n')}\n`);
+    return allPassed(report) && !stop.signal.aborted ? EXIT_OK : EXIT_FAILURE;
+  } finally {
+    adapters.close();
   }
 }
 

@@ -149,6 +149,23 @@ export class StartupError extends Error {
   override readonly name = 'StartupError';
 }
 
+/** The SQS calls that resolve a queue, named for the IAM action each needs (sqs:GetQueueUrl, sqs:GetQueueAttributes). */
+export type ResolveOperation = 'GetQueueUrl' | 'GetQueueAttributes';
+
+/** A queue that could not be resolved: which call failed and how, so `workerless check` can name the missing IAM action. */
+export class QueueResolveError extends StartupError {
+  readonly ref: string;
+  readonly operation: ResolveOperation;
+  readonly error: ClassifiedError;
+
+  constructor(ref: string, operation: ResolveOperation, error: ClassifiedError) {
+    super(explainQueueError(ref, error));
+    this.ref = ref;
+    this.operation = operation;
+    this.error = error;
+  }
+}
+
 /**
  * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag and visibility timeout
  * (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
@@ -160,39 +177,47 @@ export async function resolveQueues(
   visibilityTimeoutOverrideSec: number | undefined,
   signal?: AbortSignal,
 ): Promise<ResolvedQueue[]> {
-  return Promise.all(
-    specs.map(async (spec): Promise<ResolvedQueue> => {
-      const isUrl = /^https?:\/\//i.test(spec.ref);
-      const name = queueNameOf(spec.ref);
-      try {
-        const url = isUrl
-          ? spec.ref
-          : ((await client.send(new GetQueueUrlCommand({ QueueName: spec.ref }), { abortSignal: signal })).QueueUrl ?? '');
-        const attrs =
-          (
-            await client.send(
-              new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }),
-              { abortSignal: signal },
-            )
-          ).Attributes ?? {};
-        const arn = attrs.QueueArn ?? '';
-        const region = arn.split(':')[3] ?? '';
-        if (!arn || !region) throw new StartupError(`queue "${spec.ref}" has no usable QueueArn (got "${arn}")`);
-        return {
-          name,
-          url,
-          arn,
-          region,
-          fifo: attrs.FifoQueue === 'true' || name.endsWith('.fifo'),
-          visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs.VisibilityTimeout ?? 30),
-          weight: spec.weight,
-        };
-      } catch (err) {
-        if (err instanceof StartupError) throw err;
-        throw new StartupError(explainQueueError(spec.ref, classifyAwsError(err)));
-      }
-    }),
-  );
+  return Promise.all(specs.map((spec) => resolveQueue(client, spec, visibilityTimeoutOverrideSec, signal)));
+}
+
+/** Resolves one queue (see resolveQueues); throws a StartupError, a QueueResolveError when an SQS call failed. */
+export async function resolveQueue(
+  client: SQSClient,
+  spec: QueueSpec,
+  visibilityTimeoutOverrideSec: number | undefined,
+  signal?: AbortSignal,
+): Promise<ResolvedQueue> {
+  const isUrl = /^https?:\/\//i.test(spec.ref);
+  const name = queueNameOf(spec.ref);
+  let operation: ResolveOperation = isUrl ? 'GetQueueAttributes' : 'GetQueueUrl';
+  try {
+    const url = isUrl
+      ? spec.ref
+      : ((await client.send(new GetQueueUrlCommand({ QueueName: spec.ref }), { abortSignal: signal })).QueueUrl ?? '');
+    operation = 'GetQueueAttributes';
+    const attrs =
+      (
+        await client.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }),
+          { abortSignal: signal },
+        )
+      ).Attributes ?? {};
+    const arn = attrs.QueueArn ?? '';
+    const region = arn.split(':')[3] ?? '';
+    if (!arn || !region) throw new StartupError(`queue "${spec.ref}" has no usable QueueArn (got "${arn}")`);
+    return {
+      name,
+      url,
+      arn,
+      region,
+      fifo: attrs.FifoQueue === 'true' || name.endsWith('.fifo'),
+      visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs.VisibilityTimeout ?? 30),
+      weight: spec.weight,
+    };
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    throw new QueueResolveError(spec.ref, operation, classifyAwsError(err));
+  }
 }
 
 export function explainQueueError(ref: string, e: ClassifiedError): string {

@@ -1,0 +1,69 @@
+// The real I/O behind `workerless check`: SDK clients built the way a run builds them (region, --endpoint-url,
+// the AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
+import { connect as tcpConnect } from 'node:net';
+import { PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { AwsCallError, classifyAwsError } from './aws-errors.ts';
+import { CHECK_METRIC, type CheckPorts } from './check.ts';
+import type { Config } from './config.ts';
+import { LambdaInvoker } from './invoke/lambda-invoker.ts';
+import { resolveQueue } from './queues/sqs-source.ts';
+
+export interface CheckAdapters extends CheckPorts {
+  /** Releases the SDK clients' sockets. */
+  close(): void;
+}
+
+/** `env`: the process environment, read only to learn whether SQS has a custom endpoint (as a run does). */
+export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): CheckAdapters {
+  const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
+  // As in a run: with a custom endpoint (LocalStack) always talk to it, on AWS follow each queue URL's host.
+  const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
+  const sqs = new SQSClient({ ...base, useQueueUrlAsEndpoint: !customSqsEndpoint });
+  const lambda = new LambdaClient({ ...base, maxAttempts: 1 });
+  const cloudwatch = new CloudWatchClient(base);
+  return {
+    resolveQueue: (spec, signal) => resolveQueue(sqs, spec, config.visibilityTimeoutSec, signal),
+    dryRun: (functionName, signal) => new LambdaInvoker(lambda, functionName).dryRun(signal),
+    async putCheckDatum(namespace, signal) {
+      try {
+        await cloudwatch.send(new PutMetricDataCommand({ Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] }), {
+          abortSignal: signal,
+        });
+      } catch (err) {
+        throw new AwsCallError('PutMetricData', classifyAwsError(err, signal));
+      }
+    },
+    async connectTemporal(temporal) {
+      // Loaded only when spillover is configured: the Temporal client is large.
+      const { connectTemporal } = await import('./temporal/spillover.ts');
+      return connectTemporal(temporal);
+    },
+    probeTcp,
+    close() {
+      sqs.destroy();
+      lambda.destroy();
+      cloudwatch.destroy();
+    },
+  };
+}
+
+/** Opens and closes one TCP connection to host:port; returns the error code (or "timed out") when it fails. */
+function probeTcp(address: string, signal: AbortSignal): Promise<string | undefined> {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  const port = Number(address.slice(colon + 1));
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host, port, signal });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      socket.destroy();
+      resolve(err.name === 'AbortError' ? 'timed out' : (err.code ?? err.message));
+    });
+  });
+}
