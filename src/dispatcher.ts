@@ -332,7 +332,13 @@ export class Dispatcher {
       this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
       const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
       const result = await this.#tracer.settle(queue, 'delete', toDelete, () =>
-        this.#deleter.delete(queue, entries, () => lease.expiresAt(toDelete)),
+        this.#deleter.delete(
+          queue,
+          entries,
+          () => lease.expiresAt(toDelete),
+          // Each retry renews the step's deadline: a loop waiting out an SQS outage is not stuck.
+          () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
+        ),
         (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
       );
       this.#metrics.deleted(queue.name, result.done);

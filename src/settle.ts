@@ -21,6 +21,8 @@ interface Pending {
   entry: ReceiptEntry;
   /** Until when a failing call may keep being retried for this entry (epoch ms). */
   retryUntil: () => number;
+  /** Told before each retry: the caller is waiting on AWS, not stuck (liveness). */
+  onRetry: () => void;
   resolve: (failure: EntryFailure | undefined) => void;
 }
 
@@ -44,11 +46,16 @@ export class DeleteBatcher {
     this.#windowMs = windowMs;
   }
 
-  async delete(queue: ResolvedQueue, entries: readonly ReceiptEntry[], retryUntil: () => number = () => 0): Promise<SettleResult> {
+  async delete(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    retryUntil: () => number = () => 0,
+    onRetry: () => void = () => {},
+  ): Promise<SettleResult> {
     if (entries.length === 0) return { done: 0, failed: [] };
     let list = this.#pending.get(queue);
     if (!list) this.#pending.set(queue, (list = []));
-    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, resolve })));
+    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, onRetry, resolve })));
     while (list.length >= SQS_BATCH_MAX) this.#send(queue, list.splice(0, SQS_BATCH_MAX));
     if (list.length > 0 && !this.#timers.has(queue)) {
       this.#timers.set(
@@ -69,7 +76,10 @@ export class DeleteBatcher {
     // message twice (standard queues are at-least-once) and both copies are deleted together.
     const entries = batch.map((p, i) => ({ id: String(i), receiptHandle: p.entry.receiptHandle }));
     const retryUntil = () => Math.max(...batch.map((p) => p.retryUntil()));
-    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length, retryUntil).then(
+    const onRetry = () => {
+      for (const p of batch) p.onRetry();
+    };
+    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length, retryUntil, onRetry).then(
       (failures) => {
         const byId = new Map(failures.map((f) => [f.id, f]));
         batch.forEach((p, i) => {
@@ -113,6 +123,7 @@ async function withRetry(
   call: () => Promise<EntryFailure[]>,
   entryCount: number,
   retryUntil: () => number = () => 0,
+  onRetry: () => void = () => {},
 ): Promise<EntryFailure[]> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -124,6 +135,7 @@ async function withRetry(
       const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && Date.now() + delayMs >= retryUntil());
       logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
       if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
+      onRetry();
       await sleep(delayMs);
     }
   }

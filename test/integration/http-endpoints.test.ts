@@ -1,7 +1,7 @@
 // Issue 9, "How it is proven": the endpoints of --http-port, read while the real CLI runs against LocalStack
 // and the test Lambda endpoint. Readiness flips during start-up (slowed by the fault proxy), drain and a pause
-// of the function; liveness fails when a loop is really stuck past its step's deadline (a DeleteMessageBatch
-// outage, which the visibility lease lets run on) and recovers; and /metrics and /status.json count exactly
+// of the function; liveness stays up through an AWS outage that keeps a loop retrying past its step's
+// deadline (restarting would cure nothing); and /metrics and /status.json count exactly
 // the messages sent, failed and throttled.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -134,6 +134,8 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 5_000 })]);
     await until(() => endpoint.inFlight('slow') === 1, 10_000, 'the slow invocation running', 20);
     run.child.kill('SIGTERM');
+    // The signal is delivered asynchronously: read from the moment the daemon says it is shutting down.
+    await run.waitForLog((l) => typeof l['msg'] === 'string' && l['msg'].startsWith('shutting down'), 5_000);
     const during: Answer[] = [];
     while (run.child.exitCode === null) {
       const a = await get(base, '/readyz');
@@ -188,10 +190,11 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     assert.equal(await stopDaemon(run), 0);
   });
 
-  it('liveness: 503 when a loop is stuck in its delete step past the deadline (DeleteMessageBatch failing for a minute), 200 after', { timeout: 140_000 }, async () => {
+  it('liveness: 200 through a DeleteMessageBatch outage longer than the delete step\'s deadline (a loop retrying AWS is waiting, not stuck); the message runs once', { timeout: 140_000 }, async () => {
     // The delete of a processed message retries as long as the lease keeps it invisible, so an outage of
-    // DeleteMessageBatch alone holds the loop in its delete step. The step's deadline is 8 attempts of 5 s plus
-    // back-off (48 s) plus 10 s of grace: past that, liveness names the loop and the step.
+    // DeleteMessageBatch alone holds the loop in its delete step. The step's deadline is 48 s plus 10 s of grace,
+    // but every retry renews it: restarting the pod would cure nothing (the message would run again), so
+    // liveness must not fail. A stuck loop (no progress past its deadline) is proven in test/unit/observability.
     const q = await createQueue('wl-http-stuck', { VisibilityTimeout: '20' });
     const sqs = await proxy(localstackEndpoint());
     const { run, base } = await start(['--function', 'record', '--queues', q.name, '--concurrency', '1'], { AWS_ENDPOINT_URL_SQS: sqs.url });
@@ -201,27 +204,21 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     const firstDelete = await sqs.waitForCall((c) => c.operation === 'DeleteMessageBatch' && c.fault === 'status', 15_000);
 
     const answers: { at: number; status: number; body: string }[] = [];
-    for (;;) {
+    while (Date.now() - firstDelete.at < 65_000) {
       const a = await get(base, '/healthz');
       if (a) answers.push({ at: Date.now() - firstDelete.at, ...a });
-      if (a?.status === 503 || Date.now() - firstDelete.at > 90_000) break;
       await delay(1_000);
     }
-    const failedAt = answers.find((a) => a.status === 503);
-    assert.ok(failedAt, `liveness never failed: ${JSON.stringify(answers.map((a) => [a.at, a.status]))}`);
-    assert.match(failedAt.body, /^worker loop 0 stuck in delete for \d+ s, past its deadline\n$/);
-    // Not before the deadline: the first answers of the outage were 200.
-    assert.ok(failedAt.at >= 50_000, `failed ${failedAt.at} ms into the outage`);
-    assert.ok(answers.filter((a) => a.at < 45_000).every((a) => a.status === 200));
+    assert.ok(answers.length >= 50, `only ${answers.length} answers`);
+    assert.deepEqual(answers.filter((a) => a.status !== 200), [], 'liveness stayed 200 past the step deadline');
     assert.equal((await get(base, '/readyz'))?.status, 200, 'readiness does not depend on the delete');
 
     outage.clear();
-    await until(async () => (await get(base, '/healthz'))?.status === 200, 15_000, 'alive again once the delete went through', 100);
-    await until(async () => (await countMessages(q.url)) === 0, 10_000, 'the message deleted', 100);
+    await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted', 100);
     // The lease kept it invisible all along: it ran once.
     assert.deepEqual(runsByMessage(endpoint, q.arn).get(id!)?.map((r) => r.receiveCount), [1]);
     assert.equal(await stopDaemon(run), 0);
-    console.log(`liveness failed ${failedAt.at} ms into the DeleteMessageBatch outage (${outage.hits} refused calls): ${failedAt.body.trim()}`);
+    console.log(`liveness stayed 200 through a ${answers.at(-1)?.at} ms DeleteMessageBatch outage (${outage.hits} refused calls)`);
   });
 
   it('every counter of /metrics and /status.json matches the messages sent, failed and throttled, by value', async () => {

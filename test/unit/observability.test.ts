@@ -125,3 +125,27 @@ describe('HTTP server', () => {
     }
   });
 });
+
+describe('liveness of the dispatcher', () => {
+  it('reports a loop stuck in an Invoke that never settles, once the step deadline (16 min) and its grace are past', async () => {
+    const { Dispatcher } = await import('../../src/dispatcher.ts');
+    const { FakeInvoker, FakeSource, message, queue } = await import('../support/factories.ts');
+    let now = 1_000_000;
+    const source = new FakeSource();
+    source.push('q', message());
+    const invoker = new FakeInvoker(() => new Promise(() => {}));
+    const dispatcher = new Dispatcher(
+      { queues: [queue('q', { visibilityTimeoutSec: 0 })], orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 0, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn' },
+      { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, now: () => now },
+    );
+    void dispatcher.run(new AbortController().signal);
+    const deadline = Date.now() + 2_000;
+    while (invoker.active === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const probe = () => checkLiveness({ lagMs: 0, maxLagMs: 10_000, loops: dispatcher.loopSteps(), now, graceMs: 0 });
+    assert.equal(probe().ok, true, 'invoking, within the deadline');
+    now += 16 * 60_000;
+    assert.equal(probe().ok, true, 'at the Invoke deadline, inside the grace');
+    now += 11_000;
+    assert.deepEqual(probe(), { ok: false, reasons: ['worker loop 0 stuck in invoke for 971 s, past its deadline'] });
+  });
+});
