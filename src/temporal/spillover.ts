@@ -265,7 +265,9 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
         logger.debug({ ...facts, retryInMs: invokeBlockedUntil - now }, 'scale-up postponed after refused invocations');
         continue;
       }
-      const request = Math.min(decision.invoke, room);
+      // Versions of one queue share its maximum evenly, so a current version cannot starve a ramping one.
+      const share = Math.ceil(config.maxWorkers / decided.length) - decision.liveWorkers;
+      const request = Math.min(decision.invoke, room, decided.length > 1 ? share : room);
       const granted = budget.claim(taskQueue, request);
       if (granted < decision.invoke) {
         logger.debug({ ...facts, requested: decision.invoke, granted, maxWorkersTotal: config.maxWorkersTotal, totalAlive: budget.totalAlive() }, 'scale-up held back by the worker limits');

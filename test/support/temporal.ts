@@ -2,11 +2,14 @@
 // scripts/temporal.sh builds, on free loopback ports, in memory, stopped (and awaited) after the tests.
 // startTemporalFixture() adds what the integration tests share: the example worker's workflow bundle and
 // the test Lambda endpoint serving the example handler as 'temporal-worker'; startWorkerless() runs the CLI.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import * as http2 from 'node:http2';
+import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import * as tls from 'node:tls';
+import { promisify } from 'node:util';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -236,3 +239,180 @@ const quietBundlerLogger = {
   },
   log() {},
 };
+
+/** PEM files made with openssl for one test: a CA, a server certificate for 127.0.0.1/localhost, a client certificate. */
+export interface TestPki {
+  readonly dir: string;
+  readonly caPath: string;
+  readonly serverCertPath: string;
+  readonly serverKeyPath: string;
+  readonly clientCertPath: string;
+  readonly clientKeyPath: string;
+  /** A second CA that signed nothing here: trusting it must fail the handshake. */
+  readonly otherCaPath: string;
+}
+
+/** Makes the CA and certificates with the openssl CLI (EC P-256, valid one day). */
+export async function makeTestPki(dir: string): Promise<TestPki> {
+  const run = promisify(execFile);
+  const path = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => run('openssl', args, { cwd: dir });
+  const key = (name: string) => ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path(name));
+  const ca = async (name: string, cn: string) => {
+    await key(`${name}.key`);
+    await ssl('req', '-x509', '-new', '-key', path(`${name}.key`), '-sha256', '-days', '1', '-subj', `/CN=${cn}`, '-out', path(`${name}.pem`));
+  };
+  const leaf = async (name: string, cn: string, ext: string) => {
+    await key(`${name}.key`);
+    await ssl('req', '-new', '-key', path(`${name}.key`), '-subj', `/CN=${cn}`, '-out', path(`${name}.csr`));
+    await writeFile(path(`${name}.ext`), ext);
+    await ssl('x509', '-req', '-in', path(`${name}.csr`), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '1', '-sha256', '-extfile', path(`${name}.ext`), '-out', path(`${name}.pem`));
+  };
+  await ca('ca', 'workerless test CA');
+  await ca('other-ca', 'someone else');
+  await leaf('server', 'localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  await leaf('client', 'workerless', 'extendedKeyUsage=clientAuth\n');
+  return {
+    dir,
+    caPath: path('ca.pem'),
+    serverCertPath: path('server.pem'),
+    serverKeyPath: path('server.key'),
+    clientCertPath: path('client.pem'),
+    clientKeyPath: path('client.key'),
+    otherCaPath: path('other-ca.pem'),
+  };
+}
+
+export interface TestProxy {
+  /** host:port to give the client. */
+  readonly address: string;
+  /** TLS handshakes completed / refused (mTLS without a trusted client certificate, an untrusted server...). */
+  readonly handshakes: { ok: number; failed: number };
+  /** For the API-key proxy: the authorization and temporal-namespace headers of every request, in order. */
+  readonly requests: Array<{ path: string; authorization: string | undefined; namespace: string | undefined }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A TLS-terminating TCP proxy in front of the plain-text dev server (`temporal server start-dev` has no TLS
+ * flags): it presents the test server certificate, offers ALPN h2 as gRPC needs, and with `clientCa` requires
+ * a client certificate signed by that CA (mTLS). Bytes pass through unchanged.
+ */
+export async function startTlsProxy(options: { upstream: string; certPath: string; keyPath: string; clientCaPath?: string }): Promise<TestProxy> {
+  const [upHost, upPort] = splitAddress(options.upstream);
+  const handshakes = { ok: 0, failed: 0 };
+  const sockets = new Set<Socket>();
+  const server = tls.createServer(
+    {
+      cert: await readFile(options.certPath),
+      key: await readFile(options.keyPath),
+      ALPNProtocols: ['h2'],
+      ...(options.clientCaPath !== undefined ? { ca: await readFile(options.clientCaPath), requestCert: true, rejectUnauthorized: true } : {}),
+    },
+    (socket) => {
+      handshakes.ok++;
+      const upstream = netConnect(upPort, upHost);
+      sockets.add(socket).add(upstream);
+      socket.pipe(upstream).pipe(socket);
+      const close = () => {
+        socket.destroy();
+        upstream.destroy();
+        sockets.delete(socket);
+        sockets.delete(upstream);
+      };
+      socket.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    },
+  );
+  server.on('tlsClientError', () => handshakes.failed++);
+  return listenProxy(server, handshakes, [], () => {
+    for (const s of sockets) s.destroy();
+  });
+}
+
+/**
+ * A gRPC-aware (HTTP/2) TLS proxy that requires `authorization: Bearer <apiKey>` on every call, as Temporal
+ * Cloud does for API keys. A call without it, or with another key, gets UNAUTHENTICATED (grpc-status 16) as a
+ * trailers-only response; others are forwarded to the plain-text dev server with trailers passed back.
+ */
+export async function startApiKeyProxy(options: { upstream: string; certPath: string; keyPath: string; apiKey: string }): Promise<TestProxy> {
+  const handshakes = { ok: 0, failed: 0 };
+  const requests: TestProxy['requests'] = [];
+  const upstream = http2.connect(`http://${options.upstream}`);
+  upstream.on('error', () => undefined);
+  const server = http2.createSecureServer({ cert: await readFile(options.certPath), key: await readFile(options.keyPath), allowHTTP1: false });
+  server.on('secureConnection', () => handshakes.ok++);
+  server.on('tlsClientError', () => handshakes.failed++);
+  server.on('stream', (stream, headers) => {
+    const header = (name: string) => {
+      const value = headers[name];
+      return Array.isArray(value) ? value.join(',') : value;
+    };
+    const authorization = header('authorization');
+    requests.push({ path: header(':path') ?? '', authorization, namespace: header('temporal-namespace') });
+    stream.on('error', () => undefined);
+    if (authorization !== `Bearer ${options.apiKey}`) {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'API key required' }, { endStream: true });
+      return;
+    }
+    const forwarded: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === undefined || name === ':authority' || name === ':scheme' || name === 'authorization') continue;
+      forwarded[name] = value;
+    }
+    const call = upstream.request(forwarded);
+    call.on('error', () => stream.destroy());
+    stream.pipe(call);
+    let trailers: Record<string, string | string[]> = {};
+    call.on('trailers', (t) => {
+      trailers = stripPseudo(t);
+    });
+    call.on('response', (responseHeaders, flags) => {
+      const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      stream.respond({ ...stripPseudo(responseHeaders), ':status': responseHeaders[':status'] ?? 200 }, endStream ? { endStream: true } : { waitForTrailers: true });
+      if (!endStream) {
+        stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+        call.pipe(stream);
+      }
+    });
+  });
+  return listenProxy(server, handshakes, requests, () => upstream.destroy());
+}
+
+function stripPseudo(headers: Record<string, unknown>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(':') || value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return out;
+}
+
+function splitAddress(address: string): [string, number] {
+  const at = address.lastIndexOf(':');
+  return [address.slice(0, at), Number(address.slice(at + 1))];
+}
+
+async function listenProxy(
+  server: Server,
+  handshakes: TestProxy['handshakes'],
+  requests: TestProxy['requests'],
+  closeAll: () => void,
+): Promise<TestProxy> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    address: `127.0.0.1:${port}`,
+    handshakes,
+    requests,
+    stop: async () => {
+      closeAll();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      await closed;
+    },
+  };
+}
