@@ -53,6 +53,7 @@ describe('configuration', () => {
         metricsIntervalMs: 60_000,
         region: 'us-east-1',
         endpointUrl: undefined,
+        awsClient: 'lean',
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
         httpPort: undefined,

@@ -216,8 +216,9 @@ describe('Dispatcher: per-queue limits', () => {
     stop.abort();
     await running;
     const n = starts.length;
-    // One token at start, then 20 a second: about 21 in the first second.
-    assert.ok(n >= 18 && n <= 23, `${n} invocations in 1 s at 20/s`);
-    assert.ok(source.deleted.length <= 23);
+    // One token at start, then 20 a second: at most 21 (+1 for timer slack) in the first second. The lower bound
+    // is loose because the unit suite runs files in parallel; the integration test measures the rate itself.
+    assert.ok(n >= 10 && n <= 22, `${n} invocations in 1 s at 20/s`);
+    assert.ok(source.deleted.length <= 22);
   });
 });
