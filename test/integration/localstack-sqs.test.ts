@@ -215,7 +215,7 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
     const [third] = await receive(client, queue.url);
     assert.equal(third?.Attributes?.['ApproximateReceiveCount'], '3');
     assert.equal(await countMessages(queue.url, client), 1);
-    assert.equal((await drainQueue(queue.url, { waitTimeSec: 2 })).length, 1, 'drained once visible again');
+    assert.equal((await drainQueue(queue.url, { waitTimeSec: 5 })).length, 1, 'drained once visible again');
     assert.equal(await countMessages(queue.url, client), 0);
   });
 
