@@ -290,7 +290,7 @@ export class Dispatcher {
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     const started = this.#now();
     const outcome = await this.#invokeWithRetry(batch, ids(unsettled), payload, halt);
-    if (outcome.kind === 'stopped') {
+    if (outcome.kind === 'interrupted') {
       await lease.drop(unsettled);
       if (outcome.release) {
         this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS);
@@ -423,7 +423,7 @@ export class Dispatcher {
   ): Promise<
     | { kind: 'answered'; response: InvocationResponse; durationMs: number }
     | { kind: 'failed'; error: InvokeError }
-    | { kind: 'stopped'; release: boolean }
+    | { kind: 'interrupted'; release: boolean }
   > {
     const { queue } = batch;
     let attempts: InvokeAttempts = NO_ATTEMPTS;
@@ -448,7 +448,7 @@ export class Dispatcher {
       // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
       // until the drain's retry time is over.
       const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
-      if (stopped()) return { kind: 'stopped', release: safeToRelease(attempts) };
+      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
       if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
       if (step.action === 'pause-function') {
@@ -465,7 +465,7 @@ export class Dispatcher {
         this.#step(batch.loop, 'invoke back-off', step.delayMs);
         await sleep(step.delayMs, waitSignal);
       }
-      if (stopped()) return { kind: 'stopped', release: safeToRelease(attempts) };
+      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
     }
   }
 

@@ -229,8 +229,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     }
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
-      const { startTemporalSpillover } = await import('./temporal/spillover.ts');
-      work.push(startTemporalSpillover(config.temporal, { logger, metrics: sink, lambda }, stop.signal));
+      const { runTemporalSpillover } = await import('./temporal/spillover.ts');
+      work.push(runTemporalSpillover(config.temporal, { logger, metrics: sink, lambda }, stop.signal));
     }
     ops?.running(dispatcher);
     // A part that fails (a worker loop's bug, spillover) stops the others the way a signal does, so they

@@ -62,7 +62,7 @@ const STATS_CACHE_MS = 5_000;
  * Runs the controller loops until `signal` aborts, then closes the connection and resolves.
  * Never rejects because of Temporal or Lambda failures; only a bug can make it throw.
  */
-export async function startTemporalSpillover(config: TemporalConfig, deps: SpilloverDeps, signal: AbortSignal): Promise<void> {
+export async function runTemporalSpillover(config: TemporalConfig, deps: SpilloverDeps, signal: AbortSignal): Promise<void> {
   const logger = deps.logger.child({ component: 'temporal-spillover' });
   const clock = deps.clock ?? { now: Date.now, sleep };
   const random = deps.random ?? Math.random;
@@ -113,13 +113,13 @@ async function connectWithRetry(
     const pending = connect(config);
     // Connecting may take its full timeout; shutdown must not wait for it.
     let onAbort = (): void => {};
-    const aborted = new Promise<'aborted'>((resolve) => {
-      onAbort = () => resolve('aborted');
+    const aborted = new Promise<'interrupted'>((resolve) => {
+      onAbort = () => resolve('interrupted');
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
       const result = await Promise.race([pending, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
-      if (result === 'aborted') {
+      if (result === 'interrupted') {
         pending.then((late) => late.close(), () => undefined).catch(() => undefined);
         return undefined;
       }
@@ -346,7 +346,7 @@ async function invokeWorkers(
     for (const outcome of outcomes) {
       if (outcome.kind === 'invoked') {
         requestIds.push(outcome.requestId);
-      } else if (outcome.kind !== 'aborted') {
+      } else if (outcome.kind !== 'interrupted') {
         refused++;
         failure ??= outcome;
       }

@@ -41,7 +41,7 @@ export type InvokeOutcome =
   /** 5xx, timeout, network: retry after a back-off. */
   | { readonly kind: 'failed'; readonly code: string; readonly message: string }
   /** Our own signal aborted (shutdown). */
-  | { readonly kind: 'aborted' };
+  | { readonly kind: 'interrupted' };
 
 export interface WorkerInvoker {
   /** `functionName`: name, ARN, or name:alias / name:version (the one mapped to the payload's Build ID). */
@@ -62,7 +62,7 @@ export function createLambdaWorkerInvoker(lambda: LambdaClient): WorkerInvoker {
         );
         return { kind: 'invoked', requestId: response.$metadata.requestId };
       } catch (err) {
-        if (signal.aborted || isAbort(err)) return { kind: 'aborted' };
+        if (signal.aborted || isAbort(err)) return { kind: 'interrupted' };
         const { kind, code, message } = classifyAwsError(err);
         if (kind === 'throttled') return { kind: 'throttled', code, message };
         if (kind === 'retryable') return { kind: 'failed', code, message };

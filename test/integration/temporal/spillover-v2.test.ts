@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import * as activities from '../../../examples/temporal-lambda-worker/activities.ts';
 import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
 import type { TemporalConfig } from '../../../src/temporal/options.ts';
-import { startTemporalSpillover } from '../../../src/temporal/spillover.ts';
+import { runTemporalSpillover } from '../../../src/temporal/spillover.ts';
 import type { InvocationRecord, LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
 import { startTemporalFixture, type TemporalDevServer, type TemporalFixture } from '../../support/temporal.ts';
 
@@ -79,7 +79,7 @@ function runSpillover(config: TemporalConfig) {
   const logs: Array<Record<string, unknown>> = [];
   const controller = new AbortController();
   const logger = pino({ level: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const running = startTemporalSpillover(config, { logger, metrics: { record: (d) => metrics.push(d) }, lambda }, controller.signal);
+  const running = runTemporalSpillover(config, { logger, metrics: { record: (d) => metrics.push(d) }, lambda }, controller.signal);
   return {
     metrics,
     logs,

@@ -13,7 +13,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import type { TemporalConfig, TemporalTlsConfig } from '../../../src/temporal/options.ts';
-import { startTemporalSpillover } from '../../../src/temporal/spillover.ts';
+import { runTemporalSpillover } from '../../../src/temporal/spillover.ts';
 import type { WorkerInvocationPayload } from '../../../src/temporal/worker-invoker.ts';
 import { makeTestPki, startApiKeyProxy, startTemporalDevServer, startTlsProxy, type TemporalDevServer, type TestPki, type TestProxy } from '../../support/temporal.ts';
 
@@ -68,7 +68,7 @@ async function spillFor(address: string, tls: TemporalTlsConfig | undefined, api
   const logs: Array<Record<string, unknown>> = [];
   const controller = new AbortController();
   const lambda = new LambdaClient({ region: 'us-east-1' });
-  const running = startTemporalSpillover(
+  const running = runTemporalSpillover(
     config,
     {
       logger: pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) }),

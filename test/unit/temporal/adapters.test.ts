@@ -131,7 +131,7 @@ describe('Lambda worker invoker', () => {
     const controller = new AbortController();
     controller.abort();
     const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' })).invoke('worker', payload, controller.signal);
-    assert.deepEqual(outcome, { kind: 'aborted' });
+    assert.deepEqual(outcome, { kind: 'interrupted' });
     lambda.restore();
   });
 });

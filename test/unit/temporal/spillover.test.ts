@@ -4,7 +4,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { pino } from 'pino';
 import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
 import type { TemporalConfig } from '../../../src/temporal/options.ts';
-import { startTemporalSpillover, type SpilloverDeps, type TemporalStatsConnection } from '../../../src/temporal/spillover.ts';
+import { runTemporalSpillover, type SpilloverDeps, type TemporalStatsConnection } from '../../../src/temporal/spillover.ts';
 import type { TaskQueueStats, TaskTypeStats } from '../../../src/temporal/task-queue-stats.ts';
 import type { InvokeOutcome, WorkerInvocationPayload } from '../../../src/temporal/worker-invoker.ts';
 
@@ -116,13 +116,13 @@ function harness(options: {
   };
 }
 
-describe('startTemporalSpillover', () => {
+describe('runTemporalSpillover', () => {
   it('invokes workers for a backlog nobody serves, up to maxWorkers, and replaces them after their lifetime', async () => {
     const h = harness({
       ticks: 70,
       read: () => ({ workflow: typeStats(100), activity: typeStats(0) }),
     });
-    await startTemporalSpillover(config({ maxWorkers: 3, workerLifetimeMs: 60_000 }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ maxWorkers: 3, workerLifetimeMs: 60_000 }), h.deps, h.controller.signal);
     // 3 at the first reading, then nothing while they live, then 3 again after 60 s
     assert.deepEqual(
       h.invocations.map((i) => i.at - T0),
@@ -144,7 +144,7 @@ describe('startTemporalSpillover', () => {
 
   it('invokes nothing while polling workers keep the backlog at zero', async () => {
     const h = harness({ ticks: 30, read: (_q, now) => ({ workflow: typeStats(0, now - 500), activity: typeStats(0, now - 500) }) });
-    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
     assert.equal(h.invocations.length, 0);
     assert.equal(h.reads.length, 30);
     assert.ok(h.metrics.filter((m) => m.name === 'WorkersInvoked').every((m) => m.value === 0));
@@ -155,7 +155,7 @@ describe('startTemporalSpillover', () => {
       ticks: 20,
       read: (_q, now) => ({ workflow: typeStats(now - T0 === 5_000 ? 4 : 0, now - 200), activity: typeStats(0) }),
     });
-    await startTemporalSpillover(config({ coolOffMs: 2_000 }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ coolOffMs: 2_000 }), h.deps, h.controller.signal);
     assert.equal(h.invocations.length, 0);
   });
 
@@ -164,7 +164,7 @@ describe('startTemporalSpillover', () => {
       ticks: 6,
       read: (taskQueue) => ({ workflow: typeStats(taskQueue === 'busy' ? 25 : 0), activity: typeStats(0) }),
     });
-    await startTemporalSpillover(config({ taskQueues: ['busy', 'quiet'] }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ taskQueues: ['busy', 'quiet'] }), h.deps, h.controller.signal);
     assert.deepEqual(new Set(h.reads.map((r) => r.taskQueue)), new Set(['busy', 'quiet']));
     assert.equal(h.invocations.length, 3);
     assert.ok(h.invocations.every((i) => i.payload.taskQueue === 'busy'));
@@ -185,7 +185,7 @@ describe('startTemporalSpillover', () => {
         return { kind: 'invoked', requestId };
       },
     });
-    await startTemporalSpillover(config({ taskQueues: ['a', 'b'], maxWorkers: 5, maxWorkersTotal: 4 }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ taskQueues: ['a', 'b'], maxWorkers: 5, maxWorkersTotal: 4 }), h.deps, h.controller.signal);
     assert.equal(h.invocations.length, 4);
     assert.equal(h.invocations.filter((i) => i.payload.taskQueue === 'a').length, 2);
     assert.ok(h.logs.some((l) => l['msg'] === 'scale-up held back by the worker limits' && l['maxWorkersTotal'] === 4));
@@ -204,7 +204,7 @@ describe('startTemporalSpillover', () => {
         return { workflow: typeStats(5), activity: typeStats(0, undefined, seen) };
       },
     });
-    await startTemporalSpillover(config({ maxWorkers: 1, pollIntervalMs: 1_000, workerLifetimeMs: 600_000 }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ maxWorkers: 1, pollIntervalMs: 1_000, workerLifetimeMs: 600_000 }), h.deps, h.controller.signal);
     const times = h.invocations.map((i) => i.at - T0);
     // stale after 2 poll intervals + 5 s of server caching = 7 s after its last poll (T0 + 5 s)
     assert.deepEqual(times, [0, 13_000]);
@@ -223,7 +223,7 @@ describe('startTemporalSpillover', () => {
       ticks: 3,
       read: () => ({ workflow: typeStats(25), activity: typeStats(0), versions: [version('v1', 'current', 20), version('v2', 'ramping', 5), version('v3', 'ramping', 5)] }),
     });
-    await startTemporalSpillover(
+    await runTemporalSpillover(
       config({ maxWorkers: 10, versionFunctions: { v1: 'temporal-worker:v1', v2: 'temporal-worker:v2' } }),
       h.deps,
       h.controller.signal,
@@ -247,7 +247,7 @@ describe('startTemporalSpillover', () => {
       },
       invoke: () => (throttled ? { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate exceeded' } : { kind: 'invoked', requestId: 'r' }),
     });
-    await startTemporalSpillover(config({ maxWorkers: 1 }), h.deps, h.controller.signal);
+    await runTemporalSpillover(config({ maxWorkers: 1 }), h.deps, h.controller.signal);
     const attempts = h.invocations.filter((i) => i.at - T0 < 20_000).length;
     // back-off: far fewer attempts than the 20 readings in those 20 s, but more than one
     assert.ok(attempts >= 2 && attempts <= 8, `attempts while throttled: ${attempts}`);
@@ -264,7 +264,7 @@ describe('startTemporalSpillover', () => {
       read: () => ({ workflow: typeStats(5), activity: typeStats(0) }),
       invoke: () => ({ kind: 'refused', code: 'ResourceNotFoundException', message: 'Function not found' }),
     });
-    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
     assert.ok(h.invocations.length >= 2 && h.invocations.length <= 10, `attempts: ${h.invocations.length}`);
     const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
     assert.equal(error?.['level'], 50);
@@ -280,7 +280,7 @@ describe('startTemporalSpillover', () => {
         return down ? new Error('14 UNAVAILABLE: No connection established') : { workflow: typeStats(1), activity: typeStats(0) };
       },
     });
-    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
     const failedReads = h.reads.filter((r) => r.at - T0 <= 60_000).length;
     assert.ok(failedReads < 30, `reads while down: ${failedReads}`);
     assert.ok(h.logs.some((l) => l['msg'] === 'could not read task queue statistics; retrying'));
@@ -293,7 +293,7 @@ describe('startTemporalSpillover', () => {
       read: () => ({ workflow: typeStats(0), activity: typeStats(0) }),
       connect: (attempt) => (attempt < 3 ? Promise.reject(new Error('connect ECONNREFUSED')) : new Promise<never>(() => {})),
     });
-    const running = startTemporalSpillover(config(), h.deps, h.controller.signal);
+    const running = runTemporalSpillover(config(), h.deps, h.controller.signal);
     while (h.connectAttempts() < 3) await new Promise((resolve) => setImmediate(resolve));
     h.controller.abort();
     await running;
@@ -304,7 +304,7 @@ describe('startTemporalSpillover', () => {
   it('resolves at once when the signal is already aborted', async () => {
     const h = harness({ ticks: 1, read: () => ({ workflow: typeStats(0), activity: typeStats(0) }) });
     h.controller.abort();
-    await startTemporalSpillover(config(), h.deps, h.controller.signal);
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
     assert.equal(h.reads.length, 0);
   });
 });
