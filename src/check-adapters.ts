@@ -2,9 +2,7 @@
 // the AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
 import { connect as tcpConnect } from 'node:net';
 import { PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { createAwsClients } from './aws-clients.ts';
 import { AwsCallError, classifyAwsError } from './aws-errors.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
 import type { Config } from './config.ts';
@@ -18,12 +16,7 @@ export interface CheckAdapters extends CheckPorts {
 
 /** `env`: the process environment, read only to learn whether SQS has a custom endpoint (as a run does). */
 export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): CheckAdapters {
-  const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
-  // As in a run: with a custom endpoint (LocalStack) always talk to it, on AWS follow each queue URL's host.
-  const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
-  const sqs = new SQSClient({ ...base, useQueueUrlAsEndpoint: !customSqsEndpoint });
-  const lambda = new LambdaClient({ ...base, maxAttempts: 1 });
-  const cloudwatch = new CloudWatchClient(base);
+  const { sqs, lambda, cloudwatch, destroy } = createAwsClients(config, env);
   return {
     resolveQueue: (spec, signal) => resolveQueue(sqs, spec, config.visibilityTimeoutSec, signal),
     dryRun: (functionName, signal) => new LambdaInvoker(lambda, functionName).dryRun(signal),
@@ -42,11 +35,7 @@ export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): Che
       return connectTemporal(temporal);
     },
     probeTcp,
-    close() {
-      sqs.destroy();
-      lambda.destroy();
-      cloudwatch.destroy();
-    },
+    close: destroy,
   };
 }
 

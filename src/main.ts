@@ -68,14 +68,11 @@ async function main(): Promise<number> {
 
 async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErrors | undefined): Promise<number> {
   const [
-    { CloudWatchClient },
-    { LambdaClient },
-    { SQSClient },
+    { createAwsClients },
     { Dispatcher },
     { checkFunction },
     { LambdaInvoker },
     { CloudWatchMetrics },
-    { noopMetrics },
     { StartupError, resolveQueues },
     { SharedReceiveSource },
     { redactTemporalConfig },
@@ -85,14 +82,11 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     { createOtelTracer },
     { OtelConfigError, describeProblem },
   ] = await Promise.all([
-    import('@aws-sdk/client-cloudwatch'),
-    import('@aws-sdk/client-lambda'),
-    import('@aws-sdk/client-sqs'),
+    import('./aws-clients.ts'),
     import('./dispatcher.ts'),
     import('./invoke/function-check.ts'),
     import('./invoke/lambda-invoker.ts'),
     import('./metrics/cloudwatch.ts'),
-    import('./metrics/metrics-sink.ts'),
     import('./queues/sqs-source.ts'),
     import('./queues/shared-receive.ts'),
     import('./temporal/options.ts'),
@@ -138,19 +132,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   };
   if (stop.signal.aborted) beginShutdown('earlier signal');
 
-  const clientConfig = {
-    region: config.region,
-    ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}),
-    // Every worker loop may hold one long poll and one invocation open at a time.
-    requestHandler: { httpAgent: { keepAlive: true, maxSockets: config.concurrency + 16 }, httpsAgent: { keepAlive: true, maxSockets: config.concurrency + 16 } },
-  };
-  // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
-  // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
-  const customSqsEndpoint = Boolean(config.endpointUrl || process.env['AWS_ENDPOINT_URL_SQS'] || process.env['AWS_ENDPOINT_URL']);
-  const sqs = new SQSClient({ ...clientConfig, useQueueUrlAsEndpoint: !customSqsEndpoint });
-  // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
-  const lambda = new LambdaClient({ ...clientConfig, maxAttempts: 1 });
-  const cloudwatch = new CloudWatchClient({ region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) });
+  // Every worker loop may hold one long poll and one invocation open at a time.
+  const { sqs, lambda, cloudwatch, destroy: destroyClients } = createAwsClients(config, process.env, config.concurrency + 16);
   if (ops) {
     sqs.middlewareStack.add(countAwsCalls('sqs', ops.prometheus), COUNT_AWS_CALLS);
     lambda.middlewareStack.add(countAwsCalls('lambda', ops.prometheus), COUNT_AWS_CALLS);
@@ -274,9 +257,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     await tracer?.shutdown();
     await ops?.close();
     hotPath.destroy();
-    sqs.destroy();
-    lambda.destroy();
-    cloudwatch.destroy();
+    destroyClients();
   }
 }
 
