@@ -1,25 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import yargs from 'yargs';
+import { camel, defaultText, envName, rangeText, type OptionDef } from './options.ts';
 
 /**
- * The command-line surface: every option is a flag, a WORKERLESS_<UPPER_SNAKE> environment variable and a
- * key of the optional --config file (YAML or JSON). This module only collects raw values and where they
- * came from (flag > env > file); config.ts validates them and fills in defaults.
+ * The command-line surface: every option (defined in options.ts) is a flag, a WORKERLESS_<UPPER_SNAKE>
+ * environment variable and a key of the optional --config file (YAML or JSON). This module only collects raw
+ * values and where they came from (flag > env > file); config.ts validates them and fills in defaults.
  */
-export interface OptionDef {
-  /** kebab-case flag name without dashes */
-  readonly flag: string;
-  readonly describe: string;
-  /** Shown in --help; the real default is applied in config.ts. */
-  readonly defaultText?: string;
-  readonly group?: string;
-  /** A switch: given alone (`--temporal-tls`) it means true. */
-  readonly boolean?: boolean;
-  /** A credential: error messages show "***" instead of its value. */
-  readonly secret?: boolean;
-}
-
 /** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */
 export interface RawValue {
   readonly value: unknown;
@@ -35,58 +23,6 @@ export interface CliResult {
   readonly warnings: string[];
   readonly help: boolean;
   readonly version: boolean;
-}
-
-const SQS = 'SQS dispatch:';
-const AWS = 'AWS:';
-const RUN = 'Runtime:';
-
-export const CORE_OPTIONS: readonly OptionDef[] = [
-  { flag: 'function', group: SQS, describe: 'Lambda function to invoke: name, ARN or name:alias' },
-  {
-    flag: 'queues',
-    group: SQS,
-    describe: 'Queues (names or URLs): "a,b,c" strict order, "a:3,b:1" weighted, equal weights random',
-  },
-  { flag: 'concurrency', group: SQS, describe: 'Worker loops = most concurrent invocations (1-10000)', defaultText: '10' },
-  { flag: 'poll-for', group: SQS, describe: 'Long-poll seconds when every queue is empty (0-20)', defaultText: '20' },
-  { flag: 'sleep', group: SQS, describe: 'Seconds to sleep after an empty long poll (0-3600)', defaultText: '0' },
-  { flag: 'batch-size', group: SQS, describe: 'Messages per invocation (1-10)', defaultText: '1' },
-  { flag: 'visibility-timeout', group: SQS, describe: "Visibility timeout on receive, seconds (1-43200); default: the queue's own" },
-  {
-    flag: 'delete',
-    group: SQS,
-    describe: 'on-success: delete what the function processed (batchItemFailures stay); never: the function deletes',
-    defaultText: 'on-success',
-  },
-  { flag: 'name', group: RUN, describe: 'Name for metrics: CloudWatch namespace Workerless-<name>', defaultText: 'default' },
-  { flag: 'metrics', group: RUN, describe: 'Send CloudWatch metrics (on/off)', defaultText: 'on', boolean: true },
-  { flag: 'metrics-interval', group: RUN, describe: 'Seconds between PutMetricData calls (1-3600)', defaultText: '60' },
-  { flag: 'shutdown-timeout', group: RUN, describe: 'Seconds to finish in-flight work after SIGTERM (1-3600)', defaultText: '30' },
-  { flag: 'log-level', group: RUN, describe: 'fatal, error, warn, info, debug, trace or silent', defaultText: 'info' },
-  { flag: 'http-port', group: RUN, describe: 'Serve /healthz, /readyz, /metrics (Prometheus) and a status page on this port (1-65535); default: off' },
-  { flag: 'http-host', group: RUN, describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)', defaultText: '127.0.0.1' },
-  { flag: 'region', group: AWS, describe: 'AWS region', defaultText: 'AWS_REGION' },
-  {
-    flag: 'endpoint-url',
-    group: AWS,
-    describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
-  },
-  {
-    flag: 'aws-client',
-    group: AWS,
-    describe: 'Client for the per-message calls: lean (signed HTTP, less CPU and memory) or sdk (the AWS SDK clients)',
-    defaultText: 'lean',
-  },
-  { flag: 'config', group: RUN, describe: 'YAML or JSON file with any of these options (keys as flag names)' },
-];
-
-export function envName(flag: string): string {
-  return `WORKERLESS_${flag.replace(/-/g, '_').toUpperCase()}`;
-}
-
-export function camel(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /**
@@ -140,7 +76,7 @@ export function collectOptions(
   for (const d of defs) {
     const value = parsed[d.flag];
     if (value === undefined) continue;
-    if (value === '' && !d.boolean) {
+    if (value === '' && d.kind !== 'boolean') {
       problems.push(`--${d.flag} needs a value`);
       continue;
     }
@@ -223,10 +159,16 @@ export function helpText(defs: readonly OptionDef[], extra: string): string {
       group = d.group;
       lines.push('', group ?? 'Options:');
     }
-    const def = d.defaultText !== undefined ? ` [default: ${d.defaultText}]` : '';
-    lines.push(`  --${d.flag.padEnd(width)}${d.describe}${def}`);
+    lines.push(`  --${d.flag.padEnd(width)}${helpDescription(d)}`);
     lines.push(`  ${' '.repeat(width + 2)}env ${envName(d.flag)}`);
   }
   lines.push('', 'Other:', '  --help, -h    Show this help', '  --version     Show the version', '', extra);
   return lines.join('\n');
+}
+
+/** One option's --help description: what it does, its range or allowed values, and its default. */
+export function helpDescription(d: OptionDef): string {
+  const range = rangeText(d);
+  const def = defaultText(d);
+  return `${d.describe}${range !== undefined ? ` (${range})` : ''}${def !== undefined ? ` [default: ${def}]` : ''}`;
 }

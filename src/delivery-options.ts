@@ -11,10 +11,10 @@
  * The flags --queue-max-concurrency, --queue-min-concurrency and --queue-rate ("name=value,...") set the same
  * fields and win over the file.
  */
-import type { OptionDef } from './cli.ts';
 import { compileFilter, type EventFilter } from './invoke/event-filter.ts';
 import type { RetryBackoff } from './invoke/retry-backoff.ts';
 import type { OptionReader } from './option-reader.ts';
+import { defaultOf } from './options.ts';
 import type { QueueList } from './queues/queue-order.ts';
 import type { QueueLimit } from './queues/queue-limits.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
@@ -37,19 +37,6 @@ export interface DeliveryConfig {
   readonly queueOptions: ReadonlyMap<string, QueueOptions>;
 }
 
-const DELIVERY = 'Delivery control (off by default):';
-
-export const DELIVERY_OPTIONS: readonly OptionDef[] = [
-  { flag: 'retry-backoff', group: DELIVERY, describe: 'Back off failed messages: first delay (e.g. 5s), doubled per receive; default: off (visibility timeout)' },
-  { flag: 'retry-backoff-max', group: DELIVERY, describe: 'Longest back-off delay (1s-12h)', defaultText: '15m' },
-  { flag: 'retry-backoff-jitter', group: DELIVERY, describe: 'Share of each delay drawn at random (0-1)', defaultText: '0.5' },
-  { flag: 'queue-max-concurrency', group: DELIVERY, describe: 'Most loops per queue, "name=N,..."' },
-  { flag: 'queue-min-concurrency', group: DELIVERY, describe: 'Loops reserved per queue while it has messages, "name=N,..."' },
-  { flag: 'queue-rate', group: DELIVERY, describe: 'Most invocations per second per queue, "name=N,..." (token bucket, burst 1)' },
-  { flag: 'queue-options', group: DELIVERY, describe: 'Per-queue limits and filters (config file mapping, or JSON); see README' },
-];
-
-const RETRY_DEFAULTS = { maxSec: 900, jitter: 0.5 } as const;
 const LIMIT_MAX = 10_000;
 const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action'] as const;
 
@@ -71,16 +58,17 @@ export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undef
 }
 
 function resolveRetryBackoff(r: OptionReader): RetryBackoff | undefined {
-  const baseMs = r.durationMs('retryBackoff', 'retry-backoff', 1_000, 43_200_000);
-  const maxMs = r.durationMs('retryBackoffMax', 'retry-backoff-max', 1_000, 43_200_000);
-  const jitter = r.number('retryBackoffJitter', 'retry-backoff-jitter', 0, 1, { integer: false });
-  if (!r.has('retryBackoff')) {
-    r.reject('retryBackoffMax', 'retry-backoff-max', 'is only used with --retry-backoff (none given)');
-    r.reject('retryBackoffJitter', 'retry-backoff-jitter', 'is only used with --retry-backoff (none given)');
+  const baseMs = r.given('retry-backoff');
+  const maxMs = r.given('retry-backoff-max');
+  const jitter = r.read('retry-backoff-jitter');
+  if (!r.has('retry-backoff')) {
+    r.reject('retry-backoff-max', 'is only used with --retry-backoff (none given)');
+    r.reject('retry-backoff-jitter', 'is only used with --retry-backoff (none given)');
     return undefined;
   }
   if (baseMs === undefined) return undefined;
-  const policy = { baseSec: baseMs / 1000, maxSec: maxMs !== undefined ? maxMs / 1000 : Math.max(RETRY_DEFAULTS.maxSec, baseMs / 1000), jitter: jitter ?? RETRY_DEFAULTS.jitter };
+  // Without a maximum, a first delay above the default maximum is the maximum (no error for an unset option).
+  const policy = { baseSec: baseMs / 1000, maxSec: (maxMs ?? Math.max(defaultOf('retry-backoff-max'), baseMs)) / 1000, jitter };
   if (maxMs !== undefined && policy.maxSec < policy.baseSec) {
     r.problem(`--retry-backoff-max must not be shorter than --retry-backoff (${policy.baseSec}s), got ${policy.maxSec}s`);
   }
@@ -101,7 +89,7 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
     return d;
   };
 
-  const file = r.structured('queueOptions', 'queue-options');
+  const file = r.structured('queue-options');
   if (file !== undefined) {
     const where = `--queue-options${file.origin === '--queue-options' ? '' : ` (from ${file.origin})`}`;
     if (file.value === null || typeof file.value !== 'object' || Array.isArray(file.value)) {
@@ -115,15 +103,15 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
   }
 
   // The flags win over the file, field by field.
-  const lists: [string, string, keyof Draft, (text: string) => number | undefined, string][] = [
-    ['queueMaxConcurrency', 'queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
-    ['queueMinConcurrency', 'queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
-    ['queueRate', 'queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
+  const lists: ['queue-max-concurrency' | 'queue-min-concurrency' | 'queue-rate', keyof Draft, (text: string) => number | undefined, string][] = [
+    ['queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
+    ['queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
+    ['queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
   ];
-  for (const [name, flag, field, parse, what] of lists) {
-    const text = r.string(name, flag);
+  for (const [flag, field, parse, what] of lists) {
+    const text = r.read(flag);
     if (text === undefined) continue;
-    const origin = r.origin(name);
+    const origin = r.origin(flag);
     const where = `--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`}`;
     for (const entry of text.split(',')) {
       const at = entry.lastIndexOf('=');

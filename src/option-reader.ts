@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { RawOptions, RawValue } from './cli.ts';
+import { camel, defaultOf, formatMs, optionDef, type Flag, type OptionDef, type OptionValue } from './options.ts';
 
 /** Whether a file can be read: undefined if it can, else the reason (ENOENT, EACCES, EISDIR). */
 export type FileCheck = (path: string) => string | undefined;
@@ -16,8 +17,11 @@ export function readableFile(path: string): string | undefined {
 }
 
 /**
- * Reads typed values out of raw options, recording one problem per invalid value in the form
- * `--flag must be ..., got "value" (from WORKERLESS_FLAG)`. Unset or empty values read as undefined.
+ * Reads typed values out of raw options by flag, through the option's definition (src/options.ts): its kind,
+ * range or allowed values and default. Records one problem per invalid value in the form
+ * `--flag must be ..., got "value" (from WORKERLESS_FLAG)`. Unset or empty values read as the default
+ * (undefined without one), and so do invalid ones, whose problem is recorded. Read each option once:
+ * every read of an invalid value records its problem again.
  */
 export class OptionReader {
   readonly problems: string[] = [];
@@ -30,13 +34,46 @@ export class OptionReader {
     this.#checkFile = checkFile;
   }
 
-  has(name: string): boolean {
-    return this.#get(name) !== undefined;
+  /** Whether a value was given (an invalid one too). */
+  has(flag: Flag): boolean {
+    return this.#get(flag) !== undefined;
+  }
+
+  /** The option's value, checked against its definition; its default when unset or invalid. */
+  read<F extends Flag>(flag: F): OptionValue<F> {
+    return (this.given(flag) ?? defaultOf(flag)) as OptionValue<F>;
+  }
+
+  /** The value given for the option, checked against its definition; undefined when unset or invalid. */
+  given<F extends Flag>(flag: F): NonNullable<OptionValue<F>> | undefined {
+    return this.#value(optionDef(flag)) as NonNullable<OptionValue<F>> | undefined;
+  }
+
+  #value(d: OptionDef): string | number | boolean | undefined {
+    switch (d.kind) {
+      case 'integer':
+      case 'number':
+        return this.#number(d.flag, d.min, d.max, d.kind === 'integer');
+      case 'duration':
+        return this.#durationMs(d.flag, d.minMs, d.maxMs);
+      case 'boolean':
+        return this.#boolean(d.flag);
+      case 'enum':
+        return this.#oneOf(d.flag, d.values);
+      case 'string':
+        return d.pattern ? this.#matching(d.flag, d.pattern, d.mismatch ?? 'has an invalid form') : this.#string(d.flag);
+      case 'url':
+        return this.#url(d.flag);
+      case 'path':
+        return this.#readablePath(d.flag);
+      case 'structured':
+        throw new Error(`--${d.flag} is structured: read it with structured()`);
+    }
   }
 
   /** The raw value, or undefined when unset or empty (an empty env var, as compose files often pass, is unset). */
-  #get(name: string): RawValue | undefined {
-    const v = this.#raw.get(name);
+  #get(flag: string): RawValue | undefined {
+    const v = this.#raw.get(camel(flag));
     if (v === undefined || v.value === null || v.value === undefined) return undefined;
     if (typeof v.value === 'string' && v.value.trim() === '') return undefined;
     if (Array.isArray(v.value) && v.value.length === 0) return undefined;
@@ -49,28 +86,27 @@ export class OptionReader {
     return undefined;
   }
 
-  string(name: string, flag: string): string | undefined {
-    const v = this.#get(name);
+  #string(flag: string): string | undefined {
+    const v = this.#get(flag);
     if (v === undefined) return undefined;
     if (Array.isArray(v.value)) return v.value.every((x) => typeof x === 'string' || typeof x === 'number') ? v.value.join(',') : this.#fail(flag, v, 'must be a string or a list of strings');
     if (typeof v.value === 'object' && v.value !== null) return this.#fail(flag, v, 'must be a string');
     return String(v.value).trim();
   }
 
-  number(name: string, flag: string, min: number, max: number, opts: { integer?: boolean } = {}): number | undefined {
-    const v = this.#get(name);
+  #number(flag: string, min: number, max: number, integer: boolean): number | undefined {
+    const v = this.#get(flag);
     if (v === undefined) return undefined;
     const text = String(v.value).trim();
     const n = Number(text);
-    const integer = opts.integer ?? true;
     if (text === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
       return this.#fail(flag, v, `must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
     }
     return n;
   }
 
-  boolean(name: string, flag: string): boolean | undefined {
-    const v = this.#get(name);
+  #boolean(flag: string): boolean | undefined {
+    const v = this.#get(flag);
     if (v === undefined) return undefined;
     if (typeof v.value === 'boolean') return v.value;
     const text = String(v.value).trim().toLowerCase();
@@ -79,22 +115,22 @@ export class OptionReader {
     return this.#fail(flag, v, 'must be true or false (on/off)');
   }
 
-  oneOf<T extends string>(name: string, flag: string, values: readonly T[]): T | undefined {
-    const s = this.string(name, flag);
+  #oneOf(flag: string, values: readonly string[]): string | undefined {
+    const s = this.#string(flag);
     if (s === undefined) return undefined;
-    if ((values as readonly string[]).includes(s)) return s as T;
-    return this.#fail(flag, this.#raw.get(name)!, `must be one of ${values.join(', ')}`);
+    if (values.includes(s)) return s;
+    return this.#fail(flag, this.#get(flag)!, `must be one of ${values.join(', ')}`);
   }
 
-  matching(name: string, flag: string, pattern: RegExp, what: string): string | undefined {
-    const s = this.string(name, flag);
+  #matching(flag: string, pattern: RegExp, what: string): string | undefined {
+    const s = this.#string(flag);
     if (s === undefined) return undefined;
-    return pattern.test(s) ? s : this.#fail(flag, this.#raw.get(name)!, what);
+    return pattern.test(s) ? s : this.#fail(flag, this.#get(flag)!, what);
   }
 
   /** "500ms", "5s", "10m" or a bare number of seconds, in milliseconds. */
-  durationMs(name: string, flag: string, minMs: number, maxMs: number): number | undefined {
-    const v = this.#get(name);
+  #durationMs(flag: string, minMs: number, maxMs: number): number | undefined {
+    const v = this.#get(flag);
     if (v === undefined) return undefined;
     const ms = parseDurationMs(v.value);
     if (ms === undefined || ms < minMs || ms > maxMs) {
@@ -103,8 +139,8 @@ export class OptionReader {
     return ms;
   }
 
-  url(name: string, flag: string): string | undefined {
-    const s = this.string(name, flag);
+  #url(flag: string): string | undefined {
+    const s = this.#string(flag);
     if (s === undefined) return undefined;
     try {
       const u = new URL(s);
@@ -112,27 +148,27 @@ export class OptionReader {
     } catch {
       // reported below
     }
-    return this.#fail(flag, this.#raw.get(name)!, 'must be an http(s) URL');
+    return this.#fail(flag, this.#get(flag)!, 'must be an http(s) URL');
   }
 
   /** A file path that must be readable now (so a missing certificate is a start-up error, not a retry loop). */
-  readablePath(name: string, flag: string): string | undefined {
-    const path = this.string(name, flag);
+  #readablePath(flag: string): string | undefined {
+    const path = this.#string(flag);
     if (path === undefined) return undefined;
     const reason = this.#checkFile(path);
     if (reason === undefined) return path;
-    const origin = this.#raw.get(name)!.origin;
+    const origin = this.#get(flag)!.origin;
     this.problems.push(`--${flag} cannot read ${JSON.stringify(path)}: ${reason}${origin === `--${flag}` ? '' : ` (from ${origin})`}`);
     return undefined;
   }
 
   /**
    * Records that a value was given where it does not belong (an option without the one it needs), in the
-   * usual form with the value and where it came from; `secret` values show as "***". No-op when unset.
+   * usual form with the value and where it came from; secret options show as "***". No-op when unset.
    */
-  reject(name: string, flag: string, what: string, opts: { secret?: boolean } = {}): void {
-    const v = this.#get(name);
-    if (v !== undefined) this.#fail(flag, v, what, opts.secret);
+  reject(flag: Flag, what: string): void {
+    const v = this.#get(flag);
+    if (v !== undefined) this.#fail(flag, v, what, optionDef(flag).secret ?? false);
   }
 
   /** Adds a problem that is not about a single value's format. */
@@ -144,8 +180,8 @@ export class OptionReader {
    * A structured value (a mapping or list from the config file), or a JSON string from a flag or env var;
    * undefined when unset, or when it is neither (recorded as a problem).
    */
-  structured(name: string, flag: string): { value: unknown; origin: string } | undefined {
-    const v = this.#get(name);
+  structured(flag: Flag): { value: unknown; origin: string } | undefined {
+    const v = this.#get(flag);
     if (v === undefined) return undefined;
     if (typeof v.value !== 'string') return { value: v.value, origin: v.origin };
     try {
@@ -155,8 +191,9 @@ export class OptionReader {
     }
   }
 
-  origin(name: string): string | undefined {
-    return this.#raw.get(name)?.origin;
+  /** Where the value came from (`--flag`, `WORKERLESS_FLAG`, `flag in wl.yaml`); undefined when unset. */
+  origin(flag: Flag): string | undefined {
+    return this.#raw.get(camel(flag))?.origin;
   }
 }
 
@@ -173,11 +210,4 @@ export function parseDurationMs(value: unknown): number | undefined {
   if (!match) return undefined;
   const factor = match[2] === 'ms' ? 1 : match[2] === 'm' ? 60_000 : 1000;
   return Math.round(Number(match[1]) * factor);
-}
-
-function formatMs(ms: number): string {
-  if (ms === 0) return '0';
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
 }

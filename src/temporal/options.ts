@@ -1,8 +1,9 @@
-// Temporal spillover options: their flags (each also WORKERLESS_TEMPORAL_* and a config-file key) and their
-// resolution into a frozen, fully defaulted TemporalConfig, read with the same OptionReader as every other
-// option so that precedence (flag > env > file > default) and error messages are the same.
-import { camel, type OptionDef } from '../cli.ts';
+// Temporal spillover options' resolution into a frozen, fully defaulted TemporalConfig. The options themselves
+// (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
+// ../options.ts and read with the same OptionReader as every other option, so that precedence
+// (flag > env > file > default) and error messages are the same.
 import type { OptionReader } from '../option-reader.ts';
+import { TEMPORAL_OPTIONS, defaultOf } from '../options.ts';
 
 export interface TemporalTlsConfig {
   /** PEM client certificate for mTLS (path). */
@@ -53,167 +54,59 @@ export interface TemporalConfig {
   readonly apiKey: string | undefined;
 }
 
-export const temporalDefaults = Object.freeze({
-  address: 'localhost:7233',
-  namespace: 'default',
-  maxWorkers: 10,
-  workerLifetimeMs: 600_000,
-  workerStartTimeoutMs: 30_000,
-  pollIntervalMs: 5_000,
-  backlogThreshold: 0,
-  coolOffMs: 10_000,
-  tasksPerWorker: 10,
-});
-
-const GROUP = 'Temporal spillover (optional):';
-const DURATION = 'a duration such as 500ms, 5s or 10m; a bare number means seconds';
-
-export const TEMPORAL_OPTIONS: readonly OptionDef[] = [
-  {
-    flag: 'temporal-address',
-    group: GROUP,
-    describe: 'Temporal frontend host:port',
-    defaultText: temporalDefaults.address,
-  },
-  { flag: 'temporal-namespace', group: GROUP, describe: 'Temporal namespace', defaultText: temporalDefaults.namespace },
-  {
-    flag: 'temporal-task-queues',
-    group: GROUP,
-    describe: 'Task queues to give spillover capacity to (comma-separated); setting it turns spillover on',
-  },
-  {
-    flag: 'temporal-function',
-    group: GROUP,
-    describe: 'Lambda function (name, ARN or name:alias) that hosts the Temporal worker; required with spillover',
-  },
-  {
-    flag: 'temporal-max-workers',
-    group: GROUP,
-    describe: 'Maximum workers alive at once per task queue, 1-1000',
-    defaultText: String(temporalDefaults.maxWorkers),
-  },
-  {
-    flag: 'temporal-max-workers-total',
-    group: GROUP,
-    describe: 'Maximum workers alive at once across all task queues together, 1-100000',
-    defaultText: 'no total limit',
-  },
-  {
-    flag: 'temporal-worker-lifetime',
-    group: GROUP,
-    describe: `How long one worker invocation runs: the function's timeout, 1s-15m; ${DURATION}`,
-    defaultText: '10m',
-  },
-  {
-    flag: 'temporal-worker-start-timeout',
-    group: GROUP,
-    describe: `How long an invoked worker may take to start polling; one that has not by then counts as lost and is told not to start later, 1s-15m; ${DURATION}`,
-    defaultText: '30s',
-  },
-  {
-    flag: 'temporal-poll-interval',
-    group: GROUP,
-    describe: `How often to read each task queue's backlog, 100ms-5m; ${DURATION}`,
-    defaultText: '5s',
-  },
-  {
-    flag: 'temporal-backlog-threshold',
-    group: GROUP,
-    describe: 'Spill over only when more tasks than this are waiting, 0-1000000',
-    defaultText: String(temporalDefaults.backlogThreshold),
-  },
-  {
-    flag: 'temporal-max-backlog-age',
-    group: GROUP,
-    describe: `Spill over as soon as the oldest waiting task is older than this, even below the backlog threshold, 100ms-1h; ${DURATION}`,
-    defaultText: 'off',
-  },
-  {
-    flag: 'temporal-cool-off',
-    group: GROUP,
-    describe: `Minimum time between scale-ups, and how long a backlog must last while other workers poll before spillover joins in, 0-10m; ${DURATION}`,
-    defaultText: '10s',
-  },
-  {
-    flag: 'temporal-tasks-per-worker',
-    group: GROUP,
-    describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this), 1-100000',
-    defaultText: String(temporalDefaults.tasksPerWorker),
-  },
-  {
-    flag: 'temporal-versions',
-    group: GROUP,
-    describe: 'Worker Versioning: the function to invoke for each Build ID, "BUILD_ID=FUNCTION,..." (FUNCTION: name:alias, name:version or a qualified ARN); a list in the config file',
-    defaultText: '--temporal-function for every version',
-  },
-  {
-    flag: 'temporal-tls',
-    group: GROUP,
-    describe: 'Connect with TLS',
-    defaultText: 'true when an API key, client certificate or CA is given, else false',
-    boolean: true,
-  },
-  { flag: 'temporal-tls-cert', group: GROUP, describe: 'PEM client certificate for mTLS (path; needs --temporal-tls-key)' },
-  { flag: 'temporal-tls-key', group: GROUP, describe: 'PEM client private key for mTLS (path; needs --temporal-tls-cert)' },
-  { flag: 'temporal-tls-ca', group: GROUP, describe: 'PEM CA certificates to trust instead of the system roots (path)' },
-  { flag: 'temporal-tls-server-name', group: GROUP, describe: 'TLS server name to verify, when it differs from the address host' },
-  { flag: 'temporal-api-key', group: GROUP, describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag', secret: true },
-];
-
 /**
  * Validates the Temporal options. Problems go to the reader (one per invalid option, with the rest of the
  * configuration's); returns undefined when spillover is not configured (no task queues) or when a problem
  * was found. The TLS certificate, key and CA files must be readable (checked through the reader's FileCheck).
  */
 export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefined {
-  if (!r.has('temporalTaskQueues')) {
+  if (!r.has('temporal-task-queues')) {
     // Without task queues spillover is off, so any other Temporal option would be silently ignored: a
     // namespace from a shared env file or a misspelt task-queue variable would start a daemon that does nothing.
     for (const d of TEMPORAL_OPTIONS) {
-      const name = camel(d.flag);
-      if (name !== 'temporalTaskQueues') r.reject(name, d.flag, 'is only used with --temporal-task-queues (none given)', { secret: d.secret ?? false });
+      if (d.flag !== 'temporal-task-queues') r.reject(d.flag, 'is only used with --temporal-task-queues (none given)');
     }
     return undefined;
   }
   const before = r.problems.length;
 
-  const address = r.string('temporalAddress', 'temporal-address') ?? temporalDefaults.address;
+  const address = r.read('temporal-address');
   if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):\d{1,5}$/.test(address)) {
     r.problem(`--temporal-address must be host:port, got ${JSON.stringify(address)}`);
   }
-  const namespace = r.string('temporalNamespace', 'temporal-namespace') ?? temporalDefaults.namespace;
+  const namespace = r.read('temporal-namespace');
   const taskQueues = taskQueueList(r);
-  const functionName = r.string('temporalFunction', 'temporal-function');
+  const functionName = r.read('temporal-function');
   if (functionName === undefined) {
     r.problem('--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker');
   }
-  const maxWorkers = r.number('temporalMaxWorkers', 'temporal-max-workers', 1, 1000) ?? temporalDefaults.maxWorkers;
-  const maxWorkersTotal = r.number('temporalMaxWorkersTotal', 'temporal-max-workers-total', 1, 100_000);
-  const workerLifetimeMs = r.durationMs('temporalWorkerLifetime', 'temporal-worker-lifetime', 1_000, 900_000) ?? temporalDefaults.workerLifetimeMs;
-  const workerStartTimeoutMs =
-    r.durationMs('temporalWorkerStartTimeout', 'temporal-worker-start-timeout', 1_000, 900_000) ?? Math.min(temporalDefaults.workerStartTimeoutMs, workerLifetimeMs);
-  if (workerStartTimeoutMs > workerLifetimeMs && r.has('temporalWorkerStartTimeout')) {
-    r.reject('temporalWorkerStartTimeout', 'temporal-worker-start-timeout', `must not exceed --temporal-worker-lifetime (${workerLifetimeMs} ms)`);
+  const maxWorkers = r.read('temporal-max-workers');
+  const maxWorkersTotal = r.read('temporal-max-workers-total');
+  const workerLifetimeMs = r.read('temporal-worker-lifetime');
+  // Unset, the start timeout is the default but at most the lifetime; set above it, it is an error.
+  const workerStartTimeoutMs = r.given('temporal-worker-start-timeout') ?? Math.min(defaultOf('temporal-worker-start-timeout'), workerLifetimeMs);
+  if (workerStartTimeoutMs > workerLifetimeMs && r.has('temporal-worker-start-timeout')) {
+    r.reject('temporal-worker-start-timeout', `must not exceed --temporal-worker-lifetime (${workerLifetimeMs} ms)`);
   }
-  const pollIntervalMs = r.durationMs('temporalPollInterval', 'temporal-poll-interval', 100, 300_000) ?? temporalDefaults.pollIntervalMs;
-  const backlogThreshold = r.number('temporalBacklogThreshold', 'temporal-backlog-threshold', 0, 1_000_000) ?? temporalDefaults.backlogThreshold;
-  const maxBacklogAgeMs = r.durationMs('temporalMaxBacklogAge', 'temporal-max-backlog-age', 100, 3_600_000);
-  const coolOffMs = r.durationMs('temporalCoolOff', 'temporal-cool-off', 0, 600_000) ?? temporalDefaults.coolOffMs;
-  const tasksPerWorker = r.number('temporalTasksPerWorker', 'temporal-tasks-per-worker', 1, 100_000) ?? temporalDefaults.tasksPerWorker;
+  const pollIntervalMs = r.read('temporal-poll-interval');
+  const backlogThreshold = r.read('temporal-backlog-threshold');
+  const maxBacklogAgeMs = r.read('temporal-max-backlog-age');
+  const coolOffMs = r.read('temporal-cool-off');
+  const tasksPerWorker = r.read('temporal-tasks-per-worker');
   const versionFunctions = versionFunctionMap(r);
 
-  const apiKey = r.string('temporalApiKey', 'temporal-api-key');
+  const apiKey = r.read('temporal-api-key');
   // Read now: the connection only reads them when it connects, and would retry an unreadable file forever.
-  const certPath = r.readablePath('temporalTlsCert', 'temporal-tls-cert');
-  const keyPath = r.readablePath('temporalTlsKey', 'temporal-tls-key');
-  const caPath = r.readablePath('temporalTlsCa', 'temporal-tls-ca');
-  const serverName = r.string('temporalTlsServerName', 'temporal-tls-server-name');
+  const certPath = r.read('temporal-tls-cert');
+  const keyPath = r.read('temporal-tls-key');
+  const caPath = r.read('temporal-tls-ca');
+  const serverName = r.read('temporal-tls-server-name');
   // has(), not the paths: an unreadable file is reported once, not also as half a pair.
-  if (r.has('temporalTlsCert') !== r.has('temporalTlsKey')) {
+  if (r.has('temporal-tls-cert') !== r.has('temporal-tls-key')) {
     r.problem('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
   }
-  const tlsDefault = apiKey !== undefined || ['temporalTlsCert', 'temporalTlsKey', 'temporalTlsCa', 'temporalTlsServerName'].some((n) => r.has(n));
-  const tlsOn = r.boolean('temporalTls', 'temporal-tls') ?? tlsDefault;
+  const tlsDefault = apiKey !== undefined || (['temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-tls-server-name'] as const).some((f) => r.has(f));
+  const tlsOn = r.read('temporal-tls') ?? tlsDefault;
   if (!tlsOn && tlsDefault) {
     r.problem('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
   }
@@ -246,7 +139,7 @@ export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfi
 
 /** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
 function taskQueueList(r: OptionReader): string[] {
-  const value = r.string('temporalTaskQueues', 'temporal-task-queues');
+  const value = r.read('temporal-task-queues');
   const names: string[] = [];
   for (const part of (value ?? '').split(',')) {
     const name = part.trim();
@@ -255,13 +148,13 @@ function taskQueueList(r: OptionReader): string[] {
     else if (!names.includes(name)) names.push(name);
   }
   // A value such as " , " (a list of blanks); a value of the wrong type was reported by r.string().
-  if (names.length === 0 && value !== undefined) r.reject('temporalTaskQueues', 'temporal-task-queues', 'needs at least one task queue name');
+  if (names.length === 0 && value !== undefined) r.reject('temporal-task-queues', 'needs at least one task queue name');
   return names;
 }
 
 /** "v1=fn:1,v2=fn:2" (a YAML list arrives joined with commas) -> { v1: 'fn:1', v2: 'fn:2' }, frozen. */
 function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
-  const value = r.string('temporalVersions', 'temporal-versions');
+  const value = r.read('temporal-versions');
   const entries: Array<[string, string]> = [];
   for (const part of (value ?? '').split(',')) {
     const entry = part.trim();
@@ -282,6 +175,6 @@ function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
 }
 
 function originText(r: OptionReader): string {
-  const origin = r.origin('temporalVersions');
+  const origin = r.origin('temporal-versions');
   return origin === undefined || origin === '--temporal-versions' ? '' : ` (from ${origin})`;
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CORE_OPTIONS, envName } from '../../src/cli.ts';
+import { CORE_OPTIONS, envName } from '../../src/options.ts';
 import { runCli, type CliRun } from '../support/cli.ts';
 import { until } from '../support/factories.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';

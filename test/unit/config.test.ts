@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CORE_OPTIONS, collectOptions, envName, helpText } from '../../src/cli.ts';
+import { collectOptions, helpText } from '../../src/cli.ts';
+import { CORE_OPTIONS, defaultText, envName } from '../../src/options.ts';
 
 const DEFS = OPTIONS;
 import { OPTIONS, resolveConfig, type Config } from '../../src/config.ts';
@@ -255,7 +256,8 @@ describe('configuration', () => {
     for (const d of CORE_OPTIONS) {
       assert.ok(text.includes(`--${d.flag}`), d.flag);
       assert.ok(text.includes(envName(d.flag)), envName(d.flag));
-      if (d.defaultText) assert.ok(text.includes(`[default: ${d.defaultText}]`), `${d.flag} default`);
+      const def = defaultText(d);
+      if (def !== undefined) assert.ok(text.includes(`[default: ${def}]`), `${d.flag} default`);
     }
   });
 });

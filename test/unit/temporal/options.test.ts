@@ -3,9 +3,10 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { envName, type RawValue } from '../../../src/cli.ts';
+import type { RawValue } from '../../../src/cli.ts';
 import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/option-reader.ts';
-import { TEMPORAL_OPTIONS, redactTemporalConfig, resolveTemporalConfig, temporalDefaults } from '../../../src/temporal/options.ts';
+import { TEMPORAL_OPTIONS, envName } from '../../../src/options.ts';
+import { redactTemporalConfig, resolveTemporalConfig } from '../../../src/temporal/options.ts';
 
 /** The files the fake FileCheck can read; any other path is ENOENT. No test here touches the file system. */
 const FILES = new Set(['/c.pem', '/k.pem', '/ca.pem']);
@@ -43,7 +44,7 @@ describe('resolveTemporalConfig', () => {
       namespace: 'default',
       taskQueues: ['orders'],
       functionName: 'temporal-worker',
-      maxWorkers: temporalDefaults.maxWorkers,
+      maxWorkers: 10,
       maxWorkersTotal: undefined,
       workerLifetimeMs: 600_000,
       workerStartTimeoutMs: 30_000,
