@@ -5,6 +5,7 @@ import type { DeleteMode } from './config.ts';
 import type { QueueOptions } from './delivery-options.ts';
 import { matchesRecord } from './invoke/event-filter.ts';
 import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, type RetryBackoff } from './invoke/retry-backoff.ts';
+import { ConcurrencyLimit, type AdaptiveConcurrency, type LimitChange } from './invoke/concurrency-limit.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
@@ -47,6 +48,11 @@ export interface DispatcherOptions {
   readonly retryBackoff?: RetryBackoff | undefined;
   /** Per-queue limits and filters, by queue name; default none. */
   readonly queueOptions?: ReadonlyMap<string, QueueOptions> | undefined;
+  /**
+   * --adaptive-concurrency: fewer loops may hold a batch while Lambda throttles (src/invoke/concurrency-limit.ts);
+   * default off (every loop receives).
+   */
+  readonly adaptiveConcurrency?: AdaptiveConcurrency | undefined;
 }
 
 export interface DispatcherDeps {
@@ -105,6 +111,12 @@ export class Dispatcher {
   readonly #receiver: Receiver;
   readonly #deleter: DeleteBatcher;
   readonly #gate: FunctionGate;
+  /** Undefined unless --adaptive-concurrency is on. */
+  readonly #limit: ConcurrencyLimit | undefined;
+  /** Loops between the start of a receive and the settlement of what it returned. */
+  #holding = 0;
+  /** Loops waiting for the holding count to fall below the limit. */
+  readonly #slotWaiters = new Set<() => void>();
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
@@ -125,6 +137,8 @@ export class Dispatcher {
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+    const adaptive = options.adaptiveConcurrency;
+    this.#limit = adaptive ? new ConcurrencyLimit({ max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) }, this.#now()) : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
   }
@@ -141,6 +155,11 @@ export class Dispatcher {
   /** Whether some queue can be received from (not backing off after a failed receive). */
   get receivable(): boolean {
     return this.#receiver.anyHealthy;
+  }
+
+  /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
+  get concurrencyLimit(): number {
+    return this.#limit?.limit ?? this.#opts.concurrency;
   }
 
   /** Each worker loop's current step and its deadline, for the liveness probe. */
@@ -216,16 +235,57 @@ export class Dispatcher {
         this.#metrics.paused(this.#gate.paused);
         continue;
       }
-      this.#step(loop, 'receive', this.#receiveDeadlineMs());
-      const startedAt = this.#now();
-      const received = await this.#receiver.next(halt);
-      this.#step(loop, undefined);
-      if (received) {
-        this.#tracer.received(received.queue, received.messages, startedAt, this.#now());
-        await this.#process(this.#track(loop, received.queue, received.messages), halt);
+      if (this.#limit && this.#holding >= this.#limit.limit) {
+        // Over the adaptive limit: the loop does not receive, so messages the function cannot take now stay on
+        // the queue (visible to other replicas, and to this one once a slot frees) instead of being held.
+        await this.#slotFreed(halt);
+        continue;
+      }
+      this.#holding++;
+      try {
+        this.#step(loop, 'receive', this.#receiveDeadlineMs());
+        const startedAt = this.#now();
+        const received = await this.#receiver.next(halt);
+        this.#step(loop, undefined);
+        if (received) {
+          this.#tracer.received(received.queue, received.messages, startedAt, this.#now());
+          await this.#process(this.#track(loop, received.queue, received.messages), halt);
+        }
+      } finally {
+        this.#holding--;
+        this.#wakeSlotWaiters();
       }
     }
     this.#step(loop, undefined);
+  }
+
+  /** Waits (idle, for liveness) until a loop lets go of its batch, the limit rises, or `halt` aborts. */
+  async #slotFreed(halt: AbortSignal): Promise<void> {
+    let resolve = () => {};
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.#slotWaiters.add(resolve);
+    const onHalt = () => resolve();
+    halt.addEventListener('abort', onHalt, { once: true });
+    try {
+      await promise;
+    } finally {
+      halt.removeEventListener('abort', onHalt);
+      this.#slotWaiters.delete(resolve);
+    }
+  }
+
+  #wakeSlotWaiters(): void {
+    // Every waiter rechecks the limit; few loops wait, and only while the limit is below --concurrency.
+    for (const wake of this.#slotWaiters) wake();
+    this.#slotWaiters.clear();
+  }
+
+  /** Adaptive concurrency moved the limit: record it, log it, and let waiting loops recheck a higher one. */
+  #limitChanged(change: LimitChange): void {
+    if (change === undefined) return;
+    this.#metrics.limit(change.to);
+    this.#log.info({ function: this.#opts.functionName, from: change.from, to: change.to }, change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit');
+    if (change.to > change.from) this.#wakeSlotWaiters();
   }
 
   #track(loop: number, queue: ResolvedQueue, messages: Message[]): Batch {
@@ -436,6 +496,7 @@ export class Dispatcher {
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );
       if (result.ok) {
+        if (this.#limit) this.#limitChanged(this.#limit.accepted(this.#now(), this.#holding));
         this.#gate.resume();
         this.#metrics.paused(false);
         return { kind: 'answered', response: result.response, durationMs: this.#now() - started };
@@ -450,7 +511,10 @@ export class Dispatcher {
       const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
-      if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
+      if (error.kind === 'throttled') {
+        this.#metrics.throttled(queue.name);
+        if (this.#limit) this.#limitChanged(this.#limit.throttled(this.#now()));
+      }
       if (step.action === 'pause-function') {
         this.#gate.pause(error);
         this.#metrics.paused(true);

@@ -54,6 +54,11 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.dropped, queue, count);
   }
 
+  /** The loops allowed to hold a batch changed (adaptive concurrency). */
+  limit(loops: number): void {
+    this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, loops);
+  }
+
   paused(paused: boolean): void {
     this.#fnGauge(FUNCTION_METRICS.paused, paused ? 1 : 0);
   }

@@ -37,7 +37,7 @@ export const SQS_METRICS = {
 /** Per function (dimension Function). */
 export const FUNCTION_METRICS = {
   concurrencyInUse: def({ cloudwatch: 'ConcurrencyInUse', prometheus: 'workerless_concurrency_in_use', kind: 'gauge', unit: 'Count', labels: ['function'], help: 'Worker loops holding a batch right now' }),
-  concurrencyLimit: def({ cloudwatch: 'ConcurrencyLimit', prometheus: 'workerless_concurrency_limit', kind: 'gauge', unit: 'Count', labels: ['function'], help: 'Worker loops allowed (--concurrency)' }),
+  concurrencyLimit: def({ cloudwatch: 'ConcurrencyLimit', prometheus: 'workerless_concurrency_limit', kind: 'gauge', unit: 'Count', labels: ['function'], help: 'Worker loops allowed to hold a batch: --concurrency, lower while --adaptive-concurrency backs off throttles' }),
   paused: def({ cloudwatch: 'FunctionPaused', prometheus: 'workerless_function_paused', kind: 'gauge', unit: 'Count', labels: ['function'], help: '1 while the function is paused as unusable (access denied, deleted, KMS, update in progress)' }),
 } as const;
 
