@@ -174,6 +174,7 @@ export const CORE_OPTIONS = [
     group: DELIVERY,
     kind: 'string',
     describe: 'Loops reserved per queue while it has messages, "name=N,..."',
+    doc: 'loops reserved per queue while it has messages',
     defaultText: 'none',
     valuesText: NAME_EQUALS_N,
   },
@@ -182,6 +183,7 @@ export const CORE_OPTIONS = [
     group: DELIVERY,
     kind: 'string',
     describe: 'Most invocations per second per queue, "name=N,..." (token bucket, burst 1)',
+    doc: 'most invocations per second per queue (token bucket, burst 1)',
     defaultText: 'none',
     valuesText: NAME_EQUALS_N,
   },
@@ -390,8 +392,8 @@ export const TEMPORAL_OPTIONS = [
     group: TEMPORAL_GROUP,
     kind: 'boolean',
     describe: 'Connect with TLS',
-    doc: 'connect with TLS; on by default when an API key, certificate, CA or server name is given',
-    defaultText: 'true when an API key, client certificate or CA is given, else false',
+    // The code turns TLS on for a server name too; the old help text left it out.
+    defaultText: 'on when an API key, client certificate, CA or server name is given, else off',
   },
   {
     flag: 'temporal-tls-cert',
