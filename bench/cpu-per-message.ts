@@ -63,9 +63,15 @@ const { values } = parseArgs({
 const N = Number(values.messages);
 const C = Number(values.concurrency);
 const RUNS = Number(values.runs);
-for (const [name, v] of [['--messages', N], ['--concurrency', C], ['--runs', RUNS]] as const) {
+for (const [name, v] of [
+  ['--messages', N],
+  ['--concurrency', C],
+  ['--runs', RUNS],
+] as const) {
   if (!Number.isInteger(v) || v < 1) {
-    process.stderr.write(`${name} must be a positive integer\nusage: node bench/cpu-per-message.ts [--messages N] [--concurrency C] [--runs R] [--verbose] [--cpu-prof DIR]\n`);
+    process.stderr.write(
+      `${name} must be a positive integer\nusage: node bench/cpu-per-message.ts [--messages N] [--concurrency C] [--runs R] [--verbose] [--cpu-prof DIR]\n`,
+    );
     process.exit(2);
   }
 }
@@ -129,13 +135,36 @@ interface Consumer {
 function startConsumer(kind: Kind, queueUrl: string, lambdaUrl: string, callsFile: string): Consumer {
   const script =
     kind === 'workerless'
-      ? [CLI, '--function', FUNCTION_NAME, '--queues', queueUrl, '--batch-size', '1', '--concurrency', String(C),
-         '--metrics', 'off', '--poll-for', '1', '--log-level', 'info']
+      ? [
+          CLI,
+          '--function',
+          FUNCTION_NAME,
+          '--queues',
+          queueUrl,
+          '--batch-size',
+          '1',
+          '--concurrency',
+          String(C),
+          '--metrics',
+          'off',
+          '--poll-for',
+          '1',
+          '--log-level',
+          'info',
+        ]
       : [PEER, '--queue-url', queueUrl, '--function', FUNCTION_NAME, '--concurrency', String(C)];
   // --cpu-prof DIR: V8 CPU profiles of the consumers (start-up included; profiling inflates the figures).
-  const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof'], '--cpu-prof-name', `${kind}-${process.hrtime.bigint()}.cpuprofile`];
+  const profile =
+    values['cpu-prof'] === undefined
+      ? []
+      : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof'], '--cpu-prof-name', `${kind}-${process.hrtime.bigint()}.cpuprofile`];
   const child = spawn(process.execPath, [...profile, '--import', CALL_COUNTER, ...script], {
-    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...awsTestEnv({ lambdaEndpoint: lambdaUrl }), BENCH_CALLS_FILE: callsFile },
+    env: {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      ...awsTestEnv({ lambdaEndpoint: lambdaUrl }),
+      BENCH_CALLS_FILE: callsFile,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
@@ -301,12 +330,27 @@ function table(results: readonly RunResult[]): string {
     rows.push([
       kind,
       String(rs.length),
-      spread(rs.map((r) => r.wallMs / 1000), 2),
-      spread(rs.map((r) => N / (r.wallMs / 1000)), 0),
-      spread(rs.map((r) => r.cpuMs / N), 3),
-      spread(rs.map((r) => total(r.calls) / N), 2),
+      spread(
+        rs.map((r) => r.wallMs / 1000),
+        2,
+      ),
+      spread(
+        rs.map((r) => N / (r.wallMs / 1000)),
+        0,
+      ),
+      spread(
+        rs.map((r) => r.cpuMs / N),
+        3,
+      ),
+      spread(
+        rs.map((r) => total(r.calls) / N),
+        2,
+      ),
       [receives, invokes, deletes].map((f) => median(rs.map((r) => f(r.calls) / N)).toFixed(2)).join(' / '),
-      spread(rs.map((r) => r.cpuMs / Math.max(1, total(r.calls))), 3),
+      spread(
+        rs.map((r) => r.cpuMs / Math.max(1, total(r.calls))),
+        3,
+      ),
     ]);
   }
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -342,20 +386,26 @@ async function main(): Promise<void> {
   try {
     // Start C execution environments now, so no run pays the endpoint's cold starts.
     const lambda = new LambdaClient({ endpoint: endpoint.url, region: TEST_REGION, credentials: TEST_CREDENTIALS });
-    await Promise.all(Array.from({ length: C }, () => lambda.send(new InvokeCommand({ FunctionName: FUNCTION_NAME, Payload: Buffer.from('{}') }))));
+    await Promise.all(
+      Array.from({ length: C }, () => lambda.send(new InvokeCommand({ FunctionName: FUNCTION_NAME, Payload: Buffer.from('{}') }))),
+    );
     lambda.destroy();
 
     const cpuModel = cpus()[0]?.model.trim() ?? 'unknown CPU';
     process.stdout.write(
       `cpu-per-message: ${N} messages, concurrency ${C}, batch size 1, ${RUNS} runs per consumer; ` +
-        `${cpus().length} cores (${cpuModel}), Node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`,
+        `${cpus().length} cores (${cpuModel}), Node ${process.version}, load average ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' ')}\n`,
     );
     const results: RunResult[] = [];
     for (let i = 0; i < RUNS; i++) {
       for (const kind of ['workerless', 'naive'] as const) {
         const r = await runOnce(kind, sqs, endpoint, progress, workDir, `${kind}-${i + 1}`);
         results.push(r);
-        const callText = Object.entries(r.calls).map(([op, n]) => `${op} ${n}`).join(', ');
+        const callText = Object.entries(r.calls)
+          .map(([op, n]) => `${op} ${n}`)
+          .join(', ');
         process.stdout.write(
           `  run ${i + 1} ${kind.padEnd(10)} ${(r.wallMs / 1000).toFixed(2)} s, ${(N / (r.wallMs / 1000)).toFixed(0)} msg/s, ` +
             `CPU ${r.cpuMs.toFixed(0)} ms (${((100 * r.sysMs) / r.cpuMs).toFixed(0)}% sys) = ${(r.cpuMs / N).toFixed(3)} ms/msg; calls: ${callText}; ` +

@@ -33,19 +33,32 @@ try {
   log(`started ${WORKFLOWS} orderWorkflow runs on task queue "${TASK_QUEUE}"; no worker polls it`);
 
   const args = [
-    '--temporal-task-queues', TASK_QUEUE,
-    '--temporal-function', 'temporal-worker',
-    '--temporal-max-workers', '2',
-    '--temporal-worker-lifetime', '15s',
-    '--temporal-poll-interval', '500ms',
-    '--temporal-cool-off', '1s',
-    '--temporal-tasks-per-worker', '5',
-    '--region', 'us-east-1',
-    '--endpoint-url', fixture.endpoint.url,
-    '--metrics', 'off',
+    '--temporal-task-queues',
+    TASK_QUEUE,
+    '--temporal-function',
+    'temporal-worker',
+    '--temporal-max-workers',
+    '2',
+    '--temporal-worker-lifetime',
+    '15s',
+    '--temporal-poll-interval',
+    '500ms',
+    '--temporal-cool-off',
+    '1s',
+    '--temporal-tasks-per-worker',
+    '5',
+    '--region',
+    'us-east-1',
+    '--endpoint-url',
+    fixture.endpoint.url,
+    '--metrics',
+    'off',
   ];
   log(`workerless ${args.join(' ')} --temporal-address ${fixture.server.address}`);
-  const daemon = startWorkerless([...args, '--temporal-address', fixture.server.address], { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+  const daemon = startWorkerless([...args, '--temporal-address', fixture.server.address], {
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+  });
   workerless = daemon;
 
   // The daemon's decisions (its JSON log) and each worker invocation as the Lambda endpoint sees it.

@@ -17,7 +17,9 @@ Object.assign(process.env, aws);
 
 const sqs = new SQSClient({ endpoint: LOCALSTACK });
 const endpoint = await startLambdaEndpoint({
-  functions: { 'workerless-demo': { handler: fileURLToPath(new URL('../localstack/functions/demo.mjs', import.meta.url)), timeoutSec: 10 } },
+  functions: {
+    'workerless-demo': { handler: fileURLToPath(new URL('../localstack/functions/demo.mjs', import.meta.url)), timeoutSec: 10 },
+  },
   handlerOutput: 'ignore',
 });
 
@@ -26,7 +28,10 @@ async function fill(perQueue: number): Promise<void> {
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
     await sqs.send(new PurgeQueueCommand({ QueueUrl }));
     for (let i = 0; i < perQueue; i += 10) {
-      const entries = Array.from({ length: Math.min(10, perQueue - i) }, (_, k) => ({ Id: String(k), MessageBody: `${SHORT[name]}${i + k + 1}` }));
+      const entries = Array.from({ length: Math.min(10, perQueue - i) }, (_, k) => ({
+        Id: String(k),
+        MessageBody: `${SHORT[name]}${i + k + 1}`,
+      }));
       await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: entries }));
     }
   }
@@ -36,10 +41,33 @@ async function dispatch(title: string, queues: string, concurrency: number, expe
   endpoint.reset();
   console.log(`\n== ${title}\n   workerless --function workerless-demo --queues ${queues} --concurrency ${concurrency}`);
   const cli = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, '--function', 'workerless-demo', '--queues', queues, '--concurrency', String(concurrency), '--poll-for', '1', '--metrics', 'off', '--log-level', 'warn'], {
-    env: { ...process.env, AWS_ENDPOINT_URL_SQS: LOCALSTACK, AWS_ENDPOINT_URL_CLOUDWATCH: LOCALSTACK, AWS_ENDPOINT_URL_LAMBDA: endpoint.url },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      '--function',
+      'workerless-demo',
+      '--queues',
+      queues,
+      '--concurrency',
+      String(concurrency),
+      '--poll-for',
+      '1',
+      '--metrics',
+      'off',
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: {
+        ...process.env,
+        AWS_ENDPOINT_URL_SQS: LOCALSTACK,
+        AWS_ENDPOINT_URL_CLOUDWATCH: LOCALSTACK,
+        AWS_ENDPOINT_URL_LAMBDA: endpoint.url,
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   await endpoint.waitFor((inv) => inv.filter((i) => i.status === 'success').length >= expected, 60_000);
   child.kill('SIGTERM');
@@ -51,7 +79,9 @@ async function dispatch(title: string, queues: string, concurrency: number, expe
   console.log(`   dispatch order: ${order.join('')}`);
   const firstHalf = order.slice(0, Math.floor(order.length / 2));
   const share = (q: string) => `${q} ${firstHalf.filter((x) => x === q).length}`;
-  console.log(`   first ${firstHalf.length} invocations: ${['H', 'D', 'L'].map(share).join(', ')}; workerless exited with ${code} after SIGTERM`);
+  console.log(
+    `   first ${firstHalf.length} invocations: ${['H', 'D', 'L'].map(share).join(', ')}; workerless exited with ${code} after SIGTERM`,
+  );
 }
 
 /** `preferred` when it is free on 127.0.0.1, else a free port. */
@@ -75,20 +105,50 @@ async function statusPage(holdSec: number): Promise<void> {
   const queues = `${QUEUES[0]}:3,${QUEUES[1]}:2,${QUEUES[2]}:1`;
   console.log(`\n== status page: workerless --function workerless-demo --queues ${queues} --concurrency 2 --http-port ${port}`);
   const cli = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, '--function', 'workerless-demo', '--queues', queues, '--concurrency', '2', '--poll-for', '1', '--metrics', 'off', '--log-level', 'error', '--http-port', String(port)], {
-    env: { ...process.env, AWS_ENDPOINT_URL_SQS: LOCALSTACK, AWS_ENDPOINT_URL_CLOUDWATCH: LOCALSTACK, AWS_ENDPOINT_URL_LAMBDA: endpoint.url },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      '--function',
+      'workerless-demo',
+      '--queues',
+      queues,
+      '--concurrency',
+      '2',
+      '--poll-for',
+      '1',
+      '--metrics',
+      'off',
+      '--log-level',
+      'error',
+      '--http-port',
+      String(port),
+    ],
+    {
+      env: {
+        ...process.env,
+        AWS_ENDPOINT_URL_SQS: LOCALSTACK,
+        AWS_ENDPOINT_URL_CLOUDWATCH: LOCALSTACK,
+        AWS_ENDPOINT_URL_LAMBDA: endpoint.url,
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   const base = `http://127.0.0.1:${port}`;
   // Ready once the start-up checks passed (or give up when the daemon exited).
-  for (let ready = false; !ready && child.exitCode === null; ) {
-    ready = (await fetch(`${base}/readyz`).then((r) => r.ok, () => false));
+  for (let ready = false; !ready && child.exitCode === null;) {
+    ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (!ready) await new Promise((r) => setTimeout(r, 200));
   }
   const line = '='.repeat(64);
-  console.log(`\n${line}\n   Status page:  ${base}/\n   Also:         ${base}/metrics  ${base}/status.json  ${base}/readyz\n` +
-    `   Holding for ${holdSec} s (DEMO_HOLD_SEC) with a trickle of messages; Ctrl-C ends it sooner.\n${line}`);
+  console.log(
+    `\n${line}\n   Status page:  ${base}/\n   Also:         ${base}/metrics  ${base}/status.json  ${base}/readyz\n` +
+      `   Holding for ${holdSec} s (DEMO_HOLD_SEC) with a trickle of messages; Ctrl-C ends it sooner.\n${line}`,
+  );
   // Ctrl-C reaches the daemon too (same process group), which drains and exits on its own.
   const hold = new AbortController();
   const onInterrupt = () => hold.abort();
@@ -99,12 +159,23 @@ async function statusPage(holdSec: number): Promise<void> {
     n++;
     const name = QUEUES[n % 3 === 0 ? 2 : n % 2]!;
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: '0', MessageBody: `${SHORT[name]}${n}` }, { Id: '1', MessageBody: `${SHORT[name]}${n}b` }] }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl,
+        Entries: [
+          { Id: '0', MessageBody: `${SHORT[name]}${n}` },
+          { Id: '1', MessageBody: `${SHORT[name]}${n}b` },
+        ],
+      }),
+    );
     await new Promise((r) => setTimeout(r, 250));
   }
   clearTimeout(timer);
   process.off('SIGINT', onInterrupt);
-  const status = (await fetch(`${base}/status.json`).then((r) => r.json(), () => undefined)) as { queues?: { name: string; buckets: { invoked: number }[] }[] } | undefined;
+  const status = (await fetch(`${base}/status.json`).then(
+    (r) => r.json(),
+    () => undefined,
+  )) as { queues?: { name: string; buckets: { invoked: number }[] }[] } | undefined;
   if (child.exitCode === null) child.kill('SIGTERM');
   const code = await exited;
   const counts = (status?.queues ?? []).map((q) => `${SHORT[q.name] ?? q.name} ${q.buckets.reduce((sum, b) => sum + b.invoked, 0)}`);

@@ -70,5 +70,7 @@ if (import.meta.main) {
   const before = readFileSync(README, 'utf8');
   const after = syncReadme(before);
   writeFileSync(README, after);
-  process.stdout.write(after === before ? 'README.md options tables are up to date\n' : 'README.md options tables rewritten from src/options.ts\n');
+  process.stdout.write(
+    after === before ? 'README.md options tables are up to date\n' : 'README.md options tables rewritten from src/options.ts\n',
+  );
 }

@@ -26,6 +26,8 @@ wl_npm_ci   # npm ci, see scripts/ensure-node.sh
 echo "== typecheck, lint, build"
 npm run --silent typecheck
 npm run --silent lint
+echo "== format check (prettier)"
+npx --no-install prettier --check --log-level warn .
 echo "== dependency check (knip: every declared dependency is used, no unused export or file)"
 npx --no-install knip
 npm run --silent build

@@ -22,9 +22,12 @@ export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): Che
     dryRun: (functionName, signal) => new LambdaInvoker(lambda, functionName).dryRun(signal),
     async putCheckDatum(namespace, signal) {
       try {
-        await cloudwatch.send(new PutMetricDataCommand({ Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] }), {
-          abortSignal: signal,
-        });
+        await cloudwatch.send(
+          new PutMetricDataCommand({ Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] }),
+          {
+            abortSignal: signal,
+          },
+        );
       } catch (err) {
         throw new AwsCallError('PutMetricData', classifyAwsError(err, signal));
       }

@@ -80,7 +80,9 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   const results = [...mergeUnreachable(queues), ...mergeUnreachable(fns), ...(metrics ? [metrics] : []), ...temporal];
   const notes =
     queueSpecs.length > 0
-      ? [`${UNCHECKED_SQS_ACTIONS.join(', ')} are needed by a run but not checked: only receiving (which hides messages) or changing messages could prove them`]
+      ? [
+          `${UNCHECKED_SQS_ACTIONS.join(', ')} are needed by a run but not checked: only receiving (which hides messages) or changing messages could prove them`,
+        ]
       : [];
   return { results, notes };
 }
@@ -102,7 +104,12 @@ interface Checked extends CheckResult {
   readonly unreachable?: { readonly service: string; readonly reason: string };
 }
 
-async function checkQueue(ports: CheckPorts, spec: QueueSpec, visibilityOverrideSec: number | undefined, signal: AbortSignal): Promise<Checked> {
+async function checkQueue(
+  ports: CheckPorts,
+  spec: QueueSpec,
+  visibilityOverrideSec: number | undefined,
+  signal: AbortSignal,
+): Promise<Checked> {
   const name = `queue ${queueNameOf(spec.ref)}`;
   try {
     const q = await ports.resolveQueue(spec, signal);
@@ -129,7 +136,8 @@ async function checkFunctionDryRun(ports: CheckPorts, what: string, functionName
   if (outcome.ok) return { name, ok: true, detail: 'DryRun invoke allowed' };
   const e: InvokeError = outcome.error;
   // A throttled dry run still proves the function exists and may be invoked.
-  if (e.kind === 'throttled') return { name, ok: true, detail: `DryRun invoke throttled (${e.code}), which proves it exists and may be invoked` };
+  if (e.kind === 'throttled')
+    return { name, ok: true, detail: `DryRun invoke throttled (${e.code}), which proves it exists and may be invoked` };
   if (e.code === 'ResourceNotFoundException') return { name, ok: false, detail: `does not exist (${e.code})` };
   return { name, ok: false, ...explainAwsError(e, 'Lambda', ['lambda:InvokeFunction']) };
 }
@@ -191,7 +199,8 @@ function explainAwsError(e: AwsErrorFacts, service: string, actions: readonly st
 
 /** The request was signed by someone AWS knows, who lacks the permission. */
 function isAccessDenied(e: AwsErrorFacts): boolean {
-  if (/^(AWS\.SimpleQueueService\.)?AccessDenied(Exception)?$|^AuthorizationError(Exception)?$|^UnauthorizedOperation$/.test(e.code)) return true;
+  if (/^(AWS\.SimpleQueueService\.)?AccessDenied(Exception)?$|^AuthorizationError(Exception)?$|^UnauthorizedOperation$/.test(e.code))
+    return true;
   return e.status === 403 && !CREDENTIAL_ERRORS.has(e.code) && !e.code.startsWith('KMS');
 }
 
@@ -236,7 +245,9 @@ function mergeUnreachable(results: readonly Checked[]): CheckResult[] {
     const group = groups.get(key) ?? [r];
     const names = group.map((g) => g.name);
     const name =
-      group.length > 1 && names.every((n) => n.startsWith('queue ')) ? `queues ${names.map((n) => n.slice('queue '.length)).join(', ')}` : names.join(', ');
+      group.length > 1 && names.every((n) => n.startsWith('queue '))
+        ? `queues ${names.map((n) => n.slice('queue '.length)).join(', ')}`
+        : names.join(', ');
     out.push({ name, ok: false, detail: r.detail });
   }
   return out;

@@ -29,11 +29,7 @@ export interface CliResult {
  * Parses argv, the environment and the config file. Never throws and never exits: problems are returned
  * so that main can report all of them at once.
  */
-export function collectOptions(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-  defs: readonly OptionDef[],
-): CliResult {
+export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, defs: readonly OptionDef[]): CliResult {
   const problems: string[] = [];
   const warnings: string[] = [];
   const byCamel = new Map(defs.map((d) => [camel(d.flag), d]));

@@ -133,12 +133,17 @@ export class Dispatcher {
     this.#random = deps.random ?? Math.random;
     this.#now = deps.now ?? Date.now;
     const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
-    this.#receiver = new Receiver({ ...options, limits }, { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now });
+    this.#receiver = new Receiver(
+      { ...options, limits },
+      { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
+    );
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
     const adaptive = options.adaptiveConcurrency;
-    this.#limit = adaptive ? new ConcurrencyLimit({ max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) }, this.#now()) : undefined;
+    this.#limit = adaptive
+      ? new ConcurrencyLimit({ max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) }, this.#now())
+      : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
   }
@@ -200,7 +205,9 @@ export class Dispatcher {
     halt.removeEventListener('abort', onHalt);
     if (failure !== undefined) {
       this.#setState('failed');
-      throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+      throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : String(failure)}`, {
+        cause: failure,
+      });
     }
     this.#setState('stopped');
   }
@@ -284,7 +291,10 @@ export class Dispatcher {
   #limitChanged(change: LimitChange): void {
     if (change === undefined) return;
     this.#metrics.limit(change.to);
-    this.#log.info({ function: this.#opts.functionName, from: change.from, to: change.to }, change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit');
+    this.#log.info(
+      { function: this.#opts.functionName, from: change.from, to: change.to },
+      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
+    );
     if (change.to > change.from) this.#wakeSlotWaiters();
   }
 
@@ -325,12 +335,18 @@ export class Dispatcher {
         if (end.kind === 'released') break;
         const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
         if (queue.fifo && kept.length > 0 && offset < messages.length) {
-          this.#log.warn({ queue: queue.name, messageIds: batchIds.slice(offset) }, 'FIFO batch stopped at a failure; later messages stay on the queue');
+          this.#log.warn(
+            { queue: queue.name, messageIds: batchIds.slice(offset) },
+            'FIFO batch stopped at a failure; later messages stay on the queue',
+          );
           break;
         }
       }
     } catch (err) {
-      this.#log.error({ queue: queue.name, messageIds: batchIds, function: this.#opts.functionName, err }, 'unexpected error while processing a batch');
+      this.#log.error(
+        { queue: queue.name, messageIds: batchIds, function: this.#opts.functionName, err },
+        'unexpected error while processing a batch',
+      );
     } finally {
       await batch.lease.end();
       this.#inFlight.delete(batch);
@@ -354,11 +370,23 @@ export class Dispatcher {
       await lease.drop(unsettled);
       if (outcome.release) {
         this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS);
-        await this.#tracer.settle(queue, 'release', unsettled, () => changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0), (r) => (r.failed.length > 0 ? 'entries_failed' : undefined));
+        await this.#tracer.settle(
+          queue,
+          'release',
+          unsettled,
+          () => changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0),
+          (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
+        );
         this.#metrics.dropped(queue.name, unsettled.length);
-        this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while the function is throttled or unusable; released the messages');
+        this.#log.warn(
+          { ...context, messageIds: ids(unsettled) },
+          'shutting down while the function is throttled or unusable; released the messages',
+        );
       } else {
-        this.#log.warn({ ...context, messageIds: ids(unsettled) }, 'shutting down while an earlier invocation may still run; the messages return after their visibility timeout');
+        this.#log.warn(
+          { ...context, messageIds: ids(unsettled) },
+          'shutting down while an earlier invocation may still run; the messages return after their visibility timeout',
+        );
       }
       return { kind: 'released' };
     }
@@ -373,7 +401,10 @@ export class Dispatcher {
     this.#metrics.invoked(queue.name, messages.length, outcome.durationMs);
     this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
     if (verdict.kind === 'function-error') {
-      this.#log.error({ ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage }, 'function error; messages stay on the queue');
+      this.#log.error(
+        { ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage },
+        'function error; messages stay on the queue',
+      );
     } else if (verdict.kind === 'invalid-response') {
       this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
     } else if (verdict.kind === 'partial') {
@@ -391,14 +422,18 @@ export class Dispatcher {
       // The lease keeps these invisible until the delete has completed, however long its retries take.
       this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
       const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
-      const result = await this.#tracer.settle(queue, 'delete', toDelete, () =>
-        this.#deleter.delete(
-          queue,
-          entries,
-          () => lease.expiresAt(toDelete),
-          // Each retry renews the step's deadline: a loop waiting out an SQS outage is not stuck.
-          () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
-        ),
+      const result = await this.#tracer.settle(
+        queue,
+        'delete',
+        toDelete,
+        () =>
+          this.#deleter.delete(
+            queue,
+            entries,
+            () => lease.expiresAt(toDelete),
+            // Each retry renews the step's deadline: a loop waiting out an SQS outage is not stuck.
+            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
+          ),
         (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
       );
       this.#metrics.deleted(queue.name, result.done);
@@ -440,9 +475,19 @@ export class Dispatcher {
     if (options.filterAction === 'delete') {
       this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
       const entries = receipts(filtered);
-      const result = await this.#tracer.settle(queue, 'delete', filtered, () => this.#deleter.delete(queue, entries, () => lease.expiresAt(filtered)), (r) => (r.failed.length > 0 ? 'entries_failed' : undefined));
+      const result = await this.#tracer.settle(
+        queue,
+        'delete',
+        filtered,
+        () => this.#deleter.delete(queue, entries, () => lease.expiresAt(filtered)),
+        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
+      );
       this.#log.debug(context, 'messages matched no filter pattern; deleted');
-      if (result.failed.length > 0) this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some filtered-out messages; they will be delivered again');
+      if (result.failed.length > 0)
+        this.#log.error(
+          { ...context, failed: result.failed },
+          'DeleteMessageBatch refused some filtered-out messages; they will be delivered again',
+        );
     } else {
       this.#log.debug({ ...context, heldBehind: ids(behind) }, 'messages matched no filter pattern; left on the queue');
     }
@@ -463,9 +508,18 @@ export class Dispatcher {
     const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
     this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
     for (const step of planRetryBackoff(kept, queue.fifo, policy, this.#random, limitSec)) {
-      const context = { queue: queue.name, messageIds: ids(step.messages), delaySec: step.timeoutSec, receiveCounts: step.messages.map(receiveCountOf) };
+      const context = {
+        queue: queue.name,
+        messageIds: ids(step.messages),
+        delaySec: step.timeoutSec,
+        receiveCounts: step.messages.map(receiveCountOf),
+      };
       const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec);
-      if (result.failed.length > 0) this.#log.warn({ ...context, failed: result.failed }, 'could not set the retry back-off of some messages; they return after their visibility timeout');
+      if (result.failed.length > 0)
+        this.#log.warn(
+          { ...context, failed: result.failed },
+          'could not set the retry back-off of some messages; they return after their visibility timeout',
+        );
       else this.#log.debug(context, 'retry back-off set');
     }
   }
@@ -491,8 +545,11 @@ export class Dispatcher {
     for (;;) {
       this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
       const started = this.#now();
-      const result = await this.#tracer.process(queue, this.#opts.functionName, batch.lease.messages.filter((m) => unsettledIds.includes(m.MessageId ?? '')), () =>
-        this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)),
+      const result = await this.#tracer.process(
+        queue,
+        this.#opts.functionName,
+        batch.lease.messages.filter((m) => unsettledIds.includes(m.MessageId ?? '')),
+        () => this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)),
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );
       if (result.ok) {
@@ -505,7 +562,12 @@ export class Dispatcher {
       attempts = countAttempt(attempts, error);
       const step = nextInvokeStep(error, attempts, policy, this.#random);
       if (step.action === 'give-up') return { kind: 'failed', error };
-      const context = { queue: queue.name, messageIds: unsettledIds, function: this.#opts.functionName, err: { kind: error.kind, code: error.code, message: error.message } };
+      const context = {
+        queue: queue.name,
+        messageIds: unsettledIds,
+        function: this.#opts.functionName,
+        err: { kind: error.kind, code: error.code, message: error.message },
+      };
       // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
       // until the drain's retry time is over.
       const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
@@ -522,9 +584,15 @@ export class Dispatcher {
         await this.#gate.wait(waitSignal);
       } else {
         if (error.kind === 'unknown') {
-          this.#log.warn({ ...context, holdMs: step.delayMs, attempt: attempts.unknown }, 'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again');
+          this.#log.warn(
+            { ...context, holdMs: step.delayMs, attempt: attempts.unknown },
+            'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again',
+          );
         } else {
-          this.#log.warn({ ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent }, error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying');
+          this.#log.warn(
+            { ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent },
+            error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying',
+          );
         }
         this.#step(batch.loop, 'invoke back-off', step.delayMs);
         await sleep(step.delayMs, waitSignal);
@@ -532,7 +600,6 @@ export class Dispatcher {
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
     }
   }
-
 }
 
 function ids(messages: readonly Message[]): string[] {

@@ -57,7 +57,13 @@ export class EventLoopLag {
   }
 }
 
-export function checkLiveness(opts: { lagMs: number; maxLagMs: number; loops: readonly (LoopStep | undefined)[]; now: number; graceMs: number }): Liveness {
+export function checkLiveness(opts: {
+  lagMs: number;
+  maxLagMs: number;
+  loops: readonly (LoopStep | undefined)[];
+  now: number;
+  graceMs: number;
+}): Liveness {
   const reasons: string[] = [];
   if (opts.lagMs > opts.maxLagMs) reasons.push(`event loop blocked for ${Math.round(opts.lagMs)} ms (limit ${opts.maxLagMs} ms)`);
   opts.loops.forEach((step, i) => {

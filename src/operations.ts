@@ -43,7 +43,10 @@ export class Operations {
     this.#config = config;
     this.#log = logger;
     this.#version = version;
-    this.status = new StatusRecorder({ queues: config.queues?.queues.map((q) => queueNameOf(q.ref)) ?? [], ...(recentErrors ? { recentErrors } : {}) });
+    this.status = new StatusRecorder({
+      queues: config.queues?.queues.map((q) => queueNameOf(q.ref)) ?? [],
+      ...(recentErrors ? { recentErrors } : {}),
+    });
   }
 
   /** The sinks to add to the metrics stream. */
@@ -97,7 +100,8 @@ export class Operations {
     if (state === 'starting') reasons.push('starting: resolving queues and checking the function');
     else if (state === 'paused') reasons.push('the function is paused: it cannot be invoked (see the logs)');
     else if (state !== 'running') reasons.push(`${state}: not taking new messages`);
-    else if (this.#dispatcher && !this.#dispatcher.receivable) reasons.push('no queue can be received from (every ReceiveMessage is failing)');
+    else if (this.#dispatcher && !this.#dispatcher.receivable)
+      reasons.push('no queue can be received from (every ReceiveMessage is failing)');
     return { ok: reasons.length === 0, reasons };
   }
 
@@ -112,7 +116,11 @@ export class Operations {
   }
 
   snapshot(): StatusSnapshot {
-    return this.status.snapshot(this.state(), { version: this.#version, functionName: this.#config.functionName, startedAt: this.#startedAt });
+    return this.status.snapshot(this.state(), {
+      version: this.#version,
+      functionName: this.#config.functionName,
+      startedAt: this.#startedAt,
+    });
   }
 
   async close(): Promise<void> {

@@ -89,7 +89,10 @@ export class OptionReader {
   #string(flag: string): string | undefined {
     const v = this.#get(flag);
     if (v === undefined) return undefined;
-    if (Array.isArray(v.value)) return v.value.every((x) => typeof x === 'string' || typeof x === 'number') ? v.value.join(',') : this.#fail(flag, v, 'must be a string or a list of strings');
+    if (Array.isArray(v.value))
+      return v.value.every((x) => typeof x === 'string' || typeof x === 'number')
+        ? v.value.join(',')
+        : this.#fail(flag, v, 'must be a string or a list of strings');
     if (typeof v.value === 'object' && v.value !== null) return this.#fail(flag, v, 'must be a string');
     return String(v.value).trim();
   }
@@ -200,7 +203,6 @@ export class OptionReader {
 function display(value: unknown): unknown {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
-
 
 /** Parses "500ms", "5s", "10m", "1.5s" or a bare number of seconds into milliseconds; undefined if invalid. */
 export function parseDurationMs(value: unknown): number | undefined {

@@ -55,7 +55,9 @@ export class DeleteBatcher {
     if (entries.length === 0) return { done: 0, failed: [] };
     let list = this.#pending.get(queue);
     if (!list) this.#pending.set(queue, (list = []));
-    const results = entries.map((entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, onRetry, resolve })));
+    const results = entries.map(
+      (entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, onRetry, resolve })),
+    );
     while (list.length >= SQS_BATCH_MAX) this.#send(queue, list.splice(0, SQS_BATCH_MAX));
     if (list.length > 0 && !this.#timers.has(queue)) {
       this.#timers.set(
@@ -79,15 +81,21 @@ export class DeleteBatcher {
     const onRetry = () => {
       for (const p of batch) p.onRetry();
     };
-    void withRetry(this.#log, 'DeleteMessageBatch', queue, () => this.#source.deleteBatch(queue, entries), entries.length, retryUntil, onRetry).then(
-      (failures) => {
-        const byId = new Map(failures.map((f) => [f.id, f]));
-        batch.forEach((p, i) => {
-          const f = byId.get(String(i));
-          p.resolve(f ? { ...f, id: p.entry.id } : undefined);
-        });
-      },
-    );
+    void withRetry(
+      this.#log,
+      'DeleteMessageBatch',
+      queue,
+      () => this.#source.deleteBatch(queue, entries),
+      entries.length,
+      retryUntil,
+      onRetry,
+    ).then((failures) => {
+      const byId = new Map(failures.map((f) => [f.id, f]));
+      batch.forEach((p, i) => {
+        const f = byId.get(String(i));
+        p.resolve(f ? { ...f, id: p.entry.id } : undefined);
+      });
+    });
   }
 }
 
@@ -102,8 +110,12 @@ export async function changeVisibility(
   const failed: EntryFailure[] = [];
   for (let i = 0; i < entries.length; i += SQS_BATCH_MAX) {
     const chunk = entries.slice(i, i + SQS_BATCH_MAX).map((e, k) => ({ id: String(k), receiptHandle: e.receiptHandle, original: e.id }));
-    const failures = await withRetry(logger, 'ChangeMessageVisibilityBatch', queue, () =>
-      source.changeVisibility(queue, chunk, timeoutSec), chunk.length,
+    const failures = await withRetry(
+      logger,
+      'ChangeMessageVisibilityBatch',
+      queue,
+      () => source.changeVisibility(queue, chunk, timeoutSec),
+      chunk.length,
     );
     for (const f of failures) failed.push({ ...f, id: chunk[Number(f.id)]?.original ?? f.id });
   }
@@ -133,7 +145,10 @@ async function withRetry(
       const e = callErrorOf(err);
       const delayMs = backoffMs(attempt, 100, 1_000);
       const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && Date.now() + delayMs >= retryUntil());
-      logger[last ? 'error' : 'warn']({ queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } }, `${operation} failed`);
+      logger[last ? 'error' : 'warn'](
+        { queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } },
+        `${operation} failed`,
+      );
       if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
       onRetry();
       await sleep(delayMs);

@@ -125,7 +125,10 @@ export class VisibilityLease {
           }
         });
         if (failed.length > 0) {
-          logger.warn({ queue: this.#queue.name, failed }, 'SQS refused to extend the visibility of some messages; no longer extending those');
+          logger.warn(
+            { queue: this.#queue.name, failed },
+            'SQS refused to extend the visibility of some messages; no longer extending those',
+          );
         }
         return;
       }
@@ -137,10 +140,16 @@ export class VisibilityLease {
       const messageIds = still.map((h) => h.message.MessageId ?? '');
       if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
         for (const h of still) this.#held.delete(h.message);
-        logger.error({ queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } }, 'could not extend visibility before it ran out; these messages may be delivered again');
+        logger.error(
+          { queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } },
+          'could not extend visibility before it ran out; these messages may be delivered again',
+        );
         return;
       }
-      logger.warn({ queue: this.#queue.name, messageIds, attempt, delayMs, err: { code: e.code, message: e.message } }, 'ChangeMessageVisibilityBatch failed; retrying while visibility remains');
+      logger.warn(
+        { queue: this.#queue.name, messageIds, attempt, delayMs, err: { code: e.code, message: e.message } },
+        'ChangeMessageVisibilityBatch failed; retrying while visibility remains',
+      );
       await sleep(delayMs, this.#ended.signal);
     }
   }

@@ -84,7 +84,18 @@ class FakeQueue {
   }
 }
 
-const stats = { received: 0, deleted: 0, released: 0, invoked: 0, invokedRecords: 0, inFlightInvokes: 0, maxInFlightInvokes: 0, receiveCalls: 0, emptyReceives: 0, metricCalls: 0 };
+const stats = {
+  received: 0,
+  deleted: 0,
+  released: 0,
+  invoked: 0,
+  invokedRecords: 0,
+  inFlightInvokes: 0,
+  maxInFlightInvokes: 0,
+  receiveCalls: 0,
+  emptyReceives: 0,
+  metricCalls: 0,
+};
 const queues = new Map<string, FakeQueue>();
 let invokeMs = 0;
 let port = 0;
@@ -100,7 +111,12 @@ function queueOf(url: unknown): FakeQueue | undefined {
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': randomUUID(), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': randomUUID(),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -176,7 +192,10 @@ function sqs(op: string, input: Input, res: ServerResponse): void {
     }
     case 'DeleteMessage':
     case 'DeleteMessageBatch': {
-      const entries: Entry[] = op === 'DeleteMessage' ? [{ Id: '0', ReceiptHandle: String(input['ReceiptHandle']) }] : ((input['Entries'] as Entry[] | undefined) ?? []);
+      const entries: Entry[] =
+        op === 'DeleteMessage'
+          ? [{ Id: '0', ReceiptHandle: String(input['ReceiptHandle']) }]
+          : ((input['Entries'] as Entry[] | undefined) ?? []);
       const failed: unknown[] = [];
       const ok: unknown[] = [];
       for (const e of entries) {
@@ -228,7 +247,12 @@ function invoke(req: IncomingMessage, res: ServerResponse): void {
   if (stats.inFlightInvokes > stats.maxInFlightInvokes) stats.maxInFlightInvokes = stats.inFlightInvokes;
   const answer = () => {
     stats.inFlightInvokes -= 1;
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': 4, 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': randomUUID() });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': 4,
+      'x-amz-executed-version': '$LATEST',
+      'x-amzn-requestid': randomUUID(),
+    });
     res.end('null');
   };
   if (invokeMs > 0) setTimeout(answer, invokeMs);
@@ -247,7 +271,15 @@ function reset(input: Input, res: ServerResponse): void {
   const now = Date.now();
   for (let i = 0; i < n; i++) {
     const body = `{"n":${i},"pad":"${pad}"}`;
-    q.visible.push({ id: randomUUID(), body, md5: createHash('md5').update(body).digest('hex'), sentAt: now, receiveCount: 0, firstReceiveAt: 0, receipt: '' });
+    q.visible.push({
+      id: randomUUID(),
+      body,
+      md5: createHash('md5').update(body).digest('hex'),
+      sentAt: now,
+      receiveCount: 0,
+      firstReceiveAt: 0,
+      receipt: '',
+    });
   }
   queues.set(name, q);
   json(res, 200, { url: queueUrl(name), arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}` });

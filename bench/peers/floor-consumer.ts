@@ -71,7 +71,14 @@ interface Answer {
   body: string;
 }
 
-function call(endpoint: URL, service: string, path: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<Answer> {
+function call(
+  endpoint: URL,
+  service: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  signal?: AbortSignal,
+): Promise<Answer> {
   const amzDate = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
   const date = amzDate.slice(0, 8);
   const all: Record<string, string> = { ...headers, host: endpoint.host, 'x-amz-date': amzDate };
@@ -80,24 +87,36 @@ function call(endpoint: URL, service: string, path: string, headers: Record<stri
   const signedHeaders = names.join(';');
   const canonical = `POST\n${path}\n\n${names.map((n) => `${n}:${all[n]}`).join('\n')}\n\n${signedHeaders}\n${sha256(body)}`;
   const scope = `${date}/${region}/${service}/aws4_request`;
-  const signature = createHmac('sha256', signingKey(date, service)).update(`AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256(canonical)}`).digest('hex');
+  const signature = createHmac('sha256', signingKey(date, service))
+    .update(`AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256(canonical)}`)
+    .digest('hex');
   all['authorization'] = `AWS4-HMAC-SHA256 Credential=${accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   all['content-length'] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
-    const req = request({ agent, host: endpoint.hostname, port: endpoint.port, method: 'POST', path, headers: all, ...(signal ? { signal } : {}) }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { agent, host: endpoint.hostname, port: endpoint.port, method: 'POST', path, headers: all, ...(signal ? { signal } : {}) },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 async function sqs(op: string, input: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
-  const answer = await call(sqsEndpoint, 'sqs', '/', { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${op}` }, JSON.stringify(input), signal);
+  const answer = await call(
+    sqsEndpoint,
+    'sqs',
+    '/',
+    { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${op}` },
+    JSON.stringify(input),
+    signal,
+  );
   if (answer.status !== 200) throw new Error(`${op}: HTTP ${answer.status} ${answer.body}`);
   return JSON.parse(answer.body) as Record<string, unknown>;
 }
@@ -221,7 +240,9 @@ function flushDeletes(): void {
   deleteTimer = undefined;
   const receipts = toDelete.splice(0, 10);
   if (receipts.length === 0) return;
-  sqs('DeleteMessageBatch', { QueueUrl: queueUrl, Entries: receipts.map((r, i) => ({ Id: String(i), ReceiptHandle: r })) }).catch((err: unknown) => report('delete failed', err));
+  sqs('DeleteMessageBatch', { QueueUrl: queueUrl, Entries: receipts.map((r, i) => ({ Id: String(i), ReceiptHandle: r })) }).catch(
+    (err: unknown) => report('delete failed', err),
+  );
 }
 
 function deleteLater(receipt: string): void {

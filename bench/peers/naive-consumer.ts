@@ -13,7 +13,14 @@
 // Stops on SIGTERM/SIGINT: no new receives, the message in hand is finished, exit 0.
 import { parseArgs } from 'node:util';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { DeleteMessageBatchCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 
 const { values } = parseArgs({
   options: {
@@ -27,7 +34,15 @@ const queueUrl = values['queue-url'];
 const functionName = values.function;
 const concurrency = Number(values.concurrency);
 const batchSize = Number(values['batch-size']);
-if (!queueUrl || !functionName || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
+if (
+  !queueUrl ||
+  !functionName ||
+  !Number.isInteger(concurrency) ||
+  concurrency < 1 ||
+  !Number.isInteger(batchSize) ||
+  batchSize < 1 ||
+  batchSize > 10
+) {
   process.stderr.write('usage: node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]\n');
   process.exit(2);
 }
@@ -53,15 +68,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function toEvent(messages: Message[]): string {
   return JSON.stringify({
     Records: messages.map((message) => ({
-        messageId: message.MessageId,
-        receiptHandle: message.ReceiptHandle,
-        body: message.Body,
-        attributes: {},
-        messageAttributes: {},
-        md5OfBody: message.MD5OfBody,
-        eventSource: 'aws:sqs',
-        eventSourceARN: queueArn,
-        awsRegion: region,
+      messageId: message.MessageId,
+      receiptHandle: message.ReceiptHandle,
+      body: message.Body,
+      attributes: {},
+      messageAttributes: {},
+      md5OfBody: message.MD5OfBody,
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: region,
     })),
   });
 }
@@ -79,7 +94,10 @@ async function handle(messages: Message[]): Promise<void> {
     return;
   }
   await sqs.send(
-    new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+    new DeleteMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+    }),
   );
 }
 

@@ -25,7 +25,15 @@ const queueUrl = values['queue-url'] ?? '';
 const functionName = values.function ?? '';
 const concurrency = Number(values.concurrency);
 const batchSize = Number(values['batch-size']);
-if (!queueUrl || !functionName || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
+if (
+  !queueUrl ||
+  !functionName ||
+  !Number.isInteger(concurrency) ||
+  concurrency < 1 ||
+  !Number.isInteger(batchSize) ||
+  batchSize < 1 ||
+  batchSize > 10
+) {
   process.stderr.write('usage: node bench/peers/sqs-consumer-peer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]\n');
   process.exit(2);
 }
@@ -57,7 +65,9 @@ function toEvent(messages: Message[]): Uint8Array {
 }
 
 async function invoke(messages: Message[]): Promise<void> {
-  const out = await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: toEvent(messages) }));
+  const out = await lambda.send(
+    new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: toEvent(messages) }),
+  );
   // Throwing leaves the messages on the queue (sqs-consumer emits processing_error).
   if (out.FunctionError !== undefined) throw new Error(`function error: ${out.FunctionError}`);
 }

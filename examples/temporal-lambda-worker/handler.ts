@@ -43,7 +43,12 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
   if (window() === 0 || tooLate()) {
     // The function timeout is too short for the buffer, or Lambda started a queued Event too late: workerless
     // has stopped counting this worker (startBy, expiresAt), so polling now would exceed its worker limits.
-    log('warn', 'not enough time left to poll', { ...base, shutdownBufferMs: settings.shutdownBufferMs, expiresAt: settings.expiresAt, startBy: settings.startBy });
+    log('warn', 'not enough time left to poll', {
+      ...base,
+      shutdownBufferMs: settings.shutdownBufferMs,
+      expiresAt: settings.expiresAt,
+      startBy: settings.startBy,
+    });
     return { ...base, polledMs: 0, durationMs: Date.now() - startedAt };
   }
 
@@ -79,7 +84,12 @@ export async function handler(event: unknown, context: LambdaContext): Promise<W
     }
     // Measured after connecting and creating the worker: cold-start time comes out of the polling window.
     const polledMs = window();
-    log('info', 'worker polling', { ...base, polledMs, shutdownBufferMs: settings.shutdownBufferMs, buildId: settings.deployment?.buildId });
+    log('info', 'worker polling', {
+      ...base,
+      polledMs,
+      shutdownBufferMs: settings.shutdownBufferMs,
+      buildId: settings.deployment?.buildId,
+    });
     // runUntil stops polling when the timer fires, then waits for in-flight tasks (up to shutdownGraceTime).
     await worker.runUntil(sleep(polledMs));
     const durationMs = Date.now() - startedAt;

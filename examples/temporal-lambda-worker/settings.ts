@@ -47,7 +47,8 @@ export interface WorkerSettings {
    * TEMPORAL_VERSIONING_BEHAVIOR (AUTO_UPGRADE or PINNED, default AUTO_UPGRADE) for workflows that set none.
    * Map each build ID to one published Lambda version or alias (--temporal-versions).
    */
-  readonly deployment: { readonly deploymentName: string; readonly buildId: string; readonly behavior: 'AUTO_UPGRADE' | 'PINNED' } | undefined;
+  readonly deployment:
+    { readonly deploymentName: string; readonly buildId: string; readonly behavior: 'AUTO_UPGRADE' | 'PINNED' } | undefined;
   /**
    * The event asked for a different version than TEMPORAL_WORKER_BUILD_ID says this code is: the mapping
    * points at the wrong Lambda version. The worker must not poll (it would run another version's workflows).
@@ -78,7 +79,10 @@ export function workerSettingsFromEnv(env: Env, event?: unknown): WorkerSettings
     return n;
   };
 
-  const queues = (text('TEMPORAL_TASK_QUEUE') ?? '').split(',').map((q) => q.trim()).filter((q) => q !== '');
+  const queues = (text('TEMPORAL_TASK_QUEUE') ?? '')
+    .split(',')
+    .map((q) => q.trim())
+    .filter((q) => q !== '');
   if (queues.length === 0) problems.push('TEMPORAL_TASK_QUEUE must name the task queue(s) this worker serves');
   const requested = requestedTaskQueue(event);
   const taskQueue = requested !== undefined && queues.includes(requested) ? requested : (queues[0] ?? '');

@@ -34,7 +34,10 @@ export interface HotPathOptions {
 
 export async function createHotPath(kind: AwsClientKind, options: HotPathOptions): Promise<HotPath> {
   if (kind === 'sdk') {
-    const [{ SqsMessageSource }, { LambdaInvoker }] = await Promise.all([import('../queues/sqs-source.ts'), import('../invoke/lambda-invoker.ts')]);
+    const [{ SqsMessageSource }, { LambdaInvoker }] = await Promise.all([
+      import('../queues/sqs-source.ts'),
+      import('../invoke/lambda-invoker.ts'),
+    ]);
     return { source: new SqsMessageSource(options.sqs), invoker: (fn) => new LambdaInvoker(options.lambda, fn), destroy: () => {} };
   }
   const [{ SignedHttp, serviceEndpoint }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all([

@@ -11,7 +11,12 @@ import { SignatureV4 } from '@smithy/signature-v4';
  */
 
 /** What the signer needs of a credential provider; `@aws-sdk/credential-provider-node`'s defaultProvider() fits (memoized, refreshed before expiry). */
-export type CredentialProvider = () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined; expiration?: Date | undefined }>;
+export type CredentialProvider = () => Promise<{
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string | undefined;
+  expiration?: Date | undefined;
+}>;
 
 export interface HttpAnswer {
   readonly status: number;
@@ -30,7 +35,11 @@ export interface SignedHttpOptions {
 
 type SourceData = string | ArrayBuffer | ArrayBufferView;
 const bytes = (data: SourceData): Buffer | string =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+  typeof data === 'string'
+    ? data
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
 
 /** SHA-256 / HMAC-SHA256 for the signer, on node:crypto (the signer's Checksum interface). */
 class NodeSha256 {
@@ -67,7 +76,14 @@ export class SignedHttp {
   readonly #https: HttpsAgent;
 
   constructor(options: SignedHttpOptions) {
-    this.#signer = new SignatureV4({ service: options.service, region: options.region, credentials: options.credentials, sha256: NodeSha256, uriEscapePath: true, applyChecksum: true });
+    this.#signer = new SignatureV4({
+      service: options.service,
+      region: options.region,
+      credentials: options.credentials,
+      sha256: NodeSha256,
+      uriEscapePath: true,
+      applyChecksum: true,
+    });
     this.#http = new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets });
     this.#https = new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets });
   }
@@ -104,11 +120,18 @@ export class SignedHttp {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }),
+          );
           res.on('error', reject);
           // A connection cut in the middle of the answer: a reset after the request was sent.
           res.on('close', () => {
-            if (!res.complete) reject(signal?.aborted ? abortError(signal) : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }));
+            if (!res.complete)
+              reject(
+                signal?.aborted
+                  ? abortError(signal)
+                  : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }),
+              );
           });
         },
       );
@@ -131,7 +154,10 @@ export class SignedHttp {
  */
 export function callDeadline(deadlineMs: number, parent?: AbortSignal): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), deadlineMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    deadlineMs,
+  );
   const onAbort = () => controller.abort(parent?.reason);
   if (parent?.aborted) controller.abort(parent.reason);
   else parent?.addEventListener('abort', onAbort, { once: true });
@@ -204,9 +230,15 @@ export function sanitizeErrorCode(raw: string): string {
  * AWS_ENDPOINT_URL (unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS), then the service's regional endpoint.
  * `custom` says whether one was configured (SQS then sends every call there, not to the queue URL's host).
  */
-export function serviceEndpoint(service: 'sqs' | 'lambda', region: string, endpointUrl: string | undefined, env: NodeJS.ProcessEnv): { url: URL; custom: boolean } {
+export function serviceEndpoint(
+  service: 'sqs' | 'lambda',
+  region: string,
+  endpointUrl: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { url: URL; custom: boolean } {
   const ignoreEnv = env['AWS_IGNORE_CONFIGURED_ENDPOINT_URLS']?.toLowerCase() === 'true';
-  const configured = endpointUrl || (ignoreEnv ? undefined : env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] || env['AWS_ENDPOINT_URL']) || undefined;
+  const configured =
+    endpointUrl || (ignoreEnv ? undefined : env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] || env['AWS_ENDPOINT_URL']) || undefined;
   if (configured) return { url: new URL(configured), custom: true };
   const suffix = region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
   return { url: new URL(`https://${service}.${region}.${suffix}`), custom: false };

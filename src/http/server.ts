@@ -58,7 +58,8 @@ export async function startHttpServer(opts: { host: string; port: number; routes
 
 async function handle(req: IncomingMessage, res: ServerResponse, routes: HttpRoutes): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
   switch (path) {
     case '/healthz':
       return probe(res, routes.liveness());

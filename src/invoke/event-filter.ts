@@ -96,8 +96,10 @@ function compileFields(obj: Record<string, unknown>, where: string, path: string
 
 function compileRule(raw: unknown, where: string, problems: string[]): Rule | undefined {
   if (raw === null || typeof raw === 'string' || typeof raw === 'boolean') return { kind: 'equals', value: raw };
-  if (typeof raw === 'number') return Number.isFinite(raw) ? { kind: 'equals', value: raw } : bad(`${where}: ${String(raw)} is not a finite number`);
-  if (!isObject(raw) || Object.keys(raw).length !== 1) return bad(`${where}: a rule must be a value or an object with one operator, got ${JSON.stringify(raw)}`);
+  if (typeof raw === 'number')
+    return Number.isFinite(raw) ? { kind: 'equals', value: raw } : bad(`${where}: ${String(raw)} is not a finite number`);
+  if (!isObject(raw) || Object.keys(raw).length !== 1)
+    return bad(`${where}: a rule must be a value or an object with one operator, got ${JSON.stringify(raw)}`);
   const [op, arg] = Object.entries(raw)[0]!;
   switch (op) {
     case 'prefix':
@@ -105,12 +107,18 @@ function compileRule(raw: unknown, where: string, problems: string[]): Rule | un
     case 'equals-ignore-case':
       return typeof arg === 'string' ? { kind: op, value: arg } : bad(`${where}: "${op}" takes a string, got ${JSON.stringify(arg)}`);
     case 'exists':
-      return typeof arg === 'boolean' ? { kind: 'exists', value: arg } : bad(`${where}: "exists" takes true or false, got ${JSON.stringify(arg)}`);
+      return typeof arg === 'boolean'
+        ? { kind: 'exists', value: arg }
+        : bad(`${where}: "exists" takes true or false, got ${JSON.stringify(arg)}`);
     case 'numeric':
       return compileNumeric(arg, where, problems);
     case 'anything-but': {
       if (typeof arg === 'string' || (typeof arg === 'number' && Number.isFinite(arg))) return { kind: 'anything-but', values: [arg] };
-      if (Array.isArray(arg) && arg.length > 0 && arg.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) {
+      if (
+        Array.isArray(arg) &&
+        arg.length > 0 &&
+        arg.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))
+      ) {
         return { kind: 'anything-but', values: arg as (string | number)[] };
       }
       if (isObject(arg) && Object.keys(arg).length === 1) {
@@ -119,7 +127,9 @@ function compileRule(raw: unknown, where: string, problems: string[]): Rule | un
           return { kind: 'anything-but-text', test: test as (typeof TEXT_OPS)[number], value };
         }
       }
-      return bad(`${where}: "anything-but" takes a string, a number, a list of them, or {"prefix"|"suffix"|"equals-ignore-case": string}, got ${JSON.stringify(arg)}`);
+      return bad(
+        `${where}: "anything-but" takes a string, a number, a list of them, or {"prefix"|"suffix"|"equals-ignore-case": string}, got ${JSON.stringify(arg)}`,
+      );
     }
     default:
       return bad(`${where}: unknown operator "${op}" (known: prefix, suffix, equals-ignore-case, numeric, exists, anything-but)`);
@@ -136,7 +146,9 @@ function compileNumeric(arg: unknown, where: string, problems: string[]): Rule |
     (arg.length === 2 || arg.length === 4) &&
     arg.every((v, i) => (i % 2 === 0 ? typeof v === 'string' && NUMERIC_OPS.has(v) : typeof v === 'number' && Number.isFinite(v)));
   if (!ok || (arg.length === 4 && (arg[0] === '=' || arg[2] === '='))) {
-    problems.push(`${where}: "numeric" takes [op, number] or a range [op, number, op, number] with ops < <= = > >=, got ${JSON.stringify(arg)}`);
+    problems.push(
+      `${where}: "numeric" takes [op, number] or a range [op, number, op, number] with ops < <= = > >=, got ${JSON.stringify(arg)}`,
+    );
     return undefined;
   }
   const comparisons: Comparison[] = [];
@@ -208,7 +220,8 @@ function matchRule(rule: Rule, value: Json | undefined): boolean {
   if (value === undefined) return false;
   if (Array.isArray(value)) {
     // anything-but on a list: no element may be excluded; the other rules: any element matches.
-    if (rule.kind === 'anything-but' || rule.kind === 'anything-but-text') return value.length > 0 && value.every((v) => matchRule(rule, v));
+    if (rule.kind === 'anything-but' || rule.kind === 'anything-but-text')
+      return value.length > 0 && value.every((v) => matchRule(rule, v));
     return value.some((v) => matchRule(rule, v));
   }
   switch (rule.kind) {

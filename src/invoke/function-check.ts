@@ -7,13 +7,19 @@ import type { FunctionInvoker } from './lambda-invoker.ts';
  * running it and without any IAM right beyond lambda:InvokeFunction. Throws a StartupError with one line.
  * `what` names the function in that line (default "function"; spillover says "Temporal worker function").
  */
-export async function checkFunction(invoker: FunctionInvoker, functionName: string, signal?: AbortSignal, what = 'function'): Promise<void> {
+export async function checkFunction(
+  invoker: FunctionInvoker,
+  functionName: string,
+  signal?: AbortSignal,
+  what = 'function',
+): Promise<void> {
   const outcome = await invoker.dryRun(signal);
   if (outcome.ok) return;
   const e = outcome.error;
   // Throttling during a dry run still proves the function exists.
   if (e.kind === 'throttled') return;
-  if (e.code === 'ResourceNotFoundException') throw new StartupError(`${what} "${functionName}" does not exist (ResourceNotFoundException)`);
+  if (e.code === 'ResourceNotFoundException')
+    throw new StartupError(`${what} "${functionName}" does not exist (ResourceNotFoundException)`);
   const unreachable = unreachableReason(e);
   if (unreachable) throw new StartupError(`cannot reach Lambda to check ${what} "${functionName}": ${unreachable} (${NETWORK_HINT})`);
   throw new StartupError(`cannot invoke ${what} "${functionName}": ${e.code}: ${firstLine(e.message)}`);

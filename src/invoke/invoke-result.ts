@@ -22,11 +22,7 @@ export type BatchVerdict =
   | { kind: 'function-error'; deleteIds: []; keepIds: string[]; errorType: string; errorMessage: string }
   | { kind: 'invalid-response'; deleteIds: []; keepIds: string[]; reason: string };
 
-export function interpretResult(
-  response: InvocationResponse,
-  messageIds: readonly string[],
-  fifo: boolean,
-): BatchVerdict {
+export function interpretResult(response: InvocationResponse, messageIds: readonly string[], fifo: boolean): BatchVerdict {
   const all = [...messageIds];
   if (response.functionError) {
     const { errorType, errorMessage } = parseFunctionError(response.payload, response.functionError);

@@ -46,7 +46,12 @@ export function countAttempt(attempts: Readonly<InvokeAttempts>, error: InvokeEr
  * An unknown outcome may still be running, so the messages are held for a whole visibility timeout before
  * the next try: never a second invocation while the first may be running. `attempts` includes `error`.
  */
-export function nextInvokeStep(error: InvokeError, attempts: Readonly<InvokeAttempts>, policy: InvokeRetryPolicy, random: () => number): InvokeStep {
+export function nextInvokeStep(
+  error: InvokeError,
+  attempts: Readonly<InvokeAttempts>,
+  policy: InvokeRetryPolicy,
+  random: () => number,
+): InvokeStep {
   switch (error.kind) {
     case 'throttled':
       return { action: 'retry', delayMs: backoffMs(attempts.throttled - 1, 100, 5_000, random) };

@@ -32,7 +32,13 @@ export class LambdaHttpInvoker implements FunctionInvoker {
 
   async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal): Promise<InvokeResult> {
     try {
-      const answer = await this.#http.post(this.#endpoint, this.#path, { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type }, payload, signal);
+      const answer = await this.#http.post(
+        this.#endpoint,
+        this.#path,
+        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type },
+        payload,
+        signal,
+      );
       if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
       this.#onCall?.('Invoke', undefined);
       const functionError = answer.headers['x-amz-function-error'];

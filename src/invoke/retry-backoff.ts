@@ -58,7 +58,13 @@ export function retryDelaySec(receiveCount: number, policy: RetryBackoff, random
  *   order, after one back-off, and its messages that were not in this batch wait behind it.
  * `limitSec` is what SQS still allows for these handles (12 hours minus the time since the receive).
  */
-export function planRetryBackoff(kept: readonly Message[], fifo: boolean, policy: RetryBackoff, random: Random, limitSec = MAX_VISIBILITY_SEC): BackoffStep[] {
+export function planRetryBackoff(
+  kept: readonly Message[],
+  fifo: boolean,
+  policy: RetryBackoff,
+  random: Random,
+  limitSec = MAX_VISIBILITY_SEC,
+): BackoffStep[] {
   const byTimeout = new Map<number, Message[]>();
   const add = (timeoutSec: number, messages: Message[]) => {
     const list = byTimeout.get(timeoutSec);

@@ -13,7 +13,12 @@ export function countAwsCalls(service: string, sink: MetricsSink) {
     async (args: A): Promise<R> => {
       const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
       const record = (outcome: string) =>
-        sink.record({ name: def.cloudwatch, unit: def.unit, value: 1, dimensions: { Service: service, Operation: operation, Outcome: outcome } });
+        sink.record({
+          name: def.cloudwatch,
+          unit: def.unit,
+          value: 1,
+          dimensions: { Service: service, Operation: operation, Outcome: outcome },
+        });
       try {
         const out = await next(args);
         record('ok');

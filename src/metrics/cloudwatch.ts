@@ -102,7 +102,10 @@ export class CloudWatchMetrics implements MetricsSink {
         this.#pending = this.#pending.slice(chunk.length);
       } catch (err) {
         const e = classifyAwsError(err);
-        this.#log.warn({ err: { code: e.code, message: e.message }, pending: this.#pending.length }, 'PutMetricData failed, will retry at next flush');
+        this.#log.warn(
+          { err: { code: e.code, message: e.message }, pending: this.#pending.length },
+          'PutMetricData failed, will retry at next flush',
+        );
         return;
       }
     }

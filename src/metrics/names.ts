@@ -22,38 +22,178 @@ const def = (d: MetricDef): MetricDef => Object.freeze(d);
 
 /** SQS dispatch, per queue (dimensions Function and Queue). */
 export const SQS_METRICS = {
-  polled: def({ cloudwatch: 'PolledEventCount', prometheus: 'workerless_polled_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages received from the queue' }),
-  invoked: def({ cloudwatch: 'InvokedEventCount', prometheus: 'workerless_invoked_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages passed to an invocation that the function answered' }),
-  failedInvoke: def({ cloudwatch: 'FailedInvokeEventCount', prometheus: 'workerless_failed_invoke_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages whose invocation failed (function error, invalid response, or an Invoke error given up on)' }),
-  deleted: def({ cloudwatch: 'DeletedEventCount', prometheus: 'workerless_deleted_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages deleted after the function processed them' }),
-  dropped: def({ cloudwatch: 'DroppedEventCount', prometheus: 'workerless_dropped_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages released back to the queue unprocessed (shutdown while throttled or paused)' }),
-  filtered: def({ cloudwatch: 'FilteredOutEventCount', prometheus: 'workerless_filtered_out_events_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Messages that did not match the filter criteria' }),
-  throttled: def({ cloudwatch: 'ThrottledInvokeCount', prometheus: 'workerless_throttled_invocations_total', kind: 'counter', unit: 'Count', labels: ['function', 'queue'], help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)' }),
-  inFlight: def({ cloudwatch: 'InFlightEventCount', prometheus: 'workerless_in_flight_messages', kind: 'gauge', unit: 'Count', labels: ['function', 'queue'], help: 'Messages received and not yet settled' }),
-  invocationDuration: def({ cloudwatch: 'InvocationDuration', prometheus: 'workerless_invocation_duration_seconds', kind: 'histogram', unit: 'Milliseconds', labels: ['function', 'queue'], help: 'Duration of Invoke calls the function answered' }),
-  receiveToSettle: def({ cloudwatch: 'ProcessingDuration', prometheus: 'workerless_receive_to_settle_seconds', kind: 'histogram', unit: 'Milliseconds', labels: ['function', 'queue'], help: 'Time from receiving a message to settling it (deleted, kept or released)' }),
+  polled: def({
+    cloudwatch: 'PolledEventCount',
+    prometheus: 'workerless_polled_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages received from the queue',
+  }),
+  invoked: def({
+    cloudwatch: 'InvokedEventCount',
+    prometheus: 'workerless_invoked_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages passed to an invocation that the function answered',
+  }),
+  failedInvoke: def({
+    cloudwatch: 'FailedInvokeEventCount',
+    prometheus: 'workerless_failed_invoke_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages whose invocation failed (function error, invalid response, or an Invoke error given up on)',
+  }),
+  deleted: def({
+    cloudwatch: 'DeletedEventCount',
+    prometheus: 'workerless_deleted_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages deleted after the function processed them',
+  }),
+  dropped: def({
+    cloudwatch: 'DroppedEventCount',
+    prometheus: 'workerless_dropped_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages released back to the queue unprocessed (shutdown while throttled or paused)',
+  }),
+  filtered: def({
+    cloudwatch: 'FilteredOutEventCount',
+    prometheus: 'workerless_filtered_out_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages that did not match the filter criteria',
+  }),
+  throttled: def({
+    cloudwatch: 'ThrottledInvokeCount',
+    prometheus: 'workerless_throttled_invocations_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)',
+  }),
+  inFlight: def({
+    cloudwatch: 'InFlightEventCount',
+    prometheus: 'workerless_in_flight_messages',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages received and not yet settled',
+  }),
+  invocationDuration: def({
+    cloudwatch: 'InvocationDuration',
+    prometheus: 'workerless_invocation_duration_seconds',
+    kind: 'histogram',
+    unit: 'Milliseconds',
+    labels: ['function', 'queue'],
+    help: 'Duration of Invoke calls the function answered',
+  }),
+  receiveToSettle: def({
+    cloudwatch: 'ProcessingDuration',
+    prometheus: 'workerless_receive_to_settle_seconds',
+    kind: 'histogram',
+    unit: 'Milliseconds',
+    labels: ['function', 'queue'],
+    help: 'Time from receiving a message to settling it (deleted, kept or released)',
+  }),
 } as const;
 
 /** Per function (dimension Function). */
 export const FUNCTION_METRICS = {
-  concurrencyInUse: def({ cloudwatch: 'ConcurrencyInUse', prometheus: 'workerless_concurrency_in_use', kind: 'gauge', unit: 'Count', labels: ['function'], help: 'Worker loops holding a batch right now' }),
-  concurrencyLimit: def({ cloudwatch: 'ConcurrencyLimit', prometheus: 'workerless_concurrency_limit', kind: 'gauge', unit: 'Count', labels: ['function'], help: 'Worker loops allowed to hold a batch: --concurrency, lower while --adaptive-concurrency backs off throttles' }),
-  paused: def({ cloudwatch: 'FunctionPaused', prometheus: 'workerless_function_paused', kind: 'gauge', unit: 'Count', labels: ['function'], help: '1 while the function is paused as unusable (access denied, deleted, KMS, update in progress)' }),
+  concurrencyInUse: def({
+    cloudwatch: 'ConcurrencyInUse',
+    prometheus: 'workerless_concurrency_in_use',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function'],
+    help: 'Worker loops holding a batch right now',
+  }),
+  concurrencyLimit: def({
+    cloudwatch: 'ConcurrencyLimit',
+    prometheus: 'workerless_concurrency_limit',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function'],
+    help: 'Worker loops allowed to hold a batch: --concurrency, lower while --adaptive-concurrency backs off throttles',
+  }),
+  paused: def({
+    cloudwatch: 'FunctionPaused',
+    prometheus: 'workerless_function_paused',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function'],
+    help: '1 while the function is paused as unusable (access denied, deleted, KMS, update in progress)',
+  }),
 } as const;
 
 /** AWS API calls (dimensions Service, Operation, Outcome: ok, throttled, retryable, fatal). */
 export const AWS_METRICS = {
-  calls: def({ cloudwatch: 'AwsApiCalls', prometheus: 'workerless_aws_api_calls_total', kind: 'counter', unit: 'Count', labels: ['service', 'operation', 'outcome'], help: 'AWS API calls by operation and outcome' }),
+  calls: def({
+    cloudwatch: 'AwsApiCalls',
+    prometheus: 'workerless_aws_api_calls_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['service', 'operation', 'outcome'],
+    help: 'AWS API calls by operation and outcome',
+  }),
 } as const;
 
 /** Temporal spillover, per task queue (dimension TaskQueue). */
 export const TEMPORAL_METRICS = {
-  backlog: def({ cloudwatch: 'Backlog', prometheus: 'workerless_temporal_backlog', kind: 'gauge', unit: 'Count', labels: ['task_queue'], help: 'Approximate task backlog of the task queue' }),
-  workersAlive: def({ cloudwatch: 'WorkersAlive', prometheus: 'workerless_temporal_workers_alive', kind: 'gauge', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers counted as alive' }),
-  workersInvoked: def({ cloudwatch: 'WorkersInvoked', prometheus: 'workerless_temporal_workers_invoked_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers invoked' }),
-  invocationsRefused: def({ cloudwatch: 'InvocationsRefused', prometheus: 'workerless_temporal_invocations_refused_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Worker invocations refused by Lambda' }),
-  backlogAge: def({ cloudwatch: 'BacklogAge', prometheus: 'workerless_temporal_backlog_age_seconds', kind: 'histogram', unit: 'Milliseconds', labels: ['task_queue'], help: 'Approximate age of the oldest waiting task, one sample per reading' }),
-  workersLost: def({ cloudwatch: 'WorkersLost', prometheus: 'workerless_temporal_workers_lost_total', kind: 'counter', unit: 'Count', labels: ['task_queue'], help: 'Lambda workers that stopped polling, or never started, before their lifetime ended' }),
+  backlog: def({
+    cloudwatch: 'Backlog',
+    prometheus: 'workerless_temporal_backlog',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Approximate task backlog of the task queue',
+  }),
+  workersAlive: def({
+    cloudwatch: 'WorkersAlive',
+    prometheus: 'workerless_temporal_workers_alive',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Lambda workers counted as alive',
+  }),
+  workersInvoked: def({
+    cloudwatch: 'WorkersInvoked',
+    prometheus: 'workerless_temporal_workers_invoked_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Lambda workers invoked',
+  }),
+  invocationsRefused: def({
+    cloudwatch: 'InvocationsRefused',
+    prometheus: 'workerless_temporal_invocations_refused_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Worker invocations refused by Lambda',
+  }),
+  backlogAge: def({
+    cloudwatch: 'BacklogAge',
+    prometheus: 'workerless_temporal_backlog_age_seconds',
+    kind: 'histogram',
+    unit: 'Milliseconds',
+    labels: ['task_queue'],
+    help: 'Approximate age of the oldest waiting task, one sample per reading',
+  }),
+  workersLost: def({
+    cloudwatch: 'WorkersLost',
+    prometheus: 'workerless_temporal_workers_lost_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Lambda workers that stopped polling, or never started, before their lifetime ended',
+  }),
 } as const;
 
 export const ALL_METRICS: readonly MetricDef[] = [

@@ -24,7 +24,11 @@ export class PrometheusMetrics implements MetricsSink {
     for (const def of ALL_METRICS) {
       const common = { name: def.prometheus, help: def.help, labelNames: [...def.labels], registers: [this.registry] };
       const metric =
-        def.kind === 'counter' ? new Counter(common) : def.kind === 'gauge' ? new Gauge(common) : new Histogram({ ...common, buckets: DURATION_BUCKETS });
+        def.kind === 'counter'
+          ? new Counter(common)
+          : def.kind === 'gauge'
+            ? new Gauge(common)
+            : new Histogram({ ...common, buckets: DURATION_BUCKETS });
       this.#byName.set(def.cloudwatch, { def, metric });
     }
   }

@@ -83,7 +83,11 @@ export class Receiver {
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
     this.#longPollers = options.queues.map(() => 0);
     this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
-    this.#slots = new QueueSlots(options.queues.map((_, i) => options.limits?.[i]), options.concurrency ?? 1, deps.now());
+    this.#slots = new QueueSlots(
+      options.queues.map((_, i) => options.limits?.[i]),
+      options.concurrency ?? 1,
+      deps.now(),
+    );
   }
 
   /** A batch received from `queue` by next() is settled: its loop gives the queue's slot back. */
@@ -160,9 +164,13 @@ export class Receiver {
       const index = this.#pickLongPollQueue(open);
       // A queue held back only by its rate gets a token soon: poll the others no longer than that, so this
       // loop is back in time to serve it.
-      const tokenAt = this.#slots.nextTokenAt(healthy.filter((i) => i !== index), this.#deps.now());
+      const tokenAt = this.#slots.nextTokenAt(
+        healthy.filter((i) => i !== index),
+        this.#deps.now(),
+      );
       if (!this.#slots.acquire(index, this.#deps.now())) return undefined;
-      const waitSec = tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - this.#deps.now()) / 1000)));
+      const waitSec =
+        tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - this.#deps.now()) / 1000)));
       this.#longPollers[index]!++;
       let got = false;
       try {
@@ -186,7 +194,10 @@ export class Receiver {
     try {
       const messages = await this.#deps.source.receive(queue, options);
       if (health.failures > 0) {
-        this.#deps.logger.info({ queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since }, 'ReceiveMessage works again');
+        this.#deps.logger.info(
+          { queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since },
+          'ReceiveMessage works again',
+        );
         health.failures = 0;
         health.retryAt = 0;
       }
@@ -204,7 +215,9 @@ export class Receiver {
       if ((health.failures & (health.failures - 1)) === 0) {
         this.#deps.logger[e.kind === 'fatal' ? 'error' : 'warn'](
           { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
-          e.code === 'TimeoutError' ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off' : 'ReceiveMessage failed; skipping this queue while backing off',
+          e.code === 'TimeoutError'
+            ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off'
+            : 'ReceiveMessage failed; skipping this queue while backing off',
         );
       }
       return [];

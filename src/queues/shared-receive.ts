@@ -36,7 +36,13 @@ export class SharedReceiveSource implements MessageSource {
     return new Promise((resolve, reject) => {
       let list = this.#waiting.get(queue);
       if (!list) this.#waiting.set(queue, (list = []));
-      list.push({ max: options.max, startBefore: options.startBefore, visibilityTimeoutSec: options.visibilityTimeoutSec, resolve, reject });
+      list.push({
+        max: options.max,
+        startBefore: options.startBefore,
+        visibilityTimeoutSec: options.visibilityTimeoutSec,
+        resolve,
+        reject,
+      });
       if (!this.#busy.has(queue)) this.#receiveFor(queue);
     });
   }
@@ -55,7 +61,11 @@ export class SharedReceiveSource implements MessageSource {
     // Take waiters in arrival order while their requests fit in one call.
     const group: Waiter[] = [];
     let total = 0;
-    while (list.length > 0 && total + list[0]!.max <= SQS_RECEIVE_MAX && (group.length === 0 || list[0]!.visibilityTimeoutSec === group[0]!.visibilityTimeoutSec)) {
+    while (
+      list.length > 0 &&
+      total + list[0]!.max <= SQS_RECEIVE_MAX &&
+      (group.length === 0 || list[0]!.visibilityTimeoutSec === group[0]!.visibilityTimeoutSec)
+    ) {
       const w = list.shift()!;
       group.push(w);
       total += w.max;
@@ -86,7 +96,12 @@ export class SharedReceiveSource implements MessageSource {
     return this.#inner.deleteBatch(queue, entries, signal);
   }
 
-  changeVisibility(queue: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number, signal?: AbortSignal): Promise<EntryFailure[]> {
+  changeVisibility(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]> {
     return this.#inner.changeVisibility(queue, entries, timeoutSec, signal);
   }
 }

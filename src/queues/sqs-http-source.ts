@@ -59,7 +59,12 @@ export class SqsHttpSource implements MessageSource {
     return entryFailures(await this.#call(queue.url, 'DeleteMessageBatch', CALL_DEADLINE_MS, signal, input));
   }
 
-  async changeVisibility(queue: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number, signal?: AbortSignal): Promise<EntryFailure[]> {
+  async changeVisibility(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]> {
     if (entries.length === 0) return [];
     const input = JSON.stringify({
       QueueUrl: queue.url,
@@ -80,7 +85,13 @@ export class SqsHttpSource implements MessageSource {
   }
 
   /** One call under its deadline, with the SDK's retries inside it; failures classified once, here. */
-  async #call(queueUrl: string, operation: string, deadlineMs: number, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+  async #call(
+    queueUrl: string,
+    operation: string,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+    body: string,
+  ): Promise<Record<string, unknown>> {
     const deadline = callDeadline(deadlineMs, signal);
     try {
       return await this.#attempts(queueUrl, operation, deadline.signal, body);
@@ -129,18 +140,26 @@ function retryDelayMs(attempt: number, throttled: boolean): number {
 function checkBodies(messages: readonly Message[]): void {
   const bad: string[] = [];
   for (const m of messages) {
-    if (createHash('md5').update(m.Body ?? '').digest('hex') !== m.MD5OfBody) bad.push(m.MessageId ?? '');
+    if (
+      createHash('md5')
+        .update(m.Body ?? '')
+        .digest('hex') !== m.MD5OfBody
+    )
+      bad.push(m.MessageId ?? '');
   }
-  if (bad.length > 0) throw new AwsCallError('ReceiveMessage', classifyAwsError(new Error(`Invalid MD5 checksum on messages: ${bad.join(', ')}`)));
+  if (bad.length > 0)
+    throw new AwsCallError('ReceiveMessage', classifyAwsError(new Error(`Invalid MD5 checksum on messages: ${bad.join(', ')}`)));
 }
 
 /** The wire carries binary attribute values as base64; the SDK hands them out as bytes. */
 function decodeBinaryAttributes(m: Message): void {
-  const attributes = m.MessageAttributes as Record<string, MessageAttributeValue & { BinaryValue?: unknown; BinaryListValues?: unknown[] }> | undefined;
+  const attributes = m.MessageAttributes as
+    Record<string, MessageAttributeValue & { BinaryValue?: unknown; BinaryListValues?: unknown[] }> | undefined;
   if (!attributes) return;
   for (const value of Object.values(attributes)) {
     if (typeof value.BinaryValue === 'string') value.BinaryValue = Buffer.from(value.BinaryValue, 'base64');
-    if (Array.isArray(value.BinaryListValues)) value.BinaryListValues = value.BinaryListValues.map((b) => (typeof b === 'string' ? Buffer.from(b, 'base64') : (b as Uint8Array)));
+    if (Array.isArray(value.BinaryListValues))
+      value.BinaryListValues = value.BinaryListValues.map((b) => (typeof b === 'string' ? Buffer.from(b, 'base64') : (b as Uint8Array)));
   }
 }
 

@@ -103,7 +103,9 @@ export class SqsMessageSource implements MessageSource {
       QueueUrl: queue.url,
       Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
     });
-    const out = await this.#call('DeleteMessageBatch', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    const out = await this.#call('DeleteMessageBatch', CALL_DEADLINE_MS, signal, (abortSignal) =>
+      this.#client.send(command, { abortSignal }),
+    );
     return entryFailures(out.Failed);
   }
 
@@ -125,7 +127,12 @@ export class SqsMessageSource implements MessageSource {
   }
 
   /** Runs one call under its deadline and classifies what it throws, once, here at the boundary. */
-  async #call<T>(operation: string, deadlineMs: number, signal: AbortSignal | undefined, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async #call<T>(
+    operation: string,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+    send: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const abortSignal = withDeadline(deadlineMs, signal);
     try {
       return await send(abortSignal);
@@ -135,7 +142,9 @@ export class SqsMessageSource implements MessageSource {
   }
 }
 
-function entryFailures(failed: readonly { Id?: string | undefined; Code?: string | undefined; Message?: string | undefined }[] | undefined): EntryFailure[] {
+function entryFailures(
+  failed: readonly { Id?: string | undefined; Code?: string | undefined; Message?: string | undefined }[] | undefined,
+): EntryFailure[] {
   return (failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
 }
 

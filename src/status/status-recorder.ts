@@ -68,7 +68,8 @@ export class StatusRecorder implements MetricsSink {
     const bucketMs = options.bucketMs ?? 5000;
     const windowMs = options.windowMs ?? 300_000;
     if (!Number.isInteger(bucketMs) || bucketMs < 1) throw new RangeError(`bucketMs must be a positive integer, got ${bucketMs}`);
-    if (!Number.isFinite(windowMs) || windowMs < bucketMs) throw new RangeError(`windowMs must be at least bucketMs (${bucketMs}), got ${windowMs}`);
+    if (!Number.isFinite(windowMs) || windowMs < bucketMs)
+      throw new RangeError(`windowMs must be at least bucketMs (${bucketMs}), got ${windowMs}`);
     this.bucketMs = bucketMs;
     this.#slotCount = Math.ceil(windowMs / bucketMs);
     this.#now = options.now ?? Date.now;
@@ -226,7 +227,12 @@ export class RecentErrors {
     if (typeof level === 'number' && level < WARN_LEVEL) return undefined;
     const err = isRecord(line['err']) ? line['err'] : undefined;
     const time = line['time'];
-    const at = typeof time === 'number' && Number.isFinite(time) ? time : typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? Date.parse(time) : this.#now();
+    const at =
+      typeof time === 'number' && Number.isFinite(time)
+        ? time
+        : typeof time === 'string' && !Number.isNaN(Date.parse(time))
+          ? Date.parse(time)
+          : this.#now();
     const msg = text(line['msg']) ?? '';
     const queue = text(line['queue']);
     const code = text(err?.['code']) ?? text(line['errorType']);

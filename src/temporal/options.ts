@@ -78,13 +78,16 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
   const taskQueues = taskQueueList(r);
   const functionName = r.read('temporal-function');
   if (functionName === undefined) {
-    r.problem('--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker');
+    r.problem(
+      '--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
+    );
   }
   const maxWorkers = r.read('temporal-max-workers');
   const maxWorkersTotal = r.read('temporal-max-workers-total');
   const workerLifetimeMs = r.read('temporal-worker-lifetime');
   // Unset, the start timeout is the default but at most the lifetime; set above it, it is an error.
-  const workerStartTimeoutMs = r.given('temporal-worker-start-timeout') ?? Math.min(defaultOf('temporal-worker-start-timeout'), workerLifetimeMs);
+  const workerStartTimeoutMs =
+    r.given('temporal-worker-start-timeout') ?? Math.min(defaultOf('temporal-worker-start-timeout'), workerLifetimeMs);
   if (workerStartTimeoutMs > workerLifetimeMs && r.has('temporal-worker-start-timeout')) {
     r.reject('temporal-worker-start-timeout', `must not exceed --temporal-worker-lifetime (${workerLifetimeMs} ms)`);
   }
@@ -105,7 +108,9 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
   if (r.has('temporal-tls-cert') !== r.has('temporal-tls-key')) {
     r.problem('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
   }
-  const tlsDefault = apiKey !== undefined || (['temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-tls-server-name'] as const).some((f) => r.has(f));
+  const tlsDefault =
+    apiKey !== undefined ||
+    (['temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-tls-server-name'] as const).some((f) => r.has(f));
   const tlsOn = r.read('temporal-tls') ?? tlsDefault;
   if (!tlsOn && tlsDefault) {
     r.problem('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
@@ -144,7 +149,8 @@ function taskQueueList(r: OptionReader): string[] {
   for (const part of (value ?? '').split(',')) {
     const name = part.trim();
     if (name === '') continue;
-    if (name.length > 1000) r.problem(`--temporal-task-queues names must be at most 1000 characters, got ${JSON.stringify(name.slice(0, 40) + '...')}`);
+    if (name.length > 1000)
+      r.problem(`--temporal-task-queues names must be at most 1000 characters, got ${JSON.stringify(name.slice(0, 40) + '...')}`);
     else if (!names.includes(name)) names.push(name);
   }
   // A value such as " , " (a list of blanks); a value of the wrong type was reported by r.string().
@@ -164,7 +170,9 @@ function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
     const buildId = entry.slice(0, Math.max(0, at)).trim();
     const fn = entry.slice(at + 1).trim();
     if (at <= 0 || buildId === '' || !/^[A-Za-z0-9_:.$-]{1,256}$/.test(fn)) {
-      r.problem(`--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got ${JSON.stringify(entry)}${originText(r)}`);
+      r.problem(
+        `--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got ${JSON.stringify(entry)}${originText(r)}`,
+      );
     } else if (entries.some(([id]) => id === buildId)) {
       r.problem(`--temporal-versions names Build ID ${JSON.stringify(buildId)} twice${originText(r)}`);
     } else {

@@ -134,12 +134,7 @@ export const initialScalingState: ScalingState = Object.freeze({
   lastScaleUpAt: undefined,
 });
 
-export function decideScaling(
-  state: ScalingState,
-  observation: TaskQueueObservation,
-  limits: ScalingLimits,
-  now: number,
-): ScalingDecision {
+export function decideScaling(state: ScalingState, observation: TaskQueueObservation, limits: ScalingLimits, now: number): ScalingDecision {
   const backlog = nonNegative(observation.backlog);
   let lostWorkers = 0;
   const workers: TrackedWorker[] = [];
@@ -223,7 +218,10 @@ function sighting(worker: TrackedWorker, pollers: readonly PollerSighting[]): Tr
 export function recordInvocations(state: ScalingState, now: number, requestIds: readonly (string | undefined)[]): ScalingState {
   if (requestIds.length === 0) return state;
   return {
-    workers: [...state.workers, ...requestIds.map((requestId) => ({ requestId, invokedAt: now, lastSeenAt: undefined, goneAt: undefined }))],
+    workers: [
+      ...state.workers,
+      ...requestIds.map((requestId) => ({ requestId, invokedAt: now, lastSeenAt: undefined, goneAt: undefined })),
+    ],
     backlogSince: state.backlogSince,
     lastScaleUpAt: now,
   };

@@ -92,7 +92,20 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
   try {
     await Promise.all(
       config.taskQueues.map((taskQueue) =>
-        runTaskQueue({ taskQueue, config, reader: connection, invoker, budget, metrics: deps.metrics, logger: logger.child({ taskQueue }), clock, random }, signal),
+        runTaskQueue(
+          {
+            taskQueue,
+            config,
+            reader: connection,
+            invoker,
+            budget,
+            metrics: deps.metrics,
+            logger: logger.child({ taskQueue }),
+            clock,
+            random,
+          },
+          signal,
+        ),
       ),
     );
   } finally {
@@ -120,7 +133,12 @@ async function connectWithRetry(
     try {
       const result = await Promise.race([pending, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
       if (result === 'interrupted') {
-        pending.then((late) => late.close(), () => undefined).catch(() => undefined);
+        pending
+          .then(
+            (late) => late.close(),
+            () => undefined,
+          )
+          .catch(() => undefined);
         return undefined;
       }
       logger.info({ address: config.address, namespace: config.namespace, attempt }, 'connected to temporal');
@@ -257,7 +275,10 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
         const buildId = target.version?.buildId ?? '';
         if (!unmappedWarned.has(buildId)) {
           unmappedWarned.add(buildId);
-          logger.warn({ ...facts, deploymentName: target.version?.deploymentName }, '--temporal-versions maps no function to this Build ID; no spillover for it');
+          logger.warn(
+            { ...facts, deploymentName: target.version?.deploymentName },
+            '--temporal-versions maps no function to this Build ID; no spillover for it',
+          );
         }
         continue;
       }
@@ -270,7 +291,10 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
       const request = Math.min(decision.invoke, room, decided.length > 1 ? share : room);
       const granted = budget.claim(taskQueue, request);
       if (granted < decision.invoke) {
-        logger.debug({ ...facts, requested: decision.invoke, granted, maxWorkersTotal: config.maxWorkersTotal, totalAlive: budget.totalAlive() }, 'scale-up held back by the worker limits');
+        logger.debug(
+          { ...facts, requested: decision.invoke, granted, maxWorkersTotal: config.maxWorkersTotal, totalAlive: budget.totalAlive() },
+          'scale-up held back by the worker limits',
+        );
       }
       if (granted <= 0) continue;
       const result = await invokeWorkers(loop, functionName, target, granted, signal);
@@ -280,16 +304,18 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
       refused += result.refused;
       room -= count;
       states.set(target.key, recordInvocations(states.get(target.key) ?? initialScalingState, clock.now(), result.requestIds));
-      if (count > 0) logger.info({ ...facts, function: functionName, workersInvoked: count, requestIds: result.requestIds }, 'workers invoked');
+      if (count > 0)
+        logger.info({ ...facts, function: functionName, workersInvoked: count, requestIds: result.requestIds }, 'workers invoked');
       if (result.failure !== undefined) {
         invokeFailures++;
         const permanent = result.failure.kind === 'refused';
-        const retryInMs = backoffMs(
-          invokeFailures,
-          Math.max(1_000, config.pollIntervalMs),
-          permanent ? MAX_REFUSED_INVOKE_BACKOFF_MS : MAX_TRANSIENT_INVOKE_BACKOFF_MS,
-          random,
-        ) + config.pollIntervalMs;
+        const retryInMs =
+          backoffMs(
+            invokeFailures,
+            Math.max(1_000, config.pollIntervalMs),
+            permanent ? MAX_REFUSED_INVOKE_BACKOFF_MS : MAX_TRANSIENT_INVOKE_BACKOFF_MS,
+            random,
+          ) + config.pollIntervalMs;
         invokeBlockedUntil = clock.now() + retryInMs;
         const context = {
           ...facts,
@@ -315,7 +341,14 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
 }
 
 /** What a version no longer current or ramping looks like: nothing waits for it. */
-const IDLE: TaskQueueObservation = { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, lastPollAt: undefined, pollers: [] };
+const IDLE: TaskQueueObservation = {
+  backlog: 0,
+  backlogAgeMs: 0,
+  addRatePerSec: 0,
+  dispatchRatePerSec: 0,
+  lastPollAt: undefined,
+  pollers: [],
+};
 
 type Failure = Extract<InvokeOutcome, { kind: 'throttled' | 'refused' | 'failed' }>;
 

@@ -108,7 +108,9 @@ export function createTaskQueueStatsReader(rpc: StatsRpc, namespace: string): Ta
 }
 
 /** The versions that receive new tasks: the current one and, while a ramp is under way, the ramping one. */
-function versionRoles(info: DescribeTaskQueueResponse['versioningInfo']): Array<{ version: DeploymentVersion; role: 'current' | 'ramping' }> {
+function versionRoles(
+  info: DescribeTaskQueueResponse['versioningInfo'],
+): Array<{ version: DeploymentVersion; role: 'current' | 'ramping' }> {
   const roles: Array<{ version: DeploymentVersion; role: 'current' | 'ramping' }> = [];
   const current = toVersion(info?.currentDeploymentVersion);
   const ramping = toVersion(info?.rampingDeploymentVersion);

@@ -129,7 +129,9 @@ export function resolveOtelEnv(env: NodeJS.ProcessEnv): OtelSettings | undefined
     const raw = read(variable);
     if (raw === undefined) continue;
     // Header values are often API keys: a problem names the entry's key, never its value.
-    const parsed = parseKeyValues(raw, (entry) => problem(variable, redact(entry), 'must be a comma-separated list of key=value (values percent-encoded)'));
+    const parsed = parseKeyValues(raw, (entry) =>
+      problem(variable, redact(entry), 'must be a comma-separated list of key=value (values percent-encoded)'),
+    );
     Object.assign(headers, parsed);
   }
 
@@ -163,7 +165,11 @@ export function resolveOtelEnv(env: NodeJS.ProcessEnv): OtelSettings | undefined
     maxExportBatchSize: bsp('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1),
   };
   if (batch.maxExportBatchSize > batch.maxQueueSize) {
-    problem('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', String(batch.maxExportBatchSize), `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`);
+    problem(
+      'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+      String(batch.maxExportBatchSize),
+      `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`,
+    );
   }
 
   const sampler = resolveSampler(read('OTEL_TRACES_SAMPLER'), read('OTEL_TRACES_SAMPLER_ARG'), problem);
@@ -173,7 +179,9 @@ export function resolveOtelEnv(env: NodeJS.ProcessEnv): OtelSettings | undefined
   if (rawResource !== undefined) {
     Object.assign(
       resourceAttributes,
-      parseKeyValues(rawResource, (entry) => problem('OTEL_RESOURCE_ATTRIBUTES', entry, 'must be a comma-separated list of key=value (values percent-encoded)')),
+      parseKeyValues(rawResource, (entry) =>
+        problem('OTEL_RESOURCE_ATTRIBUTES', entry, 'must be a comma-separated list of key=value (values percent-encoded)'),
+      ),
     );
   }
   const serviceName = read('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'workerless';

@@ -1,5 +1,14 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import { SpanKind, SpanStatusCode, TraceFlags, createTraceState, type Attributes, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  createTraceState,
+  type Attributes,
+  type Link,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_ERROR_TYPE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
@@ -51,11 +60,19 @@ export type FailureOf<T> = (result: T) => string | undefined;
  * is local to the returned tracer: nothing is registered globally. Throws OtelConfigError for invalid OTEL_*
  * values (main.ts exits 2).
  */
-export async function createOtelTracer(env: NodeJS.ProcessEnv, logger: Logger, options: OtelTracerOptions = {}): Promise<OtelDispatchTracer | undefined> {
+export async function createOtelTracer(
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  options: OtelTracerOptions = {},
+): Promise<OtelDispatchTracer | undefined> {
   const settings = resolveOtelEnv(env);
   if (!settings) return undefined;
   const log = logger.child({ component: 'tracing' });
-  const [sdk, resources, exporter] = await Promise.all([import('@opentelemetry/sdk-trace'), import('@opentelemetry/resources'), loadExporter(settings)]);
+  const [sdk, resources, exporter] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    loadExporter(settings),
+  ]);
   const sampler =
     settings.sampler.name === 'always_off'
       ? new sdk.AlwaysOffSampler()
@@ -63,7 +80,9 @@ export async function createOtelTracer(env: NodeJS.ProcessEnv, logger: Logger, o
         ? new sdk.TraceIdRatioBasedSampler(settings.sampler.ratio)
         : new sdk.AlwaysOnSampler();
   const provider = new sdk.TracerProvider({
-    resource: resources.defaultResource().merge(resources.resourceFromAttributes({ ...settings.resourceAttributes, [ATTR_SERVICE_NAME]: settings.serviceName })),
+    resource: resources
+      .defaultResource()
+      .merge(resources.resourceFromAttributes({ ...settings.resourceAttributes, [ATTR_SERVICE_NAME]: settings.serviceName })),
     sampler,
     spanProcessors: [
       new sdk.BatchSpanProcessor({
@@ -76,7 +95,12 @@ export async function createOtelTracer(env: NodeJS.ProcessEnv, logger: Logger, o
     ],
   });
   log.info(
-    { endpoint: settings.exporter.url, protocol: settings.exporter.protocol, serviceName: settings.serviceName, sampler: settings.sampler.name },
+    {
+      endpoint: settings.exporter.url,
+      protocol: settings.exporter.protocol,
+      serviceName: settings.serviceName,
+      sampler: settings.sampler.name,
+    },
     'tracing on: exporting spans over OTLP',
   );
   const functionRegion = options.functionRegion ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
@@ -115,7 +139,10 @@ function reportingFailures(exporter: SpanExporter, log: Logger, endpoint: string
         // ExportResultCode.SUCCESS is 0 (@opentelemetry/core).
         if (result.code !== 0 && !failing) {
           failing = true;
-          log.warn({ endpoint, spans: spans.length, err: result.error }, 'trace export failed; spans are dropped until the collector answers');
+          log.warn(
+            { endpoint, spans: spans.length, err: result.error },
+            'trace export failed; spans are dropped until the collector answers',
+          );
         } else if (result.code === 0 && failing) {
           failing = false;
           log.info({ endpoint }, 'trace export recovered');
@@ -161,7 +188,13 @@ export class OtelDispatchTracer implements DispatchTracer {
     span.end(endedAt);
   }
 
-  process<T>(queue: ResolvedQueue, functionName: string, messages: readonly Message[], run: () => Promise<T>, failure?: FailureOf<T>): Promise<T> {
+  process<T>(
+    queue: ResolvedQueue,
+    functionName: string,
+    messages: readonly Message[],
+    run: () => Promise<T>,
+    failure?: FailureOf<T>,
+  ): Promise<T> {
     const fn = invokedFunction(functionName, this.#functionRegion);
     const span = this.#tracer.startSpan(`process ${queue.name}`, {
       kind: SpanKind.CONSUMER,
@@ -178,7 +211,13 @@ export class OtelDispatchTracer implements DispatchTracer {
     return inSpan(span, run, failure);
   }
 
-  settle<T>(queue: ResolvedQueue, operation: 'delete' | 'release', messages: readonly Message[], run: () => Promise<T>, failure?: FailureOf<T>): Promise<T> {
+  settle<T>(
+    queue: ResolvedQueue,
+    operation: 'delete' | 'release',
+    messages: readonly Message[],
+    run: () => Promise<T>,
+    failure?: FailureOf<T>,
+  ): Promise<T> {
     const span = this.#tracer.startSpan(`${operation} ${queue.name}`, {
       kind: SpanKind.CLIENT,
       attributes: { ...queueAttributes(queue, messages), [ATTR.operationType]: 'settle', [ATTR.operationName]: operation },

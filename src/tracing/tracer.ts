@@ -13,9 +13,21 @@ export interface DispatchTracer {
    * Runs one invocation of `messages` inside a process span linked to each message's producer context.
    * `failure` tells from the result (outcomes are values, not exceptions) the error type to record, if any.
    */
-  process<T>(queue: ResolvedQueue, functionName: string, messages: readonly Message[], run: () => Promise<T>, failure?: (result: T) => string | undefined): Promise<T>;
+  process<T>(
+    queue: ResolvedQueue,
+    functionName: string,
+    messages: readonly Message[],
+    run: () => Promise<T>,
+    failure?: (result: T) => string | undefined,
+  ): Promise<T>;
   /** Runs one settle call (delete or release) inside a settle span. */
-  settle<T>(queue: ResolvedQueue, operation: 'delete' | 'release', messages: readonly Message[], run: () => Promise<T>, failure?: (result: T) => string | undefined): Promise<T>;
+  settle<T>(
+    queue: ResolvedQueue,
+    operation: 'delete' | 'release',
+    messages: readonly Message[],
+    run: () => Promise<T>,
+    failure?: (result: T) => string | undefined,
+  ): Promise<T>;
   /** Exports what is buffered; called at shutdown. */
   shutdown(): Promise<void>;
 }

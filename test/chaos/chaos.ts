@@ -22,7 +22,18 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { awsTestEnv, countMessages, createQueueWithDlq, deleteQueue, drainQueue, localstackEndpoint, messageCounts, sendMessages, sqsClient, type TestQueue } from '../support/aws.ts';
+import {
+  awsTestEnv,
+  countMessages,
+  createQueueWithDlq,
+  deleteQueue,
+  drainQueue,
+  localstackEndpoint,
+  messageCounts,
+  sendMessages,
+  sqsClient,
+  type TestQueue,
+} from '../support/aws.ts';
 import { CLI } from '../support/cli.ts';
 import { startFaultProxy, type FaultProxy, type Operation, type RequestFault } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
@@ -65,7 +76,15 @@ export interface ChaosOptions {
   progress?: (line: string) => void;
 }
 
-export type ViolationKind = 'lost' | 'left-on-queue' | 'deleted-before-success' | 'concurrent-invocations' | 'in-dlq' | 'unfinished-invocation' | 'unclean-stop' | 'daemon-died';
+export type ViolationKind =
+  | 'lost'
+  | 'left-on-queue'
+  | 'deleted-before-success'
+  | 'concurrent-invocations'
+  | 'in-dlq'
+  | 'unfinished-invocation'
+  | 'unclean-stop'
+  | 'daemon-died';
 
 export interface Violation {
   kind: ViolationKind;
@@ -149,7 +168,12 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
   await ensureLocalStack();
   const sqs = sqsClient();
-  const { queue, dlq } = await createQueueWithDlq('wl-chaos', MAX_RECEIVE_COUNT, { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SEC) }, sqs);
+  const { queue, dlq } = await createQueueWithDlq(
+    'wl-chaos',
+    MAX_RECEIVE_COUNT,
+    { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SEC) },
+    sqs,
+  );
 
   // Messages: a unique id, a short amount of work, and whether the function fails it on its first receive.
   const bodies: ChaosBody[] = Array.from({ length: n }, (_, i) => ({
@@ -160,7 +184,13 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const sendStarted = Date.now();
   const slices = 8;
   await Promise.all(
-    Array.from({ length: slices }, (_, s) => sendMessages(queue.url, bodies.filter((_, i) => i % slices === s).map((b) => JSON.stringify(b)), sqs)),
+    Array.from({ length: slices }, (_, s) =>
+      sendMessages(
+        queue.url,
+        bodies.filter((_, i) => i % slices === s).map((b) => JSON.stringify(b)),
+        sqs,
+      ),
+    ),
   );
   progress(`sent ${n} messages to ${queue.name} in ${((Date.now() - sendStarted) / 1000).toFixed(1)} s (seed ${seed}, out ${outDir})`);
 
@@ -195,10 +225,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const index = ++daemonCount;
     // WORKERLESS_AWS_CLIENT passes through, so the chaos run can also prove --aws-client sdk.
     const client = process.env['WORKERLESS_AWS_CLIENT'];
-    const env = { ...awsTestEnv({ lambdaEndpoint: lambdaProxy.url }), AWS_ENDPOINT_URL_SQS: sqsProxy.url, ...(client ? { WORKERLESS_AWS_CLIENT: client } : {}) };
+    const env = {
+      ...awsTestEnv({ lambdaEndpoint: lambdaProxy.url }),
+      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+      ...(client ? { WORKERLESS_AWS_CLIENT: client } : {}),
+    };
     const args = ['--function', FUNCTION, '--queues', queue.name, '--concurrency', String(concurrency), '--batch-size', String(batchSize)];
     args.push('--poll-for', '2', '--metrics', 'off', '--log-level', 'info', '--shutdown-timeout', '30');
-    const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], {
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const log = createWriteStream(join(outDir, `daemon-${String(index).padStart(3, '0')}.log`));
     child.stderr?.pipe(createWriteStream(join(outDir, `daemon-${String(index).padStart(3, '0')}.stderr`)));
     let markStarted: (ok: boolean) => void = () => {};
@@ -234,7 +271,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const watch = (d: Daemon): void => {
     void d.exited.then((code) => {
       if (d.stopping || finished.signal.aborted) return;
-      violations.push({ kind: 'daemon-died', ids: [], detail: `daemon ${d.index} exited with ${code} unasked; see ${outDir}/daemon-${String(d.index).padStart(3, '0')}.*` });
+      violations.push({
+        kind: 'daemon-died',
+        ids: [],
+        detail: `daemon ${d.index} exited with ${code} unasked; see ${outDir}/daemon-${String(d.index).padStart(3, '0')}.*`,
+      });
       if (daemon === d) {
         daemon = startDaemon();
         watch(daemon);
@@ -254,14 +295,20 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const code = await Promise.race([d.exited, sleep(40_000, undefined, { ref: false }).then(() => 'hung' as const)]);
     if (code === 'hung') d.child.kill('SIGKILL');
     if (code !== 0) {
-      violations.push({ kind: 'unclean-stop', ids: [], detail: `daemon ${d.index}: SIGTERM ended with ${code}, not 0; see ${outDir}/daemon-${String(d.index).padStart(3, '0')}.*` });
+      violations.push({
+        kind: 'unclean-stop',
+        ids: [],
+        detail: `daemon ${d.index}: SIGTERM ended with ${code}, not 0; see ${outDir}/daemon-${String(d.index).padStart(3, '0')}.*`,
+      });
     }
   };
 
   // Restarts: every restartMin-restartMax s, SIGTERM (drain, exit 0) or, every killEvery-th time, kill -9.
   const restartLoop = async (): Promise<void> => {
     for (let i = 1; !finished.signal.aborted; i++) {
-      await sleep((restartMin + random() * (restartMax - restartMin)) * 1000, undefined, { signal: finished.signal }).catch(() => undefined);
+      await sleep((restartMin + random() * (restartMax - restartMin)) * 1000, undefined, { signal: finished.signal }).catch(
+        () => undefined,
+      );
       if (finished.signal.aborted) return;
       const old = daemon;
       const kill = i % killEvery === 0;
@@ -287,7 +334,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       let probability: number;
       if (pick < 0.4) {
         operation = SQS_RUNTIME_OPS;
-        fault = random() < 0.5 ? { kind: 'status', status: 500, errorType: 'InternalError' } : { kind: 'status', status: 503, errorType: 'ServiceUnavailable' };
+        fault =
+          random() < 0.5
+            ? { kind: 'status', status: 500, errorType: 'InternalError' }
+            : { kind: 'status', status: 503, errorType: 'ServiceUnavailable' };
         probability = 0.3 + random() * 0.7;
       } else {
         operation = SQS_RUNTIME_OPS[Math.floor(random() * SQS_RUNTIME_OPS.length)] ?? 'ReceiveMessage';
@@ -302,14 +352,16 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   let lastProgress = 0;
   let queueEmpty = false;
   // Done when the queue has been empty (nothing visible, in flight or delayed) twice in a row, a second apart.
-  for (let emptyChecks = 0; Date.now() - runStarted < deadlineMs; ) {
+  for (let emptyChecks = 0; Date.now() - runStarted < deadlineMs;) {
     await sleep(1000);
     const counts = await messageCounts(queue.url, sqs);
     const left = counts.visible + counts.notVisible + counts.delayed;
     emptyChecks = left === 0 ? emptyChecks + 1 : 0;
     if (Date.now() - lastProgress > 5000) {
       lastProgress = Date.now();
-      progress(`${Math.round((Date.now() - runStarted) / 1000)} s: ${left} left (${counts.visible} visible, ${counts.notVisible} in flight), restarts ${restarts.sigterm} SIGTERM + ${restarts.kill9} kill -9, daemon ${daemon.index}`);
+      progress(
+        `${Math.round((Date.now() - runStarted) / 1000)} s: ${left} left (${counts.visible} visible, ${counts.notVisible} in flight), restarts ${restarts.sigterm} SIGTERM + ${restarts.kill9} kill -9, daemon ${daemon.index}`,
+      );
     }
     if (emptyChecks >= 2) {
       queueEmpty = true;
@@ -334,7 +386,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
   const leftOnQueue = await countMessages(queue.url, sqs);
   const inDlq = await drainQueue(dlq.url, { waitTimeSec: 0, client: sqs });
-  const analysis = analyse(readRecords(recordDir), deletes, bodies.map((b) => b.id));
+  const analysis = analyse(
+    readRecords(recordDir),
+    deletes,
+    bodies.map((b) => b.id),
+  );
   violations.push(...analysis.violations);
   if (leftOnQueue > 0) violations.push({ kind: 'left-on-queue', ids: [], detail: `${leftOnQueue} messages still on ${queue.name}` });
   if (inDlq.length > 0) {
@@ -389,13 +445,21 @@ interface Analysis {
 }
 
 /** Checks the function's records and the daemon's deletes against the invariants, by message id. Pure. */
-export function analyse(lines: readonly InvocationLine[], deletes: readonly { at: number; receiptHandle: string }[], ids: readonly string[]): Analysis {
+export function analyse(
+  lines: readonly InvocationLine[],
+  deletes: readonly { at: number; receiptHandle: string }[],
+  ids: readonly string[],
+): Analysis {
   const violations: Violation[] = [];
   const ends = lines.filter((l): l is Extract<InvocationLine, { t: 'end' }> => l.t === 'end');
   const ended = new Set(ends.map((e) => e.inv));
   const unfinished = lines.filter((l): l is Extract<InvocationLine, { t: 'start' }> => l.t === 'start' && !ended.has(l.inv));
   if (unfinished.length > 0) {
-    violations.push({ kind: 'unfinished-invocation', ids: unfinished.flatMap((u) => u.ids), detail: `${unfinished.length} invocations started and never ended` });
+    violations.push({
+      kind: 'unfinished-invocation',
+      ids: unfinished.flatMap((u) => u.ids),
+      detail: `${unfinished.length} invocations started and never ended`,
+    });
   }
 
   const byId = new Map<string, { start: number; end: number; ok: boolean; receiveCount: number }[]>();
@@ -437,7 +501,11 @@ export function analyse(lines: readonly InvocationLine[], deletes: readonly { at
     if (firstOk >= 0 && firstOk < list.length - 1) duplicatesAfterSuccess++;
   }
   if (overlapping.length > 0) {
-    violations.push({ kind: 'concurrent-invocations', ids: overlapping, detail: `${overlapping.length} messages ran twice at the same time: ${overlapDetail.slice(0, 10).join('; ')}` });
+    violations.push({
+      kind: 'concurrent-invocations',
+      ids: overlapping,
+      detail: `${overlapping.length} messages ran twice at the same time: ${overlapDetail.slice(0, 10).join('; ')}`,
+    });
   }
 
   const early = new Map<string, string>();
@@ -445,11 +513,16 @@ export function analyse(lines: readonly InvocationLine[], deletes: readonly { at
     const okAt = okByHandle.get(d.receiptHandle);
     if (okAt !== undefined && okAt <= d.at) continue;
     const id = idByHandle.get(d.receiptHandle) ?? `(receipt never seen by the function) ${d.receiptHandle.slice(0, 24)}`;
-    const why = okAt === undefined ? 'no successful invocation with that receipt handle' : `delete ${okAt - d.at} ms before the invocation ended`;
+    const why =
+      okAt === undefined ? 'no successful invocation with that receipt handle' : `delete ${okAt - d.at} ms before the invocation ended`;
     if (!early.has(id)) early.set(id, `${id} delete at ${d.at}: ${why}`);
   }
   if (early.size > 0) {
-    violations.push({ kind: 'deleted-before-success', ids: [...early.keys()], detail: `${early.size} messages deleted before the function succeeded: ${[...early.values()].slice(0, 10).join('; ')}` });
+    violations.push({
+      kind: 'deleted-before-success',
+      ids: [...early.keys()],
+      detail: `${early.size} messages deleted before the function succeeded: ${[...early.values()].slice(0, 10).join('; ')}`,
+    });
   }
 
   return { invocations: ends.length, messageInvocations, functionFailures, duplicatesAfterSuccess, violations };
@@ -462,11 +535,24 @@ export function formatReport(r: ChaosReport): string {
     `  invocations ${r.invocations} (${r.messageInvocations} message-invocations), function failures ${r.functionFailures}, throttles ${r.throttles}, delete entries checked ${r.deleteEntries}`,
     `  duplicates after success (at-least-once, allowed) ${r.duplicatesAfterSuccess}`,
     `  restarts: ${r.restarts.sigterm} SIGTERM, ${r.restarts.kill9} kill -9`,
-    `  faults injected: ${Object.entries(r.faults).sort().map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+    `  faults injected: ${
+      Object.entries(r.faults)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
     `  queue empty: ${r.queueEmpty}, DLQ: ${r.dlqCount}`,
-    `  daemon warnings/errors: ${Object.entries(r.daemonWarnings).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${v}x "${k}"`).join('; ') || 'none'}`,
+    `  daemon warnings/errors: ${
+      Object.entries(r.daemonWarnings)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${v}x "${k}"`)
+        .join('; ') || 'none'
+    }`,
     `  violations: ${r.violations.length === 0 ? 'none' : ''}`,
-    ...r.violations.map((v) => `    ${v.kind}: ${v.detail}${v.ids.length > 0 ? ` [ids: ${v.ids.slice(0, 20).join(', ')}${v.ids.length > 20 ? ', ...' : ''}]` : ''}`),
+    ...r.violations.map(
+      (v) =>
+        `    ${v.kind}: ${v.detail}${v.ids.length > 0 ? ` [ids: ${v.ids.slice(0, 20).join(', ')}${v.ids.length > 20 ? ', ...' : ''}]` : ''}`,
+    ),
     `  records, daemon logs, report.json: ${r.outDir}`,
   ];
   return out.join('\n');

@@ -48,7 +48,11 @@ const write = (line: InvocationLine): void => appendFileSync(file, `${JSON.strin
 
 export const handler = async (event: { Records: SqsRecord[] }, context: { awsRequestId: string }): Promise<unknown> => {
   const start = Date.now();
-  const parsed = event.Records.map((r) => ({ record: r, body: JSON.parse(r.body) as ChaosBody, receiveCount: Number(r.attributes.ApproximateReceiveCount) }));
+  const parsed = event.Records.map((r) => ({
+    record: r,
+    body: JSON.parse(r.body) as ChaosBody,
+    receiveCount: Number(r.attributes.ApproximateReceiveCount),
+  }));
   write({ t: 'start', inv: context.awsRequestId, at: start, ids: parsed.map((p) => p.body.id) });
   await sleep(Math.max(0, ...parsed.map((p) => p.body.sleepMs)));
   const firstTime = parsed.filter((p) => p.body.fail !== false && p.receiveCount === 1);

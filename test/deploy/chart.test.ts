@@ -35,25 +35,41 @@ const venvPython = join(dirname(kubernetesValidate), 'python');
 const haveHelm = existsSync(helm);
 const haveValidator = existsSync(kubernetesValidate) && existsSync(venvPython);
 const noHelm = haveHelm ? false : `helm not found at ${helm}: run scripts/helm.sh ensure (or scripts/test.sh deploy)`;
-const noValidator = haveHelm && haveValidator ? false
-  : noHelm || `kubernetes-validate not found at ${kubernetesValidate}: run scripts/helm.sh ensure-kv`;
+const noValidator =
+  haveHelm && haveValidator ? false : noHelm || `kubernetes-validate not found at ${kubernetesValidate}: run scripts/helm.sh ensure-kv`;
 
 const work = mkdtempSync(join(tmpdir(), 'workerless-deploy-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: unknown } & Record<string, unknown>;
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: unknown;
+} & Record<string, unknown>;
 // Loose shapes of what the tests read from the rendered Deployment.
-interface EnvVar { name: string; value?: string }
+interface EnvVar {
+  name: string;
+  value?: string;
+}
 interface Container {
-  image: string; env: EnvVar[]; ports: { name: string; containerPort: number }[];
-  livenessProbe?: { httpGet: { path: string; port: string } }; readinessProbe?: { httpGet: { path: string; port: string } };
+  image: string;
+  env: EnvVar[];
+  ports: { name: string; containerPort: number }[];
+  livenessProbe?: { httpGet: { path: string; port: string } };
+  readinessProbe?: { httpGet: { path: string; port: string } };
   securityContext: { readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean };
 }
 interface PodSpec {
-  terminationGracePeriodSeconds: number; serviceAccountName: string;
-  securityContext: { runAsNonRoot: boolean; runAsUser: number }; containers: Container[];
+  terminationGracePeriodSeconds: number;
+  serviceAccountName: string;
+  securityContext: { runAsNonRoot: boolean; runAsUser: number };
+  containers: Container[];
 }
-interface DeploymentSpec { replicas?: number; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } }
+interface DeploymentSpec {
+  replicas?: number;
+  template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec };
+}
 
 function helmRun(args: string[]): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(helm, args, { encoding: 'utf8', timeout: 60_000 });
@@ -67,7 +83,9 @@ function render(valuesFile: string | null, set: string[] = []): Manifest[] {
   for (const s of set) args.push('--set', s);
   const r = helmRun(args);
   assert.equal(r.code, 0, `helm ${args.join(' ')} failed:\n${r.stderr}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest).filter((d) => d !== null);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Manifest)
+    .filter((d) => d !== null);
 }
 
 function byKind(docs: Manifest[], kind: string): Manifest[] {
@@ -109,15 +127,20 @@ sys.exit(1 if errors else 0)
 /** Validates one document against a JSON schema of deploy/schemas/ with the venv's jsonschema (draft 2020-12). */
 function schemaValidate(doc: unknown, schemaFile: string): { code: number; output: string } {
   const r = spawnSync(venvPython, ['-c', JSONSCHEMA, join(root, 'deploy/schemas', schemaFile)], {
-    input: JSON.stringify(doc), encoding: 'utf8', timeout: 30_000,
+    input: JSON.stringify(doc),
+    encoding: 'utf8',
+    timeout: 30_000,
   });
   return { code: r.status ?? -1, output: `${r.stdout}${r.stderr}` };
 }
 
 describe('the Helm chart', { skip: noHelm }, () => {
   test('helm lint passes with the chart defaults and (strict) with both ci values files', () => {
-    for (const args of [['lint', chart], ['lint', '--strict', chart, '-f', join(chart, 'ci/default-values.yaml')],
-      ['lint', '--strict', chart, '-f', join(chart, 'ci/all-features-values.yaml')]]) {
+    for (const args of [
+      ['lint', chart],
+      ['lint', '--strict', chart, '-f', join(chart, 'ci/default-values.yaml')],
+      ['lint', '--strict', chart, '-f', join(chart, 'ci/all-features-values.yaml')],
+    ]) {
       const r = helmRun(args);
       assert.equal(r.code, 0, `helm ${args.join(' ')}:\n${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -131,7 +154,15 @@ describe('the Helm chart', { skip: noHelm }, () => {
   });
 
   test('refuses a shutdown timeout that is not a number of seconds', () => {
-    const r = helmRun(['template', 'wl', chart, '-f', join(chart, 'ci/default-values.yaml'), '--set', 'config.WORKERLESS_SHUTDOWN_TIMEOUT=30s']);
+    const r = helmRun([
+      'template',
+      'wl',
+      chart,
+      '-f',
+      join(chart, 'ci/default-values.yaml'),
+      '--set',
+      'config.WORKERLESS_SHUTDOWN_TIMEOUT=30s',
+    ]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /config\.WORKERLESS_SHUTDOWN_TIMEOUT must be a number of seconds, got "30s"/);
   });
@@ -149,15 +180,21 @@ describe('the Helm chart', { skip: noHelm }, () => {
     assert.equal(env.get('WORKERLESS_QUEUES'), 'payments:3,default:1');
     assert.equal(env.get('WORKERLESS_CONCURRENCY'), '10');
     assert.ok(!env.has('WORKERLESS_REGION'), 'an empty config value is left out, so the daemon default applies');
-    assert.deepEqual(container.ports.map((p) => [p.name, p.containerPort]), [['http', 8080]]);
+    assert.deepEqual(
+      container.ports.map((p) => [p.name, p.containerPort]),
+      [['http', 8080]],
+    );
     assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'http' });
     assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http' });
     assert.equal(pod.securityContext.runAsNonRoot, true);
     assert.equal(pod.securityContext.runAsUser, 1000);
     assert.equal(container.securityContext.readOnlyRootFilesystem, true);
     assert.equal(container.securityContext.allowPrivilegeEscalation, false);
-    assert.deepEqual(spec.template.metadata.annotations,
-      { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8080', 'prometheus.io/path': '/metrics' });
+    assert.deepEqual(spec.template.metadata.annotations, {
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '8080',
+      'prometheus.io/path': '/metrics',
+    });
     assert.equal(pod.terminationGracePeriodSeconds, 30 + 20 + 15, 'daemon defaults 30 + 20, margin 15');
     const [sa] = byKind(docs, 'ServiceAccount');
     assert.equal(pod.serviceAccountName, sa?.metadata.name);
@@ -166,32 +203,55 @@ describe('the Helm chart', { skip: noHelm }, () => {
 
   test('every optional part on: ServiceMonitor, KEDA ScaledObject, PDB, IRSA; the HPA owns the replica count', () => {
     const docs = render('all-features-values.yaml');
-    assert.deepEqual(docs.map((d) => d.kind).sort(),
-      ['Deployment', 'PodDisruptionBudget', 'ScaledObject', 'Service', 'ServiceAccount', 'ServiceMonitor']);
+    assert.deepEqual(docs.map((d) => d.kind).sort(), [
+      'Deployment',
+      'PodDisruptionBudget',
+      'ScaledObject',
+      'Service',
+      'ServiceAccount',
+      'ServiceMonitor',
+    ]);
     const { spec, pod, container } = deploymentOf(docs);
     assert.equal(spec.replicas, undefined, 'no replicas with KEDA, so helm upgrade does not fight the HPA');
     assert.equal(pod.terminationGracePeriodSeconds, 90 + 20 + 15);
-    assert.equal(byKind(docs, 'ServiceAccount')[0]?.metadata.annotations?.['eks.amazonaws.com/role-arn'],
-      'arn:aws:iam::123456789012:role/workerless-orders');
-    assert.ok(container.env.some((e) => e.name === 'WORKERLESS_TEMPORAL_API_KEY' && e.value === undefined), 'extraEnv with valueFrom');
-    const so = byKind(docs, 'ScaledObject')[0] as { spec: { scaleTargetRef: { name: string }; triggers: { type: string; metadata: Record<string, string> }[] } } | undefined;
+    assert.equal(
+      byKind(docs, 'ServiceAccount')[0]?.metadata.annotations?.['eks.amazonaws.com/role-arn'],
+      'arn:aws:iam::123456789012:role/workerless-orders',
+    );
+    assert.ok(
+      container.env.some((e) => e.name === 'WORKERLESS_TEMPORAL_API_KEY' && e.value === undefined),
+      'extraEnv with valueFrom',
+    );
+    const so = byKind(docs, 'ScaledObject')[0] as
+      { spec: { scaleTargetRef: { name: string }; triggers: { type: string; metadata: Record<string, string> }[] } } | undefined;
     assert.ok(so);
     assert.equal(so.spec.scaleTargetRef.name, byKind(docs, 'Deployment')[0]?.metadata.name);
-    assert.deepEqual(so.spec.triggers.map((t) => [t.type, t.metadata['queueURL'], t.metadata['scaleOnInFlight'], t.metadata['identityOwner']]), [
-      ['aws-sqs-queue', 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders-high', 'true', 'pod'],
-      ['aws-sqs-queue', 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders-low', 'true', 'pod'],
-    ]);
+    assert.deepEqual(
+      so.spec.triggers.map((t) => [t.type, t.metadata['queueURL'], t.metadata['scaleOnInFlight'], t.metadata['identityOwner']]),
+      [
+        ['aws-sqs-queue', 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders-high', 'true', 'pod'],
+        ['aws-sqs-queue', 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders-low', 'true', 'pod'],
+      ],
+    );
     const sm = byKind(docs, 'ServiceMonitor')[0];
     assert.equal(sm?.metadata.labels?.['release'], 'kube-prometheus-stack');
     const pdb = byKind(docs, 'PodDisruptionBudget')[0] as { spec: { minAvailable?: number; maxUnavailable?: number } } | undefined;
-    assert.deepEqual(pdb?.spec, { minAvailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'workerless', 'app.kubernetes.io/instance': 'wl' } } });
+    assert.deepEqual(pdb?.spec, {
+      minAvailable: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'workerless', 'app.kubernetes.io/instance': 'wl' } },
+    });
   });
 
   test('KEDA takes the queues from WORKERLESS_QUEUES without weights, and its region from config', () => {
     const docs = render('default-values.yaml', ['keda.enabled=true', 'config.WORKERLESS_REGION=eu-central-1']);
     const so = byKind(docs, 'ScaledObject')[0] as { spec: { triggers: { metadata: Record<string, string> }[] } } | undefined;
-    assert.deepEqual(so?.spec.triggers.map((t) => [t.metadata['queueURL'], t.metadata['awsRegion'], t.metadata['identityOwner']]),
-      [['payments', 'eu-central-1', 'operator'], ['default', 'eu-central-1', 'operator']]);
+    assert.deepEqual(
+      so?.spec.triggers.map((t) => [t.metadata['queueURL'], t.metadata['awsRegion'], t.metadata['identityOwner']]),
+      [
+        ['payments', 'eu-central-1', 'operator'],
+        ['default', 'eu-central-1', 'operator'],
+      ],
+    );
     const r = helmRun(['template', 'wl', chart, '-f', join(chart, 'ci/default-values.yaml'), '--set', 'keda.enabled=true']);
     assert.notEqual(r.code, 0, 'KEDA without any region');
     assert.match(r.stderr, /keda\.enabled needs keda\.awsRegion/);
@@ -219,8 +279,17 @@ describe('the Helm chart', { skip: noHelm }, () => {
   });
 
   test('the rendered Kubernetes resources pass kubernetes-validate --strict (offline schemas)', { skip: noValidator }, () => {
-    for (const [name, docs] of [['default', render('default-values.yaml')], ['all-features', render('all-features-values.yaml')]] as const) {
-      const core = docs.filter((d) => !d.apiVersion.includes('.') || d.apiVersion.endsWith('.k8s.io/v1') || d.apiVersion.startsWith('apps/') || d.apiVersion.startsWith('policy/'));
+    for (const [name, docs] of [
+      ['default', render('default-values.yaml')],
+      ['all-features', render('all-features-values.yaml')],
+    ] as const) {
+      const core = docs.filter(
+        (d) =>
+          !d.apiVersion.includes('.') ||
+          d.apiVersion.endsWith('.k8s.io/v1') ||
+          d.apiVersion.startsWith('apps/') ||
+          d.apiVersion.startsWith('policy/'),
+      );
       assert.deepEqual(core.map((d) => d.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
       const r = kubeValidate(core, name);
       assert.equal(r.code, 0, r.output);
@@ -237,30 +306,38 @@ describe('the Helm chart', { skip: noHelm }, () => {
     assert.match(r.output, /replicas/);
   });
 
-  test('the ScaledObject and ServiceMonitor match the hand-kept schemas in deploy/schemas (not upstream CRDs)', { skip: noValidator }, () => {
-    const docs = render('all-features-values.yaml');
-    const keda = render('default-values.yaml', ['keda.enabled=true', 'keda.awsRegion=us-east-1', 'keda.identityOwner=',
-      'keda.behavior.scaleDown.stabilizationWindowSeconds=600']);
-    for (const so of [...byKind(docs, 'ScaledObject'), ...byKind(keda, 'ScaledObject')]) {
-      const r = schemaValidate(so, 'keda-scaledobject.schema.json');
+  test(
+    'the ScaledObject and ServiceMonitor match the hand-kept schemas in deploy/schemas (not upstream CRDs)',
+    { skip: noValidator },
+    () => {
+      const docs = render('all-features-values.yaml');
+      const keda = render('default-values.yaml', [
+        'keda.enabled=true',
+        'keda.awsRegion=us-east-1',
+        'keda.identityOwner=',
+        'keda.behavior.scaleDown.stabilizationWindowSeconds=600',
+      ]);
+      for (const so of [...byKind(docs, 'ScaledObject'), ...byKind(keda, 'ScaledObject')]) {
+        const r = schemaValidate(so, 'keda-scaledobject.schema.json');
+        assert.equal(r.code, 0, r.output);
+      }
+      const sm = byKind(docs, 'ServiceMonitor')[0];
+      assert.ok(sm);
+      const r = schemaValidate(sm, 'servicemonitor.schema.json');
       assert.equal(r.code, 0, r.output);
-    }
-    const sm = byKind(docs, 'ServiceMonitor')[0];
-    assert.ok(sm);
-    const r = schemaValidate(sm, 'servicemonitor.schema.json');
-    assert.equal(r.code, 0, r.output);
 
-    // And the schemas do reject what KEDA would: a number where the scaler wants a string, a missing region.
-    const bad = structuredClone(byKind(docs, 'ScaledObject')[0]) as { spec: { triggers: { metadata: Record<string, unknown> }[] } };
-    const trigger = bad.spec.triggers[0];
-    assert.ok(trigger);
-    trigger.metadata['queueLength'] = 5;
-    delete trigger.metadata['awsRegion'];
-    const rejected = schemaValidate(bad, 'keda-scaledobject.schema.json');
-    assert.equal(rejected.code, 1, rejected.output);
-    assert.match(rejected.output, /queueLength/);
-    assert.match(rejected.output, /awsRegion/);
-  });
+      // And the schemas do reject what KEDA would: a number where the scaler wants a string, a missing region.
+      const bad = structuredClone(byKind(docs, 'ScaledObject')[0]) as { spec: { triggers: { metadata: Record<string, unknown> }[] } };
+      const trigger = bad.spec.triggers[0];
+      assert.ok(trigger);
+      trigger.metadata['queueLength'] = 5;
+      delete trigger.metadata['awsRegion'];
+      const rejected = schemaValidate(bad, 'keda-scaledobject.schema.json');
+      assert.equal(rejected.code, 1, rejected.output);
+      assert.match(rejected.output, /queueLength/);
+      assert.match(rejected.output, /awsRegion/);
+    },
+  );
 });
 
 /**
@@ -269,7 +346,11 @@ describe('the Helm chart', { skip: noHelm }, () => {
  */
 function runHealthCheck(script: string, env: Record<string, string>): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', script], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: 'ignore', timeout: 15_000 });
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: 'ignore',
+      timeout: 15_000,
+    });
     child.on('exit', (code) => resolve(code ?? -1));
   });
 }
@@ -298,7 +379,9 @@ describe('health checks without curl', () => {
   }
 
   function ecsHealthCheck(): { script: string; container: Record<string, unknown> } {
-    const td = JSON.parse(readFileSync(join(root, 'deploy/ecs/task-definition.json'), 'utf8')) as { containerDefinitions: Record<string, unknown>[] };
+    const td = JSON.parse(readFileSync(join(root, 'deploy/ecs/task-definition.json'), 'utf8')) as {
+      containerDefinitions: Record<string, unknown>[];
+    };
     const container = td.containerDefinitions[0];
     assert.ok(container);
     const cmd = (container['healthCheck'] as { command: string[] }).command;
@@ -348,12 +431,17 @@ describe('health checks without curl', () => {
   });
 
   test('the ECS autoscaling template tracks visible messages per running task with metric math', () => {
-    const cfn = JSON.parse(readFileSync(join(root, 'deploy/ecs/service-autoscaling.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const cfn = JSON.parse(readFileSync(join(root, 'deploy/ecs/service-autoscaling.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
     const policy = Object.values(cfn.Resources).find((r) => r.Type === 'AWS::ApplicationAutoScaling::ScalingPolicy');
     assert.ok(policy);
     assert.equal(policy.Properties['PolicyType'], 'TargetTrackingScaling');
-    const metrics = ((policy.Properties['TargetTrackingScalingPolicyConfiguration'] as Record<string, unknown>)['CustomizedMetricSpecification'] as
-      { Metrics: { Id: string; Expression?: string; ReturnData: boolean; MetricStat?: { Metric: { MetricName: string } } }[] }).Metrics;
+    const metrics = (
+      (policy.Properties['TargetTrackingScalingPolicyConfiguration'] as Record<string, unknown>)['CustomizedMetricSpecification'] as {
+        Metrics: { Id: string; Expression?: string; ReturnData: boolean; MetricStat?: { Metric: { MetricName: string } } }[];
+      }
+    ).Metrics;
     const returned = metrics.filter((m) => m.ReturnData);
     assert.equal(returned.length, 1, 'target tracking needs exactly one returned series');
     const expression = returned[0]?.Expression ?? '';
@@ -393,26 +481,43 @@ describe('dashboards', () => {
     const used = new Set<string>();
     for (const q of queries) {
       for (const [name] of q.matchAll(/\bworkerless_[a-z0-9_]+/g)) {
-        if (processMetrics.has(name)) { used.add(name); continue; }
+        if (processMetrics.has(name)) {
+          used.add(name);
+          continue;
+        }
         const suffix = /_(bucket|sum|count)$/.exec(name);
-        const base = suffix && prometheusNames.get(name.slice(0, -suffix[0].length))?.kind === 'histogram' ? name.slice(0, -suffix[0].length) : name;
+        const base =
+          suffix && prometheusNames.get(name.slice(0, -suffix[0].length))?.kind === 'histogram' ? name.slice(0, -suffix[0].length) : name;
         assert.ok(prometheusNames.has(base), `${name} (in ${q}) is not a metric of src/metrics/names.ts`);
         if (base !== name) assert.notEqual(suffix?.[1], undefined);
         else assert.notEqual(prometheusNames.get(base)?.kind, 'histogram', `${name}: query a histogram through _bucket/_sum/_count`);
         used.add(base);
       }
     }
-    for (const wanted of ['workerless_polled_events_total', 'workerless_in_flight_messages', 'workerless_failed_invoke_events_total',
-      'workerless_throttled_invocations_total', 'workerless_invocation_duration_seconds', 'workerless_receive_to_settle_seconds',
-      'workerless_aws_api_calls_total', 'workerless_function_paused', 'workerless_temporal_backlog', 'workerless_temporal_workers_alive']) {
+    for (const wanted of [
+      'workerless_polled_events_total',
+      'workerless_in_flight_messages',
+      'workerless_failed_invoke_events_total',
+      'workerless_throttled_invocations_total',
+      'workerless_invocation_duration_seconds',
+      'workerless_receive_to_settle_seconds',
+      'workerless_aws_api_calls_total',
+      'workerless_function_paused',
+      'workerless_temporal_backlog',
+      'workerless_temporal_workers_alive',
+    ]) {
       assert.ok(used.has(wanted), `the dashboard shows ${wanted}`);
     }
     const quantiles = queries.filter((q) => q.includes('histogram_quantile'));
-    assert.ok(quantiles.some((q) => q.startsWith('histogram_quantile(0.5,')) && quantiles.some((q) => q.startsWith('histogram_quantile(0.99,')));
+    assert.ok(
+      quantiles.some((q) => q.startsWith('histogram_quantile(0.5,')) && quantiles.some((q) => q.startsWith('histogram_quantile(0.99,')),
+    );
   });
 
   test('the CloudWatch dashboard is valid JSON and names only CloudWatch metrics of src/metrics/names.ts', () => {
-    const body = JSON.parse(readFileSync(join(root, 'deploy/dashboards/cloudwatch-workerless.json'), 'utf8')) as { widgets: { type: string; properties: { metrics?: unknown[][] } }[] };
+    const body = JSON.parse(readFileSync(join(root, 'deploy/dashboards/cloudwatch-workerless.json'), 'utf8')) as {
+      widgets: { type: string; properties: { metrics?: unknown[][] } }[];
+    };
     const used = new Set<string>();
     for (const widget of body.widgets.filter((w) => w.type === 'metric')) {
       for (const entry of widget.properties.metrics ?? []) {
@@ -434,14 +539,25 @@ describe('dashboards', () => {
         }
       }
     }
-    for (const wanted of ['PolledEventCount', 'FailedInvokeEventCount', 'ThrottledInvokeCount', 'InFlightEventCount',
-      'InvocationDuration', 'ProcessingDuration', 'FunctionPaused', 'AwsApiCalls', 'Backlog']) {
+    for (const wanted of [
+      'PolledEventCount',
+      'FailedInvokeEventCount',
+      'ThrottledInvokeCount',
+      'InFlightEventCount',
+      'InvocationDuration',
+      'ProcessingDuration',
+      'FunctionPaused',
+      'AwsApiCalls',
+      'Backlog',
+    ]) {
       assert.ok(used.has(wanted), `the dashboard shows ${wanted}`);
     }
   });
 });
 
 test('tools for the chart checks', { skip: haveHelm && haveValidator ? false : 'reported above' }, () => {
-  process.stderr.write(`# ${execFileSync(helm, ['version', '--short'], { encoding: 'utf8' }).trim()}, ` +
-    `${execFileSync(kubernetesValidate, ['--version'], { encoding: 'utf8' }).trim()}\n`);
+  process.stderr.write(
+    `# ${execFileSync(helm, ['version', '--short'], { encoding: 'utf8' }).trim()}, ` +
+      `${execFileSync(kubernetesValidate, ['--version'], { encoding: 'utf8' }).trim()}\n`,
+  );
 });

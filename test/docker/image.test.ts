@@ -31,24 +31,43 @@ function note(line: string): void {
   process.stderr.write(`# ${line}\n`);
 }
 
-before(async () => {
-  const build = await run('bash', [`${root}docker/build-image.sh`], {
-    echo: process.env['WORKERLESS_TEST_VERBOSE'] === '1',
-    timeoutMs: 20 * 60_000,
-    env: { ...process.env, IMAGE },
-  });
-  assert.equal(build.code, 0, `docker/build-image.sh failed:\n${build.stdout.slice(-4000)}\n${build.stderr.slice(-4000)}`);
-  note(`image build: ${(build.durationMs / 1000).toFixed(1)} s`);
+before(
+  async () => {
+    const build = await run('bash', [`${root}docker/build-image.sh`], {
+      echo: process.env['WORKERLESS_TEST_VERBOSE'] === '1',
+      timeoutMs: 20 * 60_000,
+      env: { ...process.env, IMAGE },
+    });
+    assert.equal(build.code, 0, `docker/build-image.sh failed:\n${build.stdout.slice(-4000)}\n${build.stderr.slice(-4000)}`);
+    note(`image build: ${(build.durationMs / 1000).toFixed(1)} s`);
 
-  const imageBytes = Number(await docker(['image', 'inspect', '-f', '{{.Size}}', IMAGE]));
-  // The app layers: package.json, production node_modules and dist/src, all under /app.
-  // One du per path: a single du would count files under /app only once, for whichever path came first.
-  const du = await docker(['run', '--rm', '--network', 'host', '--entrypoint', 'sh', IMAGE, '-c',
-    'for path in /app /app/node_modules /app/dist; do du -sb "$path"; done']);
-  const bytes = Object.fromEntries(du.split('\n').map((line) => line.split('\t')).map(([size, path]) => [path, Number(size)]));
-  note(`image ${IMAGE}: ${megabytes(imageBytes)}; app ${megabytes(bytes['/app'] ?? NaN)} ` +
-    `(node_modules ${megabytes(bytes['/app/node_modules'] ?? NaN)}, dist ${megabytes(bytes['/app/dist'] ?? NaN)})`);
-}, { timeout: 21 * 60_000 });
+    const imageBytes = Number(await docker(['image', 'inspect', '-f', '{{.Size}}', IMAGE]));
+    // The app layers: package.json, production node_modules and dist/src, all under /app.
+    // One du per path: a single du would count files under /app only once, for whichever path came first.
+    const du = await docker([
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      '--entrypoint',
+      'sh',
+      IMAGE,
+      '-c',
+      'for path in /app /app/node_modules /app/dist; do du -sb "$path"; done',
+    ]);
+    const bytes = Object.fromEntries(
+      du
+        .split('\n')
+        .map((line) => line.split('\t'))
+        .map(([size, path]) => [path, Number(size)]),
+    );
+    note(
+      `image ${IMAGE}: ${megabytes(imageBytes)}; app ${megabytes(bytes['/app'] ?? NaN)} ` +
+        `(node_modules ${megabytes(bytes['/app/node_modules'] ?? NaN)}, dist ${megabytes(bytes['/app/dist'] ?? NaN)})`,
+    );
+  },
+  { timeout: 21 * 60_000 },
+);
 
 after(async () => {
   for (const name of containers) await run('docker', ['rm', '-f', name]);
@@ -56,11 +75,18 @@ after(async () => {
 
 describe('the image without AWS', () => {
   test('reports an invalid WORKERLESS_* value and exits 2', async () => {
-    const result = await run('docker', [
-      'run', '--rm', '--network', 'host',
-      ...envArgs({ WORKERLESS_CONCURRENCY: 'abc', WORKERLESS_FUNCTION: 'f', WORKERLESS_QUEUES: 'q' }),
-      IMAGE,
-    ], { timeoutMs: 60_000 });
+    const result = await run(
+      'docker',
+      [
+        'run',
+        '--rm',
+        '--network',
+        'host',
+        ...envArgs({ WORKERLESS_CONCURRENCY: 'abc', WORKERLESS_FUNCTION: 'f', WORKERLESS_QUEUES: 'q' }),
+        IMAGE,
+      ],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /WORKERLESS_CONCURRENCY|--concurrency/);
     assert.match(result.stderr, /"abc"/);
@@ -80,8 +106,11 @@ describe('the image without AWS', () => {
       const { dependencies } = JSON.parse(await (await import('node:fs/promises')).readFile('/app/package.json', 'utf8'));
       for (const name of Object.keys(dependencies)) await import(name);
       console.log(Object.keys(dependencies).length);`;
-    const result = await run('docker', ['run', '--rm', '--network', 'host', '-w', '/app', '--entrypoint', 'node', IMAGE,
-      '--input-type=module', '-e', script], { timeoutMs: 60_000 });
+    const result = await run(
+      'docker',
+      ['run', '--rm', '--network', 'host', '-w', '/app', '--entrypoint', 'node', IMAGE, '--input-type=module', '-e', script],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.ok(Number(result.stdout) > 0);
   });
@@ -102,17 +131,20 @@ describe('the image without AWS', () => {
 describe('the image against LocalStack and a Lambda endpoint', () => {
   let endpoint: LambdaEndpoint;
 
-  before(async () => {
-    const started = await run('bash', [`${root}localstack/localstack.sh`, 'start'], { timeoutMs: 10 * 60_000 });
-    assert.equal(started.code, 0, `localstack.sh start failed:\n${started.stderr.slice(-4000)}`);
-    await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({
-      functions: {
-        record: { handler: RECORD, timeoutSec: 30 },
-        slow: { handler: SLOW, timeoutSec: 30 },
-      },
-    });
-  }, { timeout: 11 * 60_000 });
+  before(
+    async () => {
+      const started = await run('bash', [`${root}localstack/localstack.sh`, 'start'], { timeoutMs: 10 * 60_000 });
+      assert.equal(started.code, 0, `localstack.sh start failed:\n${started.stderr.slice(-4000)}`);
+      await ensureLocalStack();
+      endpoint = await startLambdaEndpoint({
+        functions: {
+          record: { handler: RECORD, timeoutSec: 30 },
+          slow: { handler: SLOW, timeoutSec: 30 },
+        },
+      });
+    },
+    { timeout: 11 * 60_000 },
+  );
 
   after(async () => {
     await endpoint?.stop();
@@ -145,8 +177,16 @@ describe('the image against LocalStack and a Lambda endpoint', () => {
 
     const name = containerName('dispatch');
     const t0 = Date.now();
-    await docker(['run', '-d', '--name', name, '--network', 'host',
-      ...envArgs(containerEnv('record', `${high.name},${low.name}`, { WORKERLESS_CONCURRENCY: '2' })), IMAGE]);
+    await docker([
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--network',
+      'host',
+      ...envArgs(containerEnv('record', `${high.name},${low.name}`, { WORKERLESS_CONCURRENCY: '2' })),
+      IMAGE,
+    ]);
     await endpoint.waitFor((calls) => calls.filter((c) => c.functionName === 'record').length >= 1, 60_000);
     const firstInvokeMs = Date.now() - t0;
     await endpoint.waitFor((calls) => calls.filter((c) => c.functionName === 'record').length >= bodies.length, 60_000);
@@ -161,8 +201,11 @@ describe('the image against LocalStack and a Lambda endpoint', () => {
       .filter((c) => c.functionName === 'record')
       .flatMap((c) => (c.payload as { Records: { body: string }[] }).Records.map((r) => r.body));
     assert.deepEqual([...received].sort(), [...bodies].sort());
-    await waitUntil(async () => (await countMessages(high.url)) + (await countMessages(low.url)) === 0, 30_000,
-      'messages were not deleted after successful invocations');
+    await waitUntil(
+      async () => (await countMessages(high.url)) + (await countMessages(low.url)) === 0,
+      30_000,
+      'messages were not deleted after successful invocations',
+    );
 
     const stop = await run('docker', ['stop', '-t', '20', name], { timeoutMs: 60_000 });
     assert.equal(stop.code, 0, stop.stderr);
@@ -176,8 +219,16 @@ describe('the image against LocalStack and a Lambda endpoint', () => {
 
     const name = containerName('stop');
     const seen = endpoint.invocations.length;
-    await docker(['run', '-d', '--name', name, '--network', 'host',
-      ...envArgs(containerEnv('slow', queue.name, { WORKERLESS_CONCURRENCY: '3', WORKERLESS_SHUTDOWN_TIMEOUT: '15' })), IMAGE]);
+    await docker([
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--network',
+      'host',
+      ...envArgs(containerEnv('slow', queue.name, { WORKERLESS_CONCURRENCY: '3', WORKERLESS_SHUTDOWN_TIMEOUT: '15' })),
+      IMAGE,
+    ]);
     // All three are being processed (each sleeps 3 s) when the stop signal arrives.
     await endpoint.waitFor((calls) => calls.slice(seen).filter((c) => c.functionName === 'slow').length >= 3, 60_000);
 

@@ -6,7 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
-import { cloudWatchClient, countMessages, createQueue, deleteQueue, localstackEndpoint, sendMessages, type TestQueue } from '../support/aws.ts';
+import {
+  cloudWatchClient,
+  countMessages,
+  createQueue,
+  deleteQueue,
+  localstackEndpoint,
+  sendMessages,
+  type TestQueue,
+} from '../support/aws.ts';
 import { runCli, type CliRun } from '../support/cli.ts';
 import { awsTestEnv } from '../support/aws.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
@@ -62,10 +70,16 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
     ]);
     // DryRun ran nothing; the message is still there and visible: the check received nothing.
     assert.equal(endpoint.invocations.length, 0);
-    assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.statusCode]), [['record', 204]]);
+    assert.deepEqual(
+      endpoint.rejected.map((r) => [r.functionName, r.statusCode]),
+      [['record', 204]],
+    );
     assert.equal(await countMessages(queue.url), 1);
     const metrics = await cloudWatchClient().send(new ListMetricsCommand({ Namespace: `Workerless-${name}` }));
-    assert.deepEqual(metrics.Metrics?.map((m) => m.MetricName), ['CheckRun']);
+    assert.deepEqual(
+      metrics.Metrics?.map((m) => m.MetricName),
+      ['CheckRun'],
+    );
   });
 
   it('a missing queue: exit 1, the queue named with the SQS error, every other check still run', async () => {
@@ -84,9 +98,15 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
   it('SQS access denied: exit 1, naming the IAM actions the queue needs', async () => {
     proxy = await startFaultProxy({ upstream: localstackEndpoint() });
     proxy.inject({ operation: 'GetQueueUrl', fault: { kind: 'status', status: 403, errorType: 'AccessDenied' } });
-    const { code, lines } = await outcome(check(['--function', 'record', '--queues', queue.name, '--metrics', 'off'], { AWS_ENDPOINT_URL_SQS: proxy.url }));
+    const { code, lines } = await outcome(
+      check(['--function', 'record', '--queues', queue.name, '--metrics', 'off'], { AWS_ENDPOINT_URL_SQS: proxy.url }),
+    );
     assert.equal(code, 1);
-    assert.deepEqual(lines, [`FAIL queue ${queue.name}: access denied (needs sqs:GetQueueUrl, sqs:GetQueueAttributes)`, 'ok   function record (DryRun invoke allowed)', NOTE]);
+    assert.deepEqual(lines, [
+      `FAIL queue ${queue.name}: access denied (needs sqs:GetQueueUrl, sqs:GetQueueAttributes)`,
+      'ok   function record (DryRun invoke allowed)',
+      NOTE,
+    ]);
     assert.equal(proxy.calls('GetQueueUrl').length, 1);
     assert.equal(proxy.calls('GetQueueAttributes').length, 0);
   });
@@ -100,13 +120,18 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
       `ok   metrics Workerless-${name} (PutMetricData allowed; sent CheckRun = 1)`,
       NOTE,
     ]);
-    assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.statusCode]), [['no-such-fn', 404]]);
+    assert.deepEqual(
+      endpoint.rejected.map((r) => [r.functionName, r.statusCode]),
+      [['no-such-fn', 404]],
+    );
   });
 
   it('PutMetricData refused (403 AccessDeniedException): exit 1, naming cloudwatch:PutMetricData', async () => {
     proxy = await startFaultProxy({ upstream: localstackEndpoint() });
     proxy.inject({ operation: 'PutMetricData', fault: { kind: 'status', status: 403, errorType: 'AccessDeniedException' } });
-    const { code, lines } = await outcome(check(['--function', 'record', '--queues', queue.name], { AWS_ENDPOINT_URL_CLOUDWATCH: proxy.url }));
+    const { code, lines } = await outcome(
+      check(['--function', 'record', '--queues', queue.name], { AWS_ENDPOINT_URL_CLOUDWATCH: proxy.url }),
+    );
     assert.equal(code, 1);
     assert.deepEqual(lines, [
       queueOk(),
@@ -114,6 +139,9 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
       `FAIL metrics Workerless-${name}: access denied (needs cloudwatch:PutMetricData)`,
       NOTE,
     ]);
-    assert.deepEqual(proxy.calls('PutMetricData').map((c) => c.status), [403]);
+    assert.deepEqual(
+      proxy.calls('PutMetricData').map((c) => c.status),
+      [403],
+    );
   });
 });

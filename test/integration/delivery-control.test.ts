@@ -62,40 +62,88 @@ describe('delivery control against LocalStack (issue 10)', () => {
   it('retry back-off: redeliveries follow base * 2^(receiveCount-1), capped, instead of the 30 s visibility timeout', async (t) => {
     const q = await createQueue('wl-backoff', { VisibilityTimeout: '30' });
     const [id] = await sendMessages(q.url, ['poison']);
-    const daemon = startDaemon(endpoint.url, ['--function', 'fail', '--queues', q.name, '--retry-backoff', '2s', '--retry-backoff-max', '6s', '--retry-backoff-jitter', '0']);
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'fail',
+      '--queues',
+      q.name,
+      '--retry-backoff',
+      '2s',
+      '--retry-backoff-max',
+      '6s',
+      '--retry-backoff-jitter',
+      '0',
+    ]);
     await started(daemon);
     const runs = () => endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === id));
     await until(() => runs().length >= 5, 40_000, 'five deliveries', 100);
     assert.equal(await stopDaemon(daemon), 0);
     const attempts = runs().slice(0, 5);
-    assert.deepEqual(attempts.map((i) => records(i)[0]!.attributes['ApproximateReceiveCount']), ['1', '2', '3', '4', '5']);
+    assert.deepEqual(
+      attempts.map((i) => records(i)[0]!.attributes['ApproximateReceiveCount']),
+      ['1', '2', '3', '4', '5'],
+    );
     // Each delay is set when the failed invocation ends; the next delivery starts once it is over.
     const gaps = attempts.slice(1).map((inv, k) => (inv.startedAt - attempts[k]!.endedAt!) / 1000);
     const expected = [2, 4, 6, 6];
     t.diagnostic(`redelivery gaps ${gaps.map((g) => g.toFixed(2)).join(', ')} s; curve ${expected.join(', ')} s`);
-    gaps.forEach((gap, k) => assert.ok(gap >= expected[k]! - 0.2 && gap <= expected[k]! + 1.5, `gap ${k + 1}: ${gap} s, expected ${expected[k]} s`));
+    gaps.forEach((gap, k) =>
+      assert.ok(gap >= expected[k]! - 0.2 && gap <= expected[k]! + 1.5, `gap ${k + 1}: ${gap} s, expected ${expected[k]} s`),
+    );
     const set = daemon.logs().filter((l) => l['msg'] === 'retry back-off set');
-    assert.deepEqual(set.slice(0, 4).map((l) => l['delaySec']), [2, 4, 6, 6]);
+    assert.deepEqual(
+      set.slice(0, 4).map((l) => l['delaySec']),
+      [2, 4, 6, 6],
+    );
   });
 
   it('maximum concurrency: a queue capped at 3 never has more than 3 invocations in flight, as the endpoint counts them', async (t) => {
     const q = await createQueue('wl-max');
-    await sendMessages(q.url, Array.from({ length: 30 }, (_, i) => `m-${i}`));
-    const daemon = startDaemon(endpoint.url, ['--function', 'slow-capped', '--queues', q.name, '--concurrency', '10', '--queue-max-concurrency', `${q.name}=3`]);
+    await sendMessages(
+      q.url,
+      Array.from({ length: 30 }, (_, i) => `m-${i}`),
+    );
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'slow-capped',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '10',
+      '--queue-max-concurrency',
+      `${q.name}=3`,
+    ]);
     await started(daemon);
     await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
     assert.equal(await stopDaemon(daemon), 0);
     const peak = endpoint.peakConcurrency('slow-capped');
-    t.diagnostic(`peak in flight ${peak} (endpoint), ${peakOverlap(endpoint.invocations.filter(fromQueue(q)))} (from start/end times), cap 3, --concurrency 10`);
+    t.diagnostic(
+      `peak in flight ${peak} (endpoint), ${peakOverlap(endpoint.invocations.filter(fromQueue(q)))} (from start/end times), cap 3, --concurrency 10`,
+    );
     assert.equal(peak, 3);
   });
 
   it('minimum share: two full queues in strict order, a minimum of 2 on the low one: low is served with its 2 loops while high has messages', async (t) => {
     const high = await createQueue('wl-min-high');
     const low = await createQueue('wl-min-low');
-    await sendMessages(high.url, Array.from({ length: 60 }, (_, i) => `h-${i}`));
-    await sendMessages(low.url, Array.from({ length: 60 }, (_, i) => `l-${i}`));
-    const daemon = startDaemon(endpoint.url, ['--function', 'slow-shared', '--queues', `${high.name},${low.name}`, '--concurrency', '6', '--queue-min-concurrency', `${low.name}=2`]);
+    await sendMessages(
+      high.url,
+      Array.from({ length: 60 }, (_, i) => `h-${i}`),
+    );
+    await sendMessages(
+      low.url,
+      Array.from({ length: 60 }, (_, i) => `l-${i}`),
+    );
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'slow-shared',
+      '--queues',
+      `${high.name},${low.name}`,
+      '--concurrency',
+      '6',
+      '--queue-min-concurrency',
+      `${low.name}=2`,
+    ]);
     await started(daemon);
     await endpoint.waitFor((inv) => inv.filter(fromQueue(high)).length >= 40, 30_000);
     assert.equal(await stopDaemon(daemon), 0);
@@ -105,7 +153,9 @@ describe('delivery control against LocalStack (issue 10)', () => {
     const window = highRuns[39]!.startedAt;
     const lowEarly = lowRuns.filter((i) => i.startedAt <= window);
     const share = lowEarly.length / (lowEarly.length + 40);
-    t.diagnostic(`low: ${lowEarly.length} invocations while high ran 40 (share ${share.toFixed(2)}, 2 of 6 loops = 0.33); peak low ${peakOverlap(lowEarly)}, peak high ${peakOverlap(highRuns.slice(0, 40))}`);
+    t.diagnostic(
+      `low: ${lowEarly.length} invocations while high ran 40 (share ${share.toFixed(2)}, 2 of 6 loops = 0.33); peak low ${peakOverlap(lowEarly)}, peak high ${peakOverlap(highRuns.slice(0, 40))}`,
+    );
     assert.equal(peakOverlap(lowEarly), 2);
     assert.equal(peakOverlap(highRuns.slice(0, 40)), 4);
     assert.ok(share >= 0.25 && share <= 0.42, `low's share ${share}`);
@@ -113,8 +163,20 @@ describe('delivery control against LocalStack (issue 10)', () => {
 
   it('rate limit: a queue limited to 10 invocations/s is invoked at 10/s within 10%', async (t) => {
     const q = await createQueue('wl-rate');
-    await sendMessages(q.url, Array.from({ length: 150 }, (_, i) => `r-${i}`));
-    const daemon = startDaemon(endpoint.url, ['--function', 'record-rate', '--queues', q.name, '--concurrency', '8', '--queue-rate', `${q.name}=10`]);
+    await sendMessages(
+      q.url,
+      Array.from({ length: 150 }, (_, i) => `r-${i}`),
+    );
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'record-rate',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '8',
+      '--queue-rate',
+      `${q.name}=10`,
+    ]);
     await started(daemon);
     await endpoint.waitFor((inv) => inv.filter(fromQueue(q)).length >= 90, 30_000);
     assert.equal(await stopDaemon(daemon), 0);
@@ -125,7 +187,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
     assert.ok(Math.abs(rate - 10) <= 1, `rate ${rate}`);
   });
 
-  describe('filters: the trigger\'s documented rules, OR of 5 patterns', () => {
+  describe("filters: the trigger's documented rules, OR of 5 patterns", () => {
     const patterns = [
       { body: { RequestCode: ['BBBB'] } },
       { body: { Region: [{ prefix: 'us-' }] } },
@@ -133,8 +195,22 @@ describe('delivery control against LocalStack (issue 10)', () => {
       { body: { ProductName: [{ exists: true }], Weather: [{ 'anything-but': ['Raining'] }] } },
       { body: [{ prefix: 'Result: ' }] },
     ];
-    const pass = ['{"RequestCode":"BBBB"}', '{"Region":"us-east-1"}', '{"Price":20}', '{"ProductName":"x","Weather":"Sunny"}', 'Result: ok'];
-    const fail = ['{"RequestCode":"AAAA"}', '{"Region":"eu-west-1"}', '{"Price":10}', '{"ProductName":"x","Weather":"Raining"}', '{"Weather":"Sunny"}', 'Error: no', '{"Result":"x"}'];
+    const pass = [
+      '{"RequestCode":"BBBB"}',
+      '{"Region":"us-east-1"}',
+      '{"Price":20}',
+      '{"ProductName":"x","Weather":"Sunny"}',
+      'Result: ok',
+    ];
+    const fail = [
+      '{"RequestCode":"AAAA"}',
+      '{"Region":"eu-west-1"}',
+      '{"Price":10}',
+      '{"ProductName":"x","Weather":"Raining"}',
+      '{"Weather":"Sunny"}',
+      'Error: no',
+      '{"Result":"x"}',
+    ];
 
     async function run(action: 'delete' | 'leave') {
       const q = await createQueue(`wl-filter-${action}`, { VisibilityTimeout: '30' });
@@ -142,9 +218,22 @@ describe('delivery control against LocalStack (issue 10)', () => {
       const config = configFile({ 'queue-options': { [q.name]: { filters: patterns, 'filter-action': action } } });
       const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--batch-size', '10', '--config', config]);
       await started(daemon);
-      const invokedBodies = () => endpoint.invocations.filter(fromQueue(q)).flatMap(records).map((r) => r.body);
+      const invokedBodies = () =>
+        endpoint.invocations
+          .filter(fromQueue(q))
+          .flatMap(records)
+          .map((r) => r.body);
       await until(() => invokedBodies().length >= pass.length, 20_000, 'matching messages invoked', 100);
-      await until(() => daemon.logs().filter((l) => String(l['msg']).startsWith('messages matched no filter pattern')).flatMap((l) => l['messageIds'] as string[]).length >= fail.length, 20_000, 'filtered messages settled', 100);
+      await until(
+        () =>
+          daemon
+            .logs()
+            .filter((l) => String(l['msg']).startsWith('messages matched no filter pattern'))
+            .flatMap((l) => l['messageIds'] as string[]).length >= fail.length,
+        20_000,
+        'filtered messages settled',
+        100,
+      );
       assert.equal(await stopDaemon(daemon), 0);
       assert.deepEqual(invokedBodies().sort(), [...pass].sort(), 'exactly the matching messages reach the function');
       return q;

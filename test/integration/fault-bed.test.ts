@@ -28,7 +28,15 @@ import {
   SQSServiceException,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { countMessages, createQueue, localstackEndpoint, sendMessages, TEST_CREDENTIALS, TEST_REGION, type TestQueue } from '../support/aws.ts';
+import {
+  countMessages,
+  createQueue,
+  localstackEndpoint,
+  sendMessages,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+  type TestQueue,
+} from '../support/aws.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
@@ -89,10 +97,7 @@ describe('fault proxy in front of LocalStack SQS', () => {
     await sendMessages(q.url, ['a'], sqs);
     const [m] = await receiveAll(sqs, q, 1);
     await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: q.url, Entries: [{ Id: 'x', ReceiptHandle: m!.ReceiptHandle }] }));
-    assert.deepEqual(
-      [...new Set(proxy.calls().map((c) => c.operation))],
-      ['SendMessageBatch', 'ReceiveMessage', 'DeleteMessageBatch'],
-    );
+    assert.deepEqual([...new Set(proxy.calls().map((c) => c.operation))], ['SendMessageBatch', 'ReceiveMessage', 'DeleteMessageBatch']);
     assert.ok(proxy.calls().every((c) => c.service === 'sqs' && c.queueUrl === q.url && c.status === 200 && c.fault === undefined));
   });
 
@@ -120,7 +125,9 @@ describe('fault proxy in front of LocalStack SQS', () => {
     proxy.inject({ fault: { kind: 'hang' } });
     // A bare HTTP client with no timeout, like an SDK client without requestTimeout or abort signal.
     const outcome = new Promise<string>((resolve) => {
-      const req = httpRequest(`${proxy.url}/`, { method: 'POST', headers: { 'x-amz-target': 'AmazonSQS.ListQueues' } }, () => resolve('answered'));
+      const req = httpRequest(`${proxy.url}/`, { method: 'POST', headers: { 'x-amz-target': 'AmazonSQS.ListQueues' } }, () =>
+        resolve('answered'),
+      );
       req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
       req.end('{}');
     });
@@ -162,8 +169,15 @@ describe('fault proxy in front of LocalStack SQS', () => {
   });
 
   it('status: SQS errors map to the SDK exception, status code and fault', async () => {
-    proxy.inject({ operation: 'ChangeMessageVisibilityBatch', fault: { kind: 'status', status: 500, errorType: 'InternalError' }, count: 1 });
-    const batch = new ChangeMessageVisibilityBatchCommand({ QueueUrl: q.url, Entries: [{ Id: '0', ReceiptHandle: 'rh', VisibilityTimeout: 0 }] });
+    proxy.inject({
+      operation: 'ChangeMessageVisibilityBatch',
+      fault: { kind: 'status', status: 500, errorType: 'InternalError' },
+      count: 1,
+    });
+    const batch = new ChangeMessageVisibilityBatchCommand({
+      QueueUrl: q.url,
+      Entries: [{ Id: '0', ReceiptHandle: 'rh', VisibilityTimeout: 0 }],
+    });
     const internal = await failure(sqs.send(batch));
     assert.equal(internal.name, 'InternalError');
     assert.equal(internal.status, 500);
@@ -182,8 +196,14 @@ describe('fault proxy in front of LocalStack SQS', () => {
 
     // ReceiveMessage was never faulted; both faulted calls were answered by the proxy, not LocalStack.
     assert.deepEqual(
-      proxy.calls().filter((c) => c.fault !== undefined).map((c) => [c.operation, c.status, c.upstreamStatus]),
-      [['ChangeMessageVisibilityBatch', 500, undefined], ['GetQueueAttributes', 400, undefined]],
+      proxy
+        .calls()
+        .filter((c) => c.fault !== undefined)
+        .map((c) => [c.operation, c.status, c.upstreamStatus]),
+      [
+        ['ChangeMessageVisibilityBatch', 500, undefined],
+        ['GetQueueAttributes', 400, undefined],
+      ],
     );
   });
 
@@ -192,7 +212,10 @@ describe('fault proxy in front of LocalStack SQS', () => {
     proxy.inject({ operation: 'GetQueueAttributes', fault: { kind: 'status', status: 500, errorType: 'InternalError' }, count: 2 });
     const result = await attributes(retrying, q);
     assert.equal(result.$metadata.attempts, 3);
-    assert.deepEqual(proxy.calls('GetQueueAttributes').map((c) => c.status), [500, 500, 200]);
+    assert.deepEqual(
+      proxy.calls('GetQueueAttributes').map((c) => c.status),
+      [500, 500, 200],
+    );
     retrying.destroy();
   });
 
@@ -202,12 +225,19 @@ describe('fault proxy in front of LocalStack SQS', () => {
     assert.equal((await failure(attributes(sqs, q))).status, 503);
     await attributes(sqs, q);
 
-    const windowed = proxy.inject({ operation: 'GetQueueAttributes', fault: { kind: 'status', status: 500, errorType: 'InternalError' }, forMs: 400 });
+    const windowed = proxy.inject({
+      operation: 'GetQueueAttributes',
+      fault: { kind: 'status', status: 500, errorType: 'InternalError' },
+      forMs: 400,
+    });
     assert.equal((await failure(attributes(sqs, q))).name, 'InternalError');
     await windowed.ended;
     assert.equal(windowed.active, false);
     await attributes(sqs, q);
-    assert.deepEqual(proxy.calls('GetQueueAttributes').map((c) => c.status), [503, 503, 200, 500, 200]);
+    assert.deepEqual(
+      proxy.calls('GetQueueAttributes').map((c) => c.status),
+      [503, 503, 200, 500, 200],
+    );
   });
 
   it('delay: forwards, then holds the answer', async () => {
@@ -241,10 +271,16 @@ describe('fault proxy in front of LocalStack SQS', () => {
     const messages = await receiveAll(sqs, target, 3);
     proxy.inject({ operation: 'DeleteMessageBatch', fault: { kind: 'entry-failure', entryIds: ['1'] }, count: 1 });
     const result = await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: target.url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: target.url,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
     );
     assert.deepEqual(result.Successful?.map((s) => s.Id).sort(), ['0', '2']);
-    assert.deepEqual(result.Failed?.map((f) => [f.Id, f.Code, f.SenderFault]), [['1', 'ReceiptHandleIsInvalid', true]]);
+    assert.deepEqual(
+      result.Failed?.map((f) => [f.Id, f.Code, f.SenderFault]),
+      [['1', 'ReceiptHandleIsInvalid', true]],
+    );
     assert.equal(await countMessages(target.url), 1, 'the failed entry was not deleted');
   });
 
@@ -253,9 +289,16 @@ describe('fault proxy in front of LocalStack SQS', () => {
     let i = 0;
     const seeded = await startFaultProxy({ upstream: localstackEndpoint(), random: () => draws[i++ % draws.length]! });
     const client = sqsVia(seeded.url);
-    seeded.inject({ operation: 'GetQueueAttributes', fault: { kind: 'status', status: 500, errorType: 'InternalError' }, probability: 0.5 });
+    seeded.inject({
+      operation: 'GetQueueAttributes',
+      fault: { kind: 'status', status: 500, errorType: 'InternalError' },
+      probability: 0.5,
+    });
     for (let n = 0; n < 4; n += 1) await attributes(client, q).catch(() => undefined);
-    assert.deepEqual(seeded.calls('GetQueueAttributes').map((c) => c.status), [500, 200, 500, 200]);
+    assert.deepEqual(
+      seeded.calls('GetQueueAttributes').map((c) => c.status),
+      [500, 200, 500, 200],
+    );
     client.destroy();
     await seeded.close();
   });
@@ -276,10 +319,13 @@ describe('fault proxy in front of LocalStack CloudWatch', () => {
     const failed = await failure(cloudwatch.send(put));
     assert.ok(failed.error instanceof InternalServiceFault, failed.name);
     assert.equal(failed.status, 500);
-    assert.deepEqual(proxy.calls().map((c) => [c.service, c.operation, c.status]), [
-      ['cloudwatch', 'PutMetricData', 200],
-      ['cloudwatch', 'PutMetricData', 500],
-    ]);
+    assert.deepEqual(
+      proxy.calls().map((c) => [c.service, c.operation, c.status]),
+      [
+        ['cloudwatch', 'PutMetricData', 200],
+        ['cloudwatch', 'PutMetricData', 500],
+      ],
+    );
     cloudwatch.destroy();
     await proxy.close();
   });
@@ -290,7 +336,9 @@ describe('fault proxy in front of the test Lambda endpoint', () => {
   let proxy: FaultProxy;
   let lambda: LambdaClient;
   before(async () => {
-    endpoint = await startLambdaEndpoint({ functions: { record: { handler: fixture('record.mjs') }, slow: { handler: fixture('slow.mjs') } } });
+    endpoint = await startLambdaEndpoint({
+      functions: { record: { handler: fixture('record.mjs') }, slow: { handler: fixture('slow.mjs') } },
+    });
     proxy = await startFaultProxy({ upstream: endpoint.url });
     lambda = lambdaVia(proxy.url);
   });
@@ -308,18 +356,26 @@ describe('fault proxy in front of the test Lambda endpoint', () => {
     assert.equal((await invoke('record', 'DryRun')).StatusCode, 204);
     const { code } = await failure(invoke('record'));
     assert.equal(code, 'ECONNRESET');
-    assert.deepEqual(endpoint.invocations.map((i) => [i.functionName, i.status]), [['record', 'success']]);
+    assert.deepEqual(
+      endpoint.invocations.map((i) => [i.functionName, i.status]),
+      [['record', 'success']],
+    );
     const calls = proxy.calls('Invoke').slice(-2);
-    assert.deepEqual(calls.map((c) => [c.invocationType, c.functionName, c.fault, c.upstreamStatus]), [
-      ['DryRun', 'record', undefined, 204],
-      ['RequestResponse', 'record', 'reset-after-send', 200],
-    ]);
+    assert.deepEqual(
+      calls.map((c) => [c.invocationType, c.functionName, c.fault, c.upstreamStatus]),
+      [
+        ['DryRun', 'record', undefined, 204],
+        ['RequestResponse', 'record', 'reset-after-send', 200],
+      ],
+    );
   });
 
   it("reset-after-send when 'sent': the function is still running when the client sees the reset", async () => {
     endpoint.reset();
     proxy.inject({ operation: 'Invoke', fault: { kind: 'reset-after-send', when: 'sent' }, count: 1 });
-    const slow = lambda.send(new InvokeCommand({ FunctionName: 'slow', Payload: Buffer.from('{"Records":[{"body":"{\\"sleepMs\\":800}"}]}') }));
+    const slow = lambda.send(
+      new InvokeCommand({ FunctionName: 'slow', Payload: Buffer.from('{"Records":[{"body":"{\\"sleepMs\\":800}"}]}') }),
+    );
     assert.equal((await failure(slow)).code, 'ECONNRESET');
     assert.equal(endpoint.inFlight('slow'), 1, 'reset while the invocation runs');
     await endpoint.waitFor((inv) => inv.some((i) => i.status === 'success'), 5_000);
@@ -332,7 +388,13 @@ describe('fault proxy in front of the test Lambda endpoint', () => {
   });
 
   const cases = [
-    { status: 429, errorType: 'TooManyRequestsException', fields: { Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' }, cls: TooManyRequestsException, fault: 'client' },
+    {
+      status: 429,
+      errorType: 'TooManyRequestsException',
+      fields: { Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' },
+      cls: TooManyRequestsException,
+      fault: 'client',
+    },
     { status: 500, errorType: 'ServiceException', cls: ServiceException, fault: 'server' },
     { status: 502, errorType: 'KMSDisabledException', cls: KMSDisabledException, fault: 'server' },
     { status: 409, errorType: 'ResourceConflictException', cls: ResourceConflictException, fault: 'client' },

@@ -17,7 +17,12 @@ import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage } from '../support/message-runs.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const problems = (daemon: CliRun) => daemon.logs().filter((l) => Number(l['level']) >= 40).map((l) => JSON.stringify(l)).join('\n');
+const problems = (daemon: CliRun) =>
+  daemon
+    .logs()
+    .filter((l) => Number(l['level']) >= 40)
+    .map((l) => JSON.stringify(l))
+    .join('\n');
 const gaps = (calls: readonly CallRecord[]) => calls.slice(1).map((c, i) => c.at - calls[i]!.at);
 /** Timers may fire a millisecond or two early against Date.now(). */
 const CLOCK_SLACK_MS = 20;
@@ -45,7 +50,9 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     lambdaProxy = await startFaultProxy({ upstream: endpoint.url });
     const q = await createQueue(prefix, { VisibilityTimeout: String(visibilitySec) });
     const [id] = await sendMessages(q.url, [body]);
-    const run = startDaemon(lambdaProxy.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '2'], { AWS_ENDPOINT_URL_SQS: sqsProxy.url });
+    const run = startDaemon(lambdaProxy.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '2'], {
+      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+    });
     daemon = run;
     return { q, id: id!, daemon: run };
   };
@@ -56,9 +63,22 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     const visibilitySec = 3;
     const { q, id, daemon } = await setUp('wl-fault-invoke-reset', visibilitySec, JSON.stringify({ sleepMs: 1_500 }));
     // Reset as soon as the request has reached the endpoint: the function is running when the daemon sees it.
-    lambdaProxy.inject({ operation: 'Invoke', invocationType: 'RequestResponse', fault: { kind: 'reset-after-send', when: 'sent' }, count: 1 });
+    lambdaProxy.inject({
+      operation: 'Invoke',
+      invocationType: 'RequestResponse',
+      fault: { kind: 'reset-after-send', when: 'sent' },
+      count: 1,
+    });
     await started(daemon);
-    await until(() => runsByMessage(endpoint, q.arn).get(id)?.filter((r) => r.status === 'success').length === 2, 20_000, 'two runs', 50);
+    await until(
+      () =>
+        runsByMessage(endpoint, q.arn)
+          .get(id)
+          ?.filter((r) => r.status === 'success').length === 2,
+      20_000,
+      'two runs',
+      50,
+    );
     await until(async () => (await countMessages(q.url)) === 0, 5_000, 'the message deleted', 50);
     await delay(500);
     assert.equal(await stopDaemon(daemon), 0);
@@ -73,13 +93,22 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     assert.equal(reset?.fault, 'reset-after-send');
     assert.equal(retry?.status, 200);
     const gapMs = retry!.at - reset!.at;
-    assert.ok(gapMs >= visibilitySec * 1000 - CLOCK_SLACK_MS, `invoked again ${gapMs} ms after the reset one, under the ${visibilitySec} s visibility timeout`);
+    assert.ok(
+      gapMs >= visibilitySec * 1000 - CLOCK_SLACK_MS,
+      `invoked again ${gapMs} ms after the reset one, under the ${visibilitySec} s visibility timeout`,
+    );
     assert.equal(invokes().length, 2);
     assert.equal(deletes().length, 1, 'deleted once');
-    const hold = daemon.logs().find((l) => l['msg'] === 'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again');
+    const hold = daemon
+      .logs()
+      .find(
+        (l) => l['msg'] === 'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again',
+      );
     assert.equal(hold?.['holdMs'], visibilitySec * 1000, problems(daemon));
     assert.deepEqual(hold?.['messageIds'], [id]);
-    console.log(`unknown outcome (reset after send): invoked again ${gapMs} ms later; first run ${first!.endedAt! - first!.startedAt} ms, ended ${second!.startedAt - first!.endedAt!} ms before the second`);
+    console.log(
+      `unknown outcome (reset after send): invoked again ${gapMs} ms later; first run ${first!.endedAt! - first!.startedAt} ms, ended ${second!.startedAt - first!.endedAt!} ms before the second`,
+    );
   });
 
   it('4b. a Lambda 500: held for one visibility timeout, then invoked again and deleted once', async () => {
@@ -101,7 +130,10 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     assert.equal(runs.get(id)?.length, 1, describeRuns(runs, 0));
     assert.equal(runs.get(id)![0]!.receiveCount, 1);
     const calls = invokes();
-    assert.deepEqual(calls.map((c) => c.status), [500, 200]);
+    assert.deepEqual(
+      calls.map((c) => c.status),
+      [500, 200],
+    );
     const [gapMs] = gaps(calls);
     assert.ok(gapMs! >= visibilitySec * 1000 - CLOCK_SLACK_MS, `invoked again ${gapMs} ms after the 500`);
     assert.equal(deletes().length, 1, 'deleted once');
@@ -124,9 +156,16 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     assert.equal(await stopDaemon(daemon), 0);
 
     const calls = invokes();
-    assert.deepEqual(calls.map((c) => c.status), [502, 502, 502, 502, 200], problems(daemon));
+    assert.deepEqual(
+      calls.map((c) => c.status),
+      [502, 502, 502, 502, 200],
+      problems(daemon),
+    );
     const held = gaps(calls.slice(0, 4));
-    assert.ok(held.every((ms) => ms >= visibilitySec * 1000 - CLOCK_SLACK_MS), `holds ${held.join(', ')} ms`);
+    assert.ok(
+      held.every((ms) => ms >= visibilitySec * 1000 - CLOCK_SLACK_MS),
+      `holds ${held.join(', ')} ms`,
+    );
     const runs = runsByMessage(endpoint, q.arn);
     assert.equal(runs.get(id)?.length, 1);
     assert.equal(runs.get(id)![0]!.receiveCount, 2, 'given back to the queue after the 4th unknown outcome, then received again');
@@ -134,6 +173,8 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
     assert.equal(gaveUp.length, 1);
     assert.deepEqual(gaveUp[0]!['messageIds'], [id]);
     assert.equal(deletes().length, 1, 'deleted once');
-    console.log(`unknown outcome x4: holds of ${held.join(' / ')} ms, then back on the queue; received again and invoked ${calls[4]!.at - calls[3]!.at} ms after the 4th`);
+    console.log(
+      `unknown outcome x4: holds of ${held.join(' / ')} ms, then back on the queue; received again and invoked ${calls[4]!.at - calls[3]!.at} ms after the 4th`,
+    );
   });
 });

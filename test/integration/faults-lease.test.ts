@@ -17,7 +17,12 @@ import { describeRuns, overlappingRuns, runsByMessage } from '../support/message
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 /** The daemon's warnings and errors, for assertion messages. */
-const problems = (daemon: CliRun) => daemon.logs().filter((l) => Number(l['level']) >= 40).map((l) => JSON.stringify(l)).join('\n');
+const problems = (daemon: CliRun) =>
+  daemon
+    .logs()
+    .filter((l) => Number(l['level']) >= 40)
+    .map((l) => JSON.stringify(l))
+    .join('\n');
 
 describe('fault injection: the visibility lease', () => {
   let endpoint: LambdaEndpoint;
@@ -34,7 +39,9 @@ describe('fault injection: the visibility lease', () => {
   /** The daemon under test, talking to SQS through a fresh fault proxy. */
   const start = async (queueName: string, args: string[]): Promise<{ proxy: FaultProxy; daemon: CliRun }> => {
     sqsProxy = await startFaultProxy({ upstream: localstackEndpoint() });
-    daemon = startDaemon(endpoint.url, ['--function', 'lease', '--queues', queueName, '--concurrency', '3', ...args], { AWS_ENDPOINT_URL_SQS: sqsProxy.url });
+    daemon = startDaemon(endpoint.url, ['--function', 'lease', '--queues', queueName, '--concurrency', '3', ...args], {
+      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+    });
     await started(daemon);
     return { proxy: sqsProxy, daemon };
   };
@@ -62,7 +69,12 @@ describe('fault injection: the visibility lease', () => {
       const batchMates = others.filter((id) => batch.get(id)?.[0]?.requestId === firstRequest);
       assert.ok(batchMates.length > 0, `precondition: another message shared the self-deleting batch: ${describeRuns(batch, t0)}`);
       // Kept under --delete never, the others come back once their last extension runs out; let them run again.
-      await until(() => others.every((id) => (runsByMessage(endpoint, q.arn).get(id)?.length ?? 0) >= 2), 10_000, 'the kept messages delivered again', 50);
+      await until(
+        () => others.every((id) => (runsByMessage(endpoint, q.arn).get(id)?.length ?? 0) >= 2),
+        10_000,
+        'the kept messages delivered again',
+        50,
+      );
       assert.equal(await stopDaemon(daemon), 0);
 
       const runs = runsByMessage(endpoint, q.arn);
@@ -76,7 +88,9 @@ describe('fault injection: the visibility lease', () => {
         assert.equal(second!.receiveCount, 2, 'received again only after the first run was over');
       }
       // The refused entry dropped exactly the deleted message from the lease; the extensions of the others went on.
-      const refused = daemon.logs().filter((l) => l['msg'] === 'SQS refused to extend the visibility of some messages; no longer extending those');
+      const refused = daemon
+        .logs()
+        .filter((l) => l['msg'] === 'SQS refused to extend the visibility of some messages; no longer extending those');
       assert.deepEqual(
         refused.flatMap((l) => (l['failed'] as { id: string }[]).map((f) => f.id)),
         [selfDeleted],
@@ -124,7 +138,9 @@ describe('fault injection: the visibility lease', () => {
       assert.ok(recovered, 'an extension got through after the errors');
       assert.ok(daemon.logs().some((l) => l['msg'] === 'ChangeMessageVisibilityBatch failed; retrying while visibility remains'));
       assert.ok(!daemon.logs().some((l) => String(l['msg']).startsWith('could not extend visibility')), problems(daemon));
-      console.log(`lease, 2 s of 500s: ${failed.length} failed extensions, the next one ${recovered.at - failed.at(-1)!.at} ms later, ${recovered.at - runStart} ms into the run; ${summary}`);
+      console.log(
+        `lease, 2 s of 500s: ${failed.length} failed extensions, the next one ${recovered.at - failed.at(-1)!.at} ms later, ${recovered.at - runStart} ms into the run; ${summary}`,
+      );
     } finally {
       await cleanUp();
     }
@@ -150,39 +166,48 @@ describe('fault injection: the visibility lease', () => {
       const summary = describeRuns(runs, t0);
       assert.equal(runs.get(id!)?.length, 1, `invoked once: ${summary}\n${problems(daemon)}`);
       const deletes = proxy.calls('DeleteMessageBatch');
-      assert.deepEqual(deletes.map((c) => c.fault ?? c.status), ['hang', 200]);
+      assert.deepEqual(
+        deletes.map((c) => c.fault ?? c.status),
+        ['hang', 200],
+      );
       const heldMs = deletes[1]!.at - runs.get(id!)![0]!.endedAt!;
       assert.ok(heldMs > 2_000, `the delete completed ${heldMs} ms after the run: longer than the visibility timeout`);
       const extensions = proxy.calls('ChangeMessageVisibilityBatch').filter((c) => c.at > deletes[0]!.at && c.at < deletes[1]!.at);
-      assert.ok(extensions.length >= 2 && extensions.every((c) => c.status === 200), `extensions while the delete hung: ${extensions.length}`);
-      assert.ok(daemon.logs().some((l) => l['msg'] === 'DeleteMessageBatch failed' && (l['err'] as { code?: string }).code === 'TimeoutError'));
-      console.log(`lease, slow delete: deleted ${heldMs} ms after the run ended (queue empty ${deletedAt - t0} ms after start), ${extensions.length} extensions meanwhile; ${summary}`);
+      assert.ok(
+        extensions.length >= 2 && extensions.every((c) => c.status === 200),
+        `extensions while the delete hung: ${extensions.length}`,
+      );
+      assert.ok(
+        daemon.logs().some((l) => l['msg'] === 'DeleteMessageBatch failed' && (l['err'] as { code?: string }).code === 'TimeoutError'),
+      );
+      console.log(
+        `lease, slow delete: deleted ${heldMs} ms after the run ended (queue empty ${deletedAt - t0} ms after start), ${extensions.length} extensions meanwhile; ${summary}`,
+      );
     } finally {
       await cleanUp();
     }
   });
 
-  it(
-    '3d. SQS refusing connections for 6 s while a delete is due: the delete is retried while the lease holds, no second run',
-    async () => {
-      try {
-        const q = await createQueue('wl-fault-lease-delete-outage', { VisibilityTimeout: '10' });
-        const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 1_000 })]);
-        const t0 = Date.now();
-        const { proxy, daemon } = await start(q.name, []);
-        await endpoint.waitFor(() => runsByMessage(endpoint, q.arn).get(id!)?.[0]?.status === 'running', 15_000);
-        // Refused from before the run ends (so the delete meets it) until 6 s later; visibility lasts 10 s.
-        const rule = proxy.inject({ fault: { kind: 'refuse' }, forMs: 6_000 });
-        await rule.ended;
-        await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted once SQS answers again', 100).catch(() => undefined);
-        await delay(1_000);
-        assert.equal(await stopDaemon(daemon), 0);
-        const runs = runsByMessage(endpoint, q.arn);
-        assert.equal(runs.get(id!)?.length, 1, `invoked once: ${describeRuns(runs, t0)}\n${problems(daemon)}`);
-        assert.equal(await countMessages(q.url), 0, `deleted: ${problems(daemon)}`);
-      } finally {
-        await cleanUp();
-      }
-    },
-  );
+  it('3d. SQS refusing connections for 6 s while a delete is due: the delete is retried while the lease holds, no second run', async () => {
+    try {
+      const q = await createQueue('wl-fault-lease-delete-outage', { VisibilityTimeout: '10' });
+      const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 1_000 })]);
+      const t0 = Date.now();
+      const { proxy, daemon } = await start(q.name, []);
+      await endpoint.waitFor(() => runsByMessage(endpoint, q.arn).get(id!)?.[0]?.status === 'running', 15_000);
+      // Refused from before the run ends (so the delete meets it) until 6 s later; visibility lasts 10 s.
+      const rule = proxy.inject({ fault: { kind: 'refuse' }, forMs: 6_000 });
+      await rule.ended;
+      await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted once SQS answers again', 100).catch(
+        () => undefined,
+      );
+      await delay(1_000);
+      assert.equal(await stopDaemon(daemon), 0);
+      const runs = runsByMessage(endpoint, q.arn);
+      assert.equal(runs.get(id!)?.length, 1, `invoked once: ${describeRuns(runs, t0)}\n${problems(daemon)}`);
+      assert.equal(await countMessages(q.url), 0, `deleted: ${problems(daemon)}`);
+    } finally {
+      await cleanUp();
+    }
+  });
 });

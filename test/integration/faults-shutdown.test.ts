@@ -27,25 +27,40 @@ describe('fault injection: SIGTERM during long polls', () => {
     const concurrency = 3;
     const q = await createQueue('wl-fault-sigterm-poll', { VisibilityTimeout: '30' });
     const sqsProxy = await startFaultProxy({ upstream: localstackEndpoint() });
-    const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', String(concurrency), '--poll-for', String(pollForSec)], {
-      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
-    });
+    const daemon = startDaemon(
+      endpoint.url,
+      ['--function', 'slow', '--queues', q.name, '--concurrency', String(concurrency), '--poll-for', String(pollForSec)],
+      {
+        AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+      },
+    );
     try {
       await started(daemon);
       // Idle: every loop sits in a long poll (short receives answer in milliseconds).
       const pending = () => sqsProxy.calls('ReceiveMessage').filter((c) => c.endedAt === undefined);
       // Fresh polls (at most 3 s old), so they are still open after the messages are sent on a loaded machine.
-      await until(() => pending().length === concurrency && pending().every((c) => Date.now() - c.at < 3_000), 25_000, 'every loop in a fresh long poll', 20);
+      await until(
+        () => pending().length === concurrency && pending().every((c) => Date.now() - c.at < 3_000),
+        25_000,
+        'every loop in a fresh long poll',
+        20,
+      );
       const polling = pending();
       const sigtermAt = Date.now();
       daemon.child.kill('SIGTERM');
-      const ids = await sendMessages(q.url, Array.from({ length: 10 }, (_, i) => `after-sigterm-${i}`));
+      const ids = await sendMessages(
+        q.url,
+        Array.from({ length: 10 }, (_, i) => `after-sigterm-${i}`),
+      );
       const sentAt = Date.now();
       const { code } = await daemon.exited;
       const exitMs = Date.now() - sigtermAt;
 
       assert.equal(code, 0, daemon.stderr());
-      assert.ok(polling.some((c) => c.endedAt === undefined || c.endedAt > sentAt), 'a long poll was still open when the messages were sent');
+      assert.ok(
+        polling.some((c) => c.endedAt === undefined || c.endedAt > sentAt),
+        'a long poll was still open when the messages were sent',
+      );
       const counts = await messageCounts(q.url);
       assert.equal(counts.notVisible, 0, `no message left invisible: ${JSON.stringify(counts)}`);
 
@@ -54,14 +69,26 @@ describe('fault injection: SIGTERM during long polls', () => {
       const left = (await drainQueue(q.url, { waitTimeSec: 0 })).map((m) => m.MessageId!);
       const summary = `${describeRuns(runs, sigtermAt)}; left visible: ${left.length}`;
       assert.ok(done.size > 0, `the open long polls returned messages, and they were invoked: ${summary}`);
-      for (const id of ids) assert.ok(done.has(id) !== left.includes(id), `${id}: either invoked and deleted, or still visible: ${summary}`);
-      assert.deepEqual([...runs.keys()].filter((id) => !ids.includes(id)), []);
-      assert.ok([...runs.values()].every((list) => list.length === 1 && list[0]!.startedAt >= sigtermAt), summary);
+      for (const id of ids)
+        assert.ok(done.has(id) !== left.includes(id), `${id}: either invoked and deleted, or still visible: ${summary}`);
+      assert.deepEqual(
+        [...runs.keys()].filter((id) => !ids.includes(id)),
+        [],
+      );
+      assert.ok(
+        [...runs.values()].every((list) => list.length === 1 && list[0]!.startedAt >= sigtermAt),
+        summary,
+      );
       assert.deepEqual(overlappingRuns(runs), []);
       assert.ok(exitMs < pollForSec * 1000 + 3_000, `exited ${exitMs} ms after SIGTERM`);
-      const states = daemon.logs().filter((l) => l['msg'] === 'dispatcher state').map((l) => l['state']);
+      const states = daemon
+        .logs()
+        .filter((l) => l['msg'] === 'dispatcher state')
+        .map((l) => l['state']);
       assert.deepEqual(states, ['running', 'draining', 'stopped']);
-      console.log(`SIGTERM during ${polling.length} long polls: ${done.size} of ${ids.length} messages sent after it invoked and deleted, ${left.length} left visible, exit 0 after ${exitMs} ms`);
+      console.log(
+        `SIGTERM during ${polling.length} long polls: ${done.size} of ${ids.length} messages sent after it invoked and deleted, ${left.length} left visible, exit 0 after ${exitMs} ms`,
+      );
     } finally {
       if (daemon.child.exitCode === null) daemon.child.kill('SIGKILL');
       await sqsProxy.close();

@@ -16,7 +16,12 @@ import { RECEIVE_MARGIN_MS } from '../../src/queues/sqs-source.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 /** The daemon's warnings and errors, for assertion messages. */
-const problems = (daemon: CliRun) => daemon.logs().filter((l) => Number(l['level']) >= 40).map((l) => JSON.stringify(l)).join('\n');
+const problems = (daemon: CliRun) =>
+  daemon
+    .logs()
+    .filter((l) => Number(l['level']) >= 40)
+    .map((l) => JSON.stringify(l))
+    .join('\n');
 const bodies = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 describe('fault injection between workerless and SQS', () => {
@@ -31,9 +36,13 @@ describe('fault injection between workerless and SQS', () => {
     const pollForSec = 1;
     const q = await createQueue('wl-fault-hung-receive', { VisibilityTimeout: '30' });
     const sqsProxy = await startFaultProxy({ upstream: localstackEndpoint() });
-    const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--concurrency', '4', '--poll-for', String(pollForSec)], {
-      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
-    });
+    const daemon = startDaemon(
+      endpoint.url,
+      ['--function', 'record', '--queues', q.name, '--concurrency', '4', '--poll-for', String(pollForSec)],
+      {
+        AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+      },
+    );
     try {
       await started(daemon);
       const early = await sendMessages(q.url, bodies(20, 'before'));
@@ -46,14 +55,22 @@ describe('fault injection between workerless and SQS', () => {
       await rule.ended;
       const windowEnd = Date.now();
       assert.ok(sqsProxy.hungConnections() > 0, 'hung connections outlive the window');
-      await until(() => succeededIds(endpoint, q.arn).size === early.length + late.length, 20_000, 'every message processed after the hang', 50);
+      await until(
+        () => succeededIds(endpoint, q.arn).size === early.length + late.length,
+        20_000,
+        'every message processed after the hang',
+        50,
+      );
       const lastStart = Math.max(...[...runsByMessage(endpoint, q.arn).values()].flat().map((r) => r.startedAt));
       await until(async () => (await countMessages(q.url)) === 0, 10_000, 'the queue empty', 100);
       assert.equal(await stopDaemon(daemon), 0);
 
       const runs = runsByMessage(endpoint, q.arn);
       assert.deepEqual([...runs.keys()].sort(), [...early, ...late].sort());
-      assert.ok([...runs.values()].every((list) => list.length === 1), `each message invoked once: ${describeRuns(runs, windowEnd)}`);
+      assert.ok(
+        [...runs.values()].every((list) => list.length === 1),
+        `each message invoked once: ${describeRuns(runs, windowEnd)}`,
+      );
       assert.deepEqual(overlappingRuns(runs), []);
 
       // Every hung call was abandoned by the daemon at its deadline (wait time + margin), not left to the proxy.
@@ -96,7 +113,12 @@ describe('fault injection between workerless and SQS', () => {
         sent.push(...ids);
         await rule.ended; // the proxy accepts connections again
         const back = Date.now();
-        await until(() => ids.every((id) => succeededIds(endpoint, q.arn).has(id)), 15_000, `the messages of outage ${outage} processed`, 20);
+        await until(
+          () => ids.every((id) => succeededIds(endpoint, q.arn).has(id)),
+          15_000,
+          `the messages of outage ${outage} processed`,
+          20,
+        );
         const runs = runsByMessage(endpoint, q.arn);
         const first = Math.min(...ids.map((id) => runs.get(id)?.[0]?.startedAt ?? Infinity));
         assert.ok(first >= back, 'nothing was received while SQS refused connections');
@@ -106,7 +128,9 @@ describe('fault injection between workerless and SQS', () => {
       }
       assert.equal(await stopDaemon(daemon), 0);
       const refused = sqsProxy.calls().filter((c) => c.fault === 'refuse').length;
-      console.log(`refused connections: first invocation ${latencies.join(' / ')} ms after SQS answered again (${refused} requests reset on open connections)`);
+      console.log(
+        `refused connections: first invocation ${latencies.join(' / ')} ms after SQS answered again (${refused} requests reset on open connections)`,
+      );
       for (const ms of latencies) assert.ok(ms < 2_000, `first invocation ${ms} ms after the outage (latencies ${latencies.join(', ')})`);
       const runs = runsByMessage(endpoint, q.arn);
       assert.deepEqual([...runs.keys()].sort(), [...sent].sort());

@@ -16,7 +16,12 @@ import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage, succeededIds } from '../support/message-runs.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const problems = (daemon: CliRun) => daemon.logs().filter((l) => Number(l['level']) >= 40).map((l) => JSON.stringify(l)).join('\n');
+const problems = (daemon: CliRun) =>
+  daemon
+    .logs()
+    .filter((l) => Number(l['level']) >= 40)
+    .map((l) => JSON.stringify(l))
+    .join('\n');
 const bodies = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const PAUSED = 'the function cannot be invoked; pausing it, messages are kept invisible';
 const RESUMED = 'the function can be invoked again; resuming';
@@ -41,9 +46,13 @@ describe('fault injection: a function that cannot be invoked', () => {
   const start = async (queueName: string): Promise<CliRun> => {
     sqsProxy = await startFaultProxy({ upstream: localstackEndpoint() });
     lambdaProxy = await startFaultProxy({ upstream: endpoint.url });
-    daemon = startDaemon(lambdaProxy.url, ['--function', 'record', '--queues', queueName, '--concurrency', '3', '--batch-size', '2', '--poll-for', '1'], {
-      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
-    });
+    daemon = startDaemon(
+      lambdaProxy.url,
+      ['--function', 'record', '--queues', queueName, '--concurrency', '3', '--batch-size', '2', '--poll-for', '1'],
+      {
+        AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+      },
+    );
     await started(daemon);
     return daemon;
   };
@@ -68,7 +77,12 @@ describe('fault injection: a function that cannot be invoked', () => {
       const receivesIn = (from: number, to: number) => sqsProxy!.calls('ReceiveMessage').filter((c) => c.at >= from && c.at < to).length;
       const baselineRate = receivesIn(baselineStart, Date.now()) / 2;
 
-      const rule = lambdaProxy!.inject({ operation: 'Invoke', invocationType: 'RequestResponse', fault: { kind: 'status', status, errorType }, forMs: 4_000 });
+      const rule = lambdaProxy!.inject({
+        operation: 'Invoke',
+        invocationType: 'RequestResponse',
+        fault: { kind: 'status', status, errorType },
+        forMs: 4_000,
+      });
       const windowStart = Date.now();
       const late = await sendMessages(q.url, bodies(6, 'during'));
       await rule.ended;
@@ -86,7 +100,11 @@ describe('fault injection: a function that cannot be invoked', () => {
       assert.equal(await countMessages(dlq.url), 0, `nothing reached the DLQ\n${problems(daemon)}`);
       // Only the endpoint's runs count as runs: a faulted Invoke never reached it.
       for (const id of [...early, ...late]) {
-        assert.deepEqual(runs.get(id)?.map((r) => [r.status, r.receiveCount]), [['success', 1]], `${id}: processed once, never given back: ${summary}`);
+        assert.deepEqual(
+          runs.get(id)?.map((r) => [r.status, r.receiveCount]),
+          [['success', 1]],
+          `${id}: processed once, never given back: ${summary}`,
+        );
       }
       assert.deepEqual(overlappingRuns(runs), []);
       assert.ok(windowRate * 3 <= baselineRate, `receives per second: ${baselineRate} before, ${windowRate.toFixed(2)} while paused`);
@@ -117,8 +135,18 @@ describe('fault injection: a function that cannot be invoked', () => {
     await until(() => succeededIds(endpoint, q.arn).has(id!), 10_000, 'the message processed on its second delivery', 50);
     await until(async () => (await countMessages(q.url)) === 0, 5_000, 'the queue empty', 50);
     assert.equal(await stopDaemon(daemon), 0);
-    assert.deepEqual(runsByMessage(endpoint, q.arn).get(id!)?.map((r) => r.receiveCount), [2], 'given back once, then processed');
-    assert.ok(daemon.logs().some((l) => l['msg'] === 'Invoke failed; messages stay on the queue' && (l['err'] as { kind?: string }).kind === 'rejected'));
+    assert.deepEqual(
+      runsByMessage(endpoint, q.arn)
+        .get(id!)
+        ?.map((r) => r.receiveCount),
+      [2],
+      'given back once, then processed',
+    );
+    assert.ok(
+      daemon
+        .logs()
+        .some((l) => l['msg'] === 'Invoke failed; messages stay on the queue' && (l['err'] as { kind?: string }).kind === 'rejected'),
+    );
     assert.ok(!daemon.logs().some((l) => l['msg'] === PAUSED), 'the function was not paused');
   });
 });

@@ -120,7 +120,11 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     await sqs.waitForCall((c) => c.operation === 'GetQueueAttributes' && c.fault === 'delay');
     const whileChecking = await get(base, '/readyz');
     assert.equal(slowStart.hits, 1);
-    assert.equal(run.logs().some((l) => l['msg'] === 'workerless started'), false, 'still in the start-up checks');
+    assert.equal(
+      run.logs().some((l) => l['msg'] === 'workerless started'),
+      false,
+      'still in the start-up checks',
+    );
     assert.deepEqual(whileChecking, { status: 503, body: 'starting: resolving queues and checking the function\n' });
     assert.equal(first?.status, 503);
     assert.equal((await get(base, '/healthz'))?.status, 200, 'alive while starting');
@@ -147,10 +151,18 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     assert.ok(during.length >= 10, `read /readyz ${during.length} times during the drain`);
     // Draining until the invocation settled; "stopped" at most in the moment between the drain and the exit.
     const kinds = JSON.stringify([...new Set(during.map((a) => `${a.status} ${a.body.trim()}`))]);
-    assert.ok(during.every((a) => a.status === 503 && /^(draining|stopped): not taking new messages\n$/.test(a.body)), kinds);
+    assert.ok(
+      during.every((a) => a.status === 503 && /^(draining|stopped): not taking new messages\n$/.test(a.body)),
+      kinds,
+    );
     assert.ok(during.filter((a) => a.body.startsWith('draining')).length >= 10, kinds);
     // The drain really waited for the invocation, which then settled.
-    assert.deepEqual(runsByMessage(endpoint, q.arn).get(id!)?.map((r) => r.status), ['success']);
+    assert.deepEqual(
+      runsByMessage(endpoint, q.arn)
+        .get(id!)
+        ?.map((r) => r.status),
+      ['success'],
+    );
     assert.equal(await countMessages(q.url), 0);
     assert.equal(await get(base, '/readyz'), undefined, 'the server is closed once the daemon has stopped');
   });
@@ -162,7 +174,12 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     await started(run);
     assert.equal((await get(base, '/readyz'))?.status, 200);
 
-    const rule = lambda.inject({ operation: 'Invoke', invocationType: 'RequestResponse', fault: { kind: 'status', status: 403, errorType: 'AccessDeniedException' }, forMs: 4_000 });
+    const rule = lambda.inject({
+      operation: 'Invoke',
+      invocationType: 'RequestResponse',
+      fault: { kind: 'status', status: 403, errorType: 'AccessDeniedException' },
+      forMs: 4_000,
+    });
     const ids = await sendMessages(q.url, ['a', 'b', 'c']);
     const seen: Answer[] = [];
     let pausedMetric: number | undefined;
@@ -176,50 +193,81 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
       }
       await delay(50);
     }
-    assert.ok(lambda.calls('Invoke').some((c) => c.fault === 'status'), 'the window was really met');
+    assert.ok(
+      lambda.calls('Invoke').some((c) => c.fault === 'status'),
+      'the window was really met',
+    );
     const paused = seen.filter((a) => a.status === 503);
     assert.ok(paused.length > 0, `not ready at some point of the window: ${JSON.stringify(seen.slice(0, 5))}`);
-    assert.ok(paused.every((a) => a.body === 'the function is paused: it cannot be invoked (see the logs)\n'), JSON.stringify(paused[0]));
+    assert.ok(
+      paused.every((a) => a.body === 'the function is paused: it cannot be invoked (see the logs)\n'),
+      JSON.stringify(paused[0]),
+    );
     assert.equal(pausedMetric, 1, 'workerless_function_paused is 1 while paused');
     assert.equal(pausedState, 'paused');
 
-    await until(() => ids.every((id) => runsByMessage(endpoint, q.arn).get(id)?.some((r) => r.status === 'success')), 20_000, 'the messages processed after the window', 50);
+    await until(
+      () =>
+        ids.every((id) =>
+          runsByMessage(endpoint, q.arn)
+            .get(id)
+            ?.some((r) => r.status === 'success'),
+        ),
+      20_000,
+      'the messages processed after the window',
+      50,
+    );
     await until(async () => (await get(base, '/readyz'))?.status === 200, 10_000, 'ready again', 50);
     assert.equal(sample((await get(base, '/metrics'))!.body, 'workerless_function_paused', { function: 'record' }), 0);
     assert.equal((await get(base, '/healthz'))?.status, 200, 'a paused function is not a dead process');
     assert.equal(await stopDaemon(run), 0);
   });
 
-  it('liveness: 200 through a DeleteMessageBatch outage longer than the delete step\'s deadline (a loop retrying AWS is waiting, not stuck); the message runs once', { timeout: 140_000 }, async () => {
-    // The delete of a processed message retries as long as the lease keeps it invisible, so an outage of
-    // DeleteMessageBatch alone holds the loop in its delete step. The step's deadline is 48 s plus 10 s of grace,
-    // but every retry renews it: restarting the pod would cure nothing (the message would run again), so
-    // liveness must not fail. A stuck loop (no progress past its deadline) is proven in test/unit/observability.
-    const q = await createQueue('wl-http-stuck', { VisibilityTimeout: '20' });
-    const sqs = await proxy(localstackEndpoint());
-    const { run, base } = await start(['--function', 'record', '--queues', q.name, '--concurrency', '1'], { AWS_ENDPOINT_URL_SQS: sqs.url });
-    await started(run);
-    const outage = sqs.inject({ operation: 'DeleteMessageBatch', fault: { kind: 'status', status: 500, errorType: 'InternalError' } });
-    const [id] = await sendMessages(q.url, ['stuck']);
-    const firstDelete = await sqs.waitForCall((c) => c.operation === 'DeleteMessageBatch' && c.fault === 'status', 15_000);
+  it(
+    "liveness: 200 through a DeleteMessageBatch outage longer than the delete step's deadline (a loop retrying AWS is waiting, not stuck); the message runs once",
+    { timeout: 140_000 },
+    async () => {
+      // The delete of a processed message retries as long as the lease keeps it invisible, so an outage of
+      // DeleteMessageBatch alone holds the loop in its delete step. The step's deadline is 48 s plus 10 s of grace,
+      // but every retry renews it: restarting the pod would cure nothing (the message would run again), so
+      // liveness must not fail. A stuck loop (no progress past its deadline) is proven in test/unit/observability.
+      const q = await createQueue('wl-http-stuck', { VisibilityTimeout: '20' });
+      const sqs = await proxy(localstackEndpoint());
+      const { run, base } = await start(['--function', 'record', '--queues', q.name, '--concurrency', '1'], {
+        AWS_ENDPOINT_URL_SQS: sqs.url,
+      });
+      await started(run);
+      const outage = sqs.inject({ operation: 'DeleteMessageBatch', fault: { kind: 'status', status: 500, errorType: 'InternalError' } });
+      const [id] = await sendMessages(q.url, ['stuck']);
+      const firstDelete = await sqs.waitForCall((c) => c.operation === 'DeleteMessageBatch' && c.fault === 'status', 15_000);
 
-    const answers: { at: number; status: number; body: string }[] = [];
-    while (Date.now() - firstDelete.at < 65_000) {
-      const a = await get(base, '/healthz');
-      if (a) answers.push({ at: Date.now() - firstDelete.at, ...a });
-      await delay(1_000);
-    }
-    assert.ok(answers.length >= 50, `only ${answers.length} answers`);
-    assert.deepEqual(answers.filter((a) => a.status !== 200), [], 'liveness stayed 200 past the step deadline');
-    assert.equal((await get(base, '/readyz'))?.status, 200, 'readiness does not depend on the delete');
+      const answers: { at: number; status: number; body: string }[] = [];
+      while (Date.now() - firstDelete.at < 65_000) {
+        const a = await get(base, '/healthz');
+        if (a) answers.push({ at: Date.now() - firstDelete.at, ...a });
+        await delay(1_000);
+      }
+      assert.ok(answers.length >= 50, `only ${answers.length} answers`);
+      assert.deepEqual(
+        answers.filter((a) => a.status !== 200),
+        [],
+        'liveness stayed 200 past the step deadline',
+      );
+      assert.equal((await get(base, '/readyz'))?.status, 200, 'readiness does not depend on the delete');
 
-    outage.clear();
-    await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted', 100);
-    // The lease kept it invisible all along: it ran once.
-    assert.deepEqual(runsByMessage(endpoint, q.arn).get(id!)?.map((r) => r.receiveCount), [1]);
-    assert.equal(await stopDaemon(run), 0);
-    console.log(`liveness stayed 200 through a ${answers.at(-1)?.at} ms DeleteMessageBatch outage (${outage.hits} refused calls)`);
-  });
+      outage.clear();
+      await until(async () => (await countMessages(q.url)) === 0, 15_000, 'the message deleted', 100);
+      // The lease kept it invisible all along: it ran once.
+      assert.deepEqual(
+        runsByMessage(endpoint, q.arn)
+          .get(id!)
+          ?.map((r) => r.receiveCount),
+        [1],
+      );
+      assert.equal(await stopDaemon(run), 0);
+      console.log(`liveness stayed 200 through a ${answers.at(-1)?.at} ms DeleteMessageBatch outage (${outage.hits} refused calls)`);
+    },
+  );
 
   it('every counter of /metrics and /status.json matches the messages sent, failed and throttled, by value', async () => {
     const q = await createQueue('wl-http-counts', { VisibilityTimeout: '120' });
@@ -237,10 +285,18 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     await until(() => fn().length === 12 && fn().every((i) => i.status !== 'running'), 20_000, 'all 12 messages invoked', 50);
     const labels = { function: 'by-body', queue: q.name };
     let metrics = '';
-    await until(async () => {
-      metrics = (await get(base, '/metrics'))?.body ?? '';
-      return sample(metrics, 'workerless_in_flight_messages', labels) === 0 && sample(metrics, 'workerless_receive_to_settle_seconds_count', labels) === 12;
-    }, 10_000, 'every message settled', 50);
+    await until(
+      async () => {
+        metrics = (await get(base, '/metrics'))?.body ?? '';
+        return (
+          sample(metrics, 'workerless_in_flight_messages', labels) === 0 &&
+          sample(metrics, 'workerless_receive_to_settle_seconds_count', labels) === 12
+        );
+      },
+      10_000,
+      'every message settled',
+      50,
+    );
 
     const throttled = throttles();
     const expected = {
@@ -259,7 +315,10 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     assert.ok((sample(metrics, 'workerless_aws_api_calls_total', { service: 'sqs', operation: 'ReceiveMessage', outcome: 'ok' }) ?? 0) > 0);
     // Each Invoke is one call (the Lambda client does not retry): 12 answered, the DryRun, and every 429.
     assert.equal(sample(metrics, 'workerless_aws_api_calls_total', { service: 'lambda', operation: 'Invoke', outcome: 'ok' }), 13);
-    assert.equal(sample(metrics, 'workerless_aws_api_calls_total', { service: 'lambda', operation: 'Invoke', outcome: 'throttled' }), throttled);
+    assert.equal(
+      sample(metrics, 'workerless_aws_api_calls_total', { service: 'lambda', operation: 'Invoke', outcome: 'throttled' }),
+      throttled,
+    );
     assert.equal(sample(metrics, 'workerless_concurrency_limit', { function: 'by-body' }), 2);
     assert.ok(sample(metrics, 'workerless_process_resident_memory_bytes') !== undefined, "prom-client's process metrics");
 
@@ -271,10 +330,19 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     assert.ok(row, JSON.stringify(status.queues.map((s) => s.name)));
     const sum = (k: 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted') => row.buckets.reduce((n, b) => n + b[k], 0);
     assert.deepEqual(
-      { polled: sum('polled'), invoked: sum('invoked'), failed: sum('failed'), throttled: sum('throttled'), deleted: sum('deleted'), inFlight: row.inFlight },
+      {
+        polled: sum('polled'),
+        invoked: sum('invoked'),
+        failed: sum('failed'),
+        throttled: sum('throttled'),
+        deleted: sum('deleted'),
+        inFlight: row.inFlight,
+      },
       { polled: 12, invoked: 12, failed: 4, throttled, deleted: 8, inFlight: 0 },
     );
-    assert.ok(status.recentErrors.some((e) => e.msg === 'function error; messages stay on the queue' && e.code === 'Error' && e.queue === q.name));
+    assert.ok(
+      status.recentErrors.some((e) => e.msg === 'function error; messages stay on the queue' && e.code === 'Error' && e.queue === q.name),
+    );
     assert.equal(await countMessages(q.url), 4, 'the failed messages stay on the queue');
     assert.equal(await stopDaemon(run), 0);
     console.log(`counted 12 polled, 12 invoked, 4 failed, 8 deleted, ${throttled} throttled`);

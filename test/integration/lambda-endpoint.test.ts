@@ -34,7 +34,10 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'workerless-lambda-'));
     // A callback-style handler and a TypeScript one, written here so the fixtures folder stays minimal.
-    await writeFile(join(tmp, 'callback.cjs'), 'exports.handler = (event, context, callback) => { setTimeout(() => callback(null, { got: event }), 10); };\n');
+    await writeFile(
+      join(tmp, 'callback.cjs'),
+      'exports.handler = (event, context, callback) => { setTimeout(() => callback(null, { got: event }), 10); };\n',
+    );
     await writeFile(join(tmp, 'typed.ts'), 'export const handler = async (event: { n: number }): Promise<number> => event.n * 2;\n');
     await writeFile(join(tmp, 'broken.mjs'), 'export const nothandler = 1;\n');
     endpoint = await startLambdaEndpoint({
@@ -106,8 +109,16 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
 
   it('accepts a full ARN, an ARN with qualifier, name:alias and the Qualifier parameter', async () => {
     const cases: Array<[{ FunctionName: string; Qualifier?: string }, string, string | undefined]> = [
-      [{ FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:echo' }, 'arn:aws:lambda:us-east-1:000000000000:function:echo', undefined],
-      [{ FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:echo:live' }, 'arn:aws:lambda:us-east-1:000000000000:function:echo:live', 'live'],
+      [
+        { FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:echo' },
+        'arn:aws:lambda:us-east-1:000000000000:function:echo',
+        undefined,
+      ],
+      [
+        { FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:echo:live' },
+        'arn:aws:lambda:us-east-1:000000000000:function:echo:live',
+        'live',
+      ],
       [{ FunctionName: 'echo:prod' }, 'arn:aws:lambda:us-east-1:000000000000:function:echo:prod', 'prod'],
       [{ FunctionName: 'echo', Qualifier: '$LATEST' }, 'arn:aws:lambda:us-east-1:000000000000:function:echo:$LATEST', '$LATEST'],
     ];
@@ -131,7 +142,12 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
   });
 
   it('partial batch response comes back as the handler returned it', async () => {
-    const event = { Records: [{ messageId: 'm1', body: 'ok' }, { messageId: 'm2', body: 'please fail' }] };
+    const event = {
+      Records: [
+        { messageId: 'm1', body: 'ok' },
+        { messageId: 'm2', body: 'please fail' },
+      ],
+    };
     const out = await client.send(new InvokeCommand({ FunctionName: 'partial', Payload: encode(event) }));
     assert.deepEqual(json(out), { batchItemFailures: [{ itemIdentifier: 'm2' }] });
   });
@@ -202,7 +218,10 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
       client.send(new InvokeCommand({ FunctionName: 'slow', Payload: slowEvent })),
       client.send(new InvokeCommand({ FunctionName: 'slow', Payload: slowEvent })),
     ]);
-    assert.deepEqual(both.map((o) => o.StatusCode), [200, 200]);
+    assert.deepEqual(
+      both.map((o) => o.StatusCode),
+      [200, 200],
+    );
     assert.equal(endpoint.peakConcurrency('slow'), 2);
     endpoint.setReservedConcurrency('slow', 1);
   });
@@ -265,8 +284,18 @@ describe('test Lambda endpoint CLI', () => {
       const first = await lines.next();
       const { url } = JSON.parse(String(first.value)) as { url: string };
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
-      const client = new LambdaClient({ endpoint: url, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 });
-      const event = { Records: [{ messageId: 'm1', body: 'fail' }, { messageId: 'm2', body: 'ok' }] };
+      const client = new LambdaClient({
+        endpoint: url,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+        maxAttempts: 1,
+      });
+      const event = {
+        Records: [
+          { messageId: 'm1', body: 'fail' },
+          { messageId: 'm2', body: 'ok' },
+        ],
+      };
       const out = await client.send(new InvokeCommand({ FunctionName: 'partial', Payload: encode(event) }));
       client.destroy();
       assert.deepEqual(json(out), { batchItemFailures: [{ itemIdentifier: 'm1' }] });

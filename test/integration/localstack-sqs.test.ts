@@ -56,7 +56,11 @@ function md5OfMessageAttributes(attributes: Record<string, MessageAttributeValue
   return md5(Buffer.concat(parts));
 }
 
-async function receive(client: SQSClient, url: string, opts: { wait?: number; max?: number; visibility?: number } = {}): Promise<Message[]> {
+async function receive(
+  client: SQSClient,
+  url: string,
+  opts: { wait?: number; max?: number; visibility?: number } = {},
+): Promise<Message[]> {
   const out = await client.send(
     new ReceiveMessageCommand({
       QueueUrl: url,
@@ -87,7 +91,7 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
     client.destroy();
   });
 
-  it('createQueue gives a unique name, a URL and an ARN in LocalStack\'s account', async () => {
+  it("createQueue gives a unique name, a URL and an ARN in LocalStack's account", async () => {
     const queue = track(await createQueue('wl-shape'));
     assert.match(queue.name, /^wl-shape-[0-9a-f]{8}$/);
     assert.equal(queue.arn, `arn:aws:sqs:${TEST_REGION}:${LOCALSTACK_ACCOUNT_ID}:${queue.name}`);
@@ -155,7 +159,9 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
       blob: { DataType: 'Binary', BinaryValue: new Uint8Array([0, 1, 2, 250]) },
       'kind.custom': { DataType: 'String.custom', StringValue: 'x' },
     };
-    const sent = await client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'with attributes', MessageAttributes: attributes }));
+    const sent = await client.send(
+      new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'with attributes', MessageAttributes: attributes }),
+    );
     assert.equal(sent.MD5OfMessageAttributes, md5OfMessageAttributes(attributes));
     const [message] = await receive(client, queue.url, { wait: 1 });
     assert.ok(message !== undefined);
@@ -187,11 +193,17 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
 
     // While g1-a is in flight, g1's later message must not be delivered; g2 may be.
     const second = await receive(client, queue.url, { max: 10 });
-    assert.deepEqual(second.map((m) => m.Body), ['g2-a']);
+    assert.deepEqual(
+      second.map((m) => m.Body),
+      ['g2-a'],
+    );
 
     await client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: first[0]?.ReceiptHandle }));
     const third = await receive(client, queue.url, { max: 10 });
-    assert.deepEqual(third.map((m) => m.Body), ['g1-b']);
+    assert.deepEqual(
+      third.map((m) => m.Body),
+      ['g1-b'],
+    );
     const seqA = BigInt(a['SequenceNumber'] ?? '0');
     const seqB = BigInt(third[0]?.Attributes?.['SequenceNumber'] ?? '0');
     assert.ok(seqB > seqA, 'sequence numbers grow');
@@ -211,7 +223,9 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
     assert.notEqual(second?.ReceiptHandle, first?.ReceiptHandle);
     assert.equal(second?.Attributes?.['ApproximateFirstReceiveTimestamp'], first?.Attributes?.['ApproximateFirstReceiveTimestamp']);
 
-    await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: queue.url, ReceiptHandle: second?.ReceiptHandle, VisibilityTimeout: 0 }));
+    await client.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: queue.url, ReceiptHandle: second?.ReceiptHandle, VisibilityTimeout: 0 }),
+    );
     const [third] = await receive(client, queue.url);
     assert.equal(third?.Attributes?.['ApproximateReceiveCount'], '3');
     assert.equal(await countMessages(queue.url, client), 1);
@@ -252,8 +266,20 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
         new PutMetricDataCommand({
           Namespace: namespace,
           MetricData: [
-            { MetricName: 'InvokeDuration', Dimensions: dimensions, Timestamp: now, Unit: 'Milliseconds', StatisticValues: { SampleCount: 4, Sum: 100, Minimum: 10, Maximum: 40 } },
-            { MetricName: 'InvokeDuration', Dimensions: dimensions, Timestamp: now, Unit: 'Milliseconds', StatisticValues: { SampleCount: 1, Sum: 50, Minimum: 50, Maximum: 50 } },
+            {
+              MetricName: 'InvokeDuration',
+              Dimensions: dimensions,
+              Timestamp: now,
+              Unit: 'Milliseconds',
+              StatisticValues: { SampleCount: 4, Sum: 100, Minimum: 10, Maximum: 40 },
+            },
+            {
+              MetricName: 'InvokeDuration',
+              Dimensions: dimensions,
+              Timestamp: now,
+              Unit: 'Milliseconds',
+              StatisticValues: { SampleCount: 1, Sum: 50, Minimum: 50, Maximum: 50 },
+            },
             { MetricName: 'MessagesDeleted', Dimensions: dimensions, Timestamp: now, Unit: 'Count', Values: [1, 3], Counts: [2, 1] },
           ],
         }),
@@ -282,8 +308,22 @@ describe('LocalStack SQS and CloudWatch, as our tests use them', () => {
         new GetMetricDataCommand({
           ...window,
           MetricDataQueries: [
-            { Id: 'deleted', MetricStat: { Metric: { Namespace: namespace, MetricName: 'MessagesDeleted', Dimensions: dimensions }, Period: 600, Stat: 'Sum' } },
-            { Id: 'samples', MetricStat: { Metric: { Namespace: namespace, MetricName: 'MessagesDeleted', Dimensions: dimensions }, Period: 600, Stat: 'SampleCount' } },
+            {
+              Id: 'deleted',
+              MetricStat: {
+                Metric: { Namespace: namespace, MetricName: 'MessagesDeleted', Dimensions: dimensions },
+                Period: 600,
+                Stat: 'Sum',
+              },
+            },
+            {
+              Id: 'samples',
+              MetricStat: {
+                Metric: { Namespace: namespace, MetricName: 'MessagesDeleted', Dimensions: dimensions },
+                Period: 600,
+                Stat: 'SampleCount',
+              },
+            },
           ],
         }),
       );

@@ -50,8 +50,16 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
     const rec = all.find((r) => r['messageId'] === sent.MessageId)!;
     assert.ok(rec, 'the message with attributes was delivered');
     assert.deepEqual(Object.keys(rec), [
-      'messageId', 'receiptHandle', 'body', 'attributes', 'messageAttributes', 'md5OfMessageAttributes',
-      'md5OfBody', 'eventSource', 'eventSourceARN', 'awsRegion',
+      'messageId',
+      'receiptHandle',
+      'body',
+      'attributes',
+      'messageAttributes',
+      'md5OfMessageAttributes',
+      'md5OfBody',
+      'eventSource',
+      'eventSourceARN',
+      'awsRegion',
     ]);
     assert.equal(rec['body'], body);
     assert.equal(typeof rec['receiptHandle'], 'string');
@@ -65,7 +73,12 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
     assert.deepEqual(rec['messageAttributes'], {
       city: { stringValue: 'Any City', stringListValues: [], binaryListValues: [], dataType: 'String' },
       count: { stringValue: '42', stringListValues: [], binaryListValues: [], dataType: 'Number' },
-      blob: { binaryValue: Buffer.from([0, 1, 2, 250, 255]).toString('base64'), stringListValues: [], binaryListValues: [], dataType: 'Binary' },
+      blob: {
+        binaryValue: Buffer.from([0, 1, 2, 250, 255]).toString('base64'),
+        stringListValues: [],
+        binaryListValues: [],
+        dataType: 'Binary',
+      },
     });
     for (const key of ['ApproximateReceiveCount', 'SentTimestamp', 'SenderId', 'ApproximateFirstReceiveTimestamp']) {
       assert.equal(typeof rec.attributes[key], 'string', `attributes.${key} is a string`);
@@ -84,15 +97,23 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
     const q = await createQueue('wl-payload.fifo');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await sqs.send(new SendMessageCommand({ QueueUrl: q.url, MessageBody: `fifo-${i}`, MessageGroupId: 'g1', MessageDeduplicationId: `d-${i}` }));
+      const r = await sqs.send(
+        new SendMessageCommand({ QueueUrl: q.url, MessageBody: `fifo-${i}`, MessageGroupId: 'g1', MessageDeduplicationId: `d-${i}` }),
+      );
       ids.push(r.MessageId!);
     }
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name]);
     await started(daemon);
-    const invocations = await endpoint.waitFor((inv) => inv.flatMap(records).filter((r) => ids.includes(r['messageId'] as string)).length >= 3, 20_000);
+    const invocations = await endpoint.waitFor(
+      (inv) => inv.flatMap(records).filter((r) => ids.includes(r['messageId'] as string)).length >= 3,
+      20_000,
+    );
     assert.equal(await stopDaemon(daemon), 0);
     const got = invocations.flatMap(records).filter((r) => ids.includes(r['messageId'] as string));
-    assert.deepEqual(got.map((r) => r['body']), ['fifo-0', 'fifo-1', 'fifo-2']);
+    assert.deepEqual(
+      got.map((r) => r['body']),
+      ['fifo-0', 'fifo-1', 'fifo-2'],
+    );
     got.forEach((r, i) => {
       assert.equal(r.attributes['MessageGroupId'], 'g1');
       assert.equal(r.attributes['MessageDeduplicationId'], `d-${i}`);

@@ -39,9 +39,18 @@ describe('queue priority against LocalStack', () => {
     const high = await createQueue('wl-strict-high');
     const mid = await createQueue('wl-strict-mid');
     const low = await createQueue('wl-strict-low');
-    await sendMessages(low.url, Array.from({ length: 6 }, (_, i) => `low-${i}`));
-    await sendMessages(mid.url, Array.from({ length: 6 }, (_, i) => `mid-${i}`));
-    await sendMessages(high.url, Array.from({ length: 6 }, (_, i) => `high-${i}`));
+    await sendMessages(
+      low.url,
+      Array.from({ length: 6 }, (_, i) => `low-${i}`),
+    );
+    await sendMessages(
+      mid.url,
+      Array.from({ length: 6 }, (_, i) => `mid-${i}`),
+    );
+    await sendMessages(
+      high.url,
+      Array.from({ length: 6 }, (_, i) => `high-${i}`),
+    );
     const order = await firstInvocations(endpoint, [high.name, mid.name, low.name].join(','), [high, mid, low], 18);
     assert.deepEqual(order, [...Array(6).fill(high.name), ...Array(6).fill(mid.name), ...Array(6).fill(low.name)]);
     for (const q of [high, mid, low]) assert.equal(await countMessages(q.url), 0);
@@ -54,8 +63,14 @@ describe('queue priority against LocalStack', () => {
     const a = await createQueue('wl-weighted-a');
     const b = await createQueue('wl-weighted-b');
     const n = 120;
-    await sendMessages(a.url, Array.from({ length: n }, (_, i) => `a-${i}`));
-    await sendMessages(b.url, Array.from({ length: n }, (_, i) => `b-${i}`));
+    await sendMessages(
+      a.url,
+      Array.from({ length: n }, (_, i) => `a-${i}`),
+    );
+    await sendMessages(
+      b.url,
+      Array.from({ length: n }, (_, i) => `b-${i}`),
+    );
     const order = await firstInvocations(endpoint, `${a.name}:3,${b.name}:1`, [a, b], n);
     const share = order.filter((q) => q === a.name).length / n;
     // expected 0.75, sd = sqrt(0.75*0.25/120) = 0.040
@@ -66,8 +81,14 @@ describe('queue priority against LocalStack', () => {
     const a = await createQueue('wl-random-a');
     const b = await createQueue('wl-random-b');
     const n = 120;
-    await sendMessages(a.url, Array.from({ length: n }, (_, i) => `a-${i}`));
-    await sendMessages(b.url, Array.from({ length: n }, (_, i) => `b-${i}`));
+    await sendMessages(
+      a.url,
+      Array.from({ length: n }, (_, i) => `a-${i}`),
+    );
+    await sendMessages(
+      b.url,
+      Array.from({ length: n }, (_, i) => `b-${i}`),
+    );
     const order = await firstInvocations(endpoint, `${a.name}:1,${b.name}:1`, [a, b], n);
     const share = order.filter((q) => q === a.name).length / n;
     // expected 0.5, sd = sqrt(0.25/120) = 0.046

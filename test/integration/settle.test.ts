@@ -16,7 +16,6 @@ interface Rec {
 }
 const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
 
-
 describe('settling messages against LocalStack', () => {
   let endpoint: LambdaEndpoint;
   before(async () => {
@@ -35,10 +34,16 @@ describe('settling messages against LocalStack', () => {
     const ids = await sendMessages(q.url, ['a', 'b', 'c', 'd', 'e']);
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--concurrency', '2']);
     await started(daemon);
-    await endpoint.waitFor((inv) => inv.filter((i) => i.status === 'success' && records(i).some((r) => r.eventSourceARN === q.arn)).length === 5, 20_000);
+    await endpoint.waitFor(
+      (inv) => inv.filter((i) => i.status === 'success' && records(i).some((r) => r.eventSourceARN === q.arn)).length === 5,
+      20_000,
+    );
     await until(async () => (await countMessages(q.url)) === 0, 10_000, 'queue empty', 200);
     assert.equal(await stopDaemon(daemon), 0);
-    const delivered = endpoint.invocations.flatMap(records).filter((r) => r.eventSourceARN === q.arn).map((r) => r.messageId);
+    const delivered = endpoint.invocations
+      .flatMap(records)
+      .filter((r) => r.eventSourceARN === q.arn)
+      .map((r) => r.messageId);
     assert.deepEqual([...delivered].sort(), [...ids].sort());
   });
 
@@ -50,7 +55,10 @@ describe('settling messages against LocalStack', () => {
     await until(async () => (await countMessages(dlq.url)) === 1, 30_000, 'the message in the DLQ', 200);
     assert.equal(await stopDaemon(daemon), 0);
     const attempts = endpoint.invocations.flatMap((i) => records(i).filter((r) => r.messageId === id));
-    assert.deepEqual(attempts.map((r) => r.attributes['ApproximateReceiveCount']), ['1', '2']);
+    assert.deepEqual(
+      attempts.map((r) => r.attributes['ApproximateReceiveCount']),
+      ['1', '2'],
+    );
     assert.ok(endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === id)).every((i) => i.status === 'error'));
     assert.equal(await countMessages(q.url), 0);
     const errors = daemon.logs().filter((l) => l['msg'] === 'function error; messages stay on the queue');
@@ -79,7 +87,10 @@ describe('settling messages against LocalStack', () => {
     await sendMessages(q.url, ['x', 'y', 'z']);
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--delete', 'never']);
     await started(daemon);
-    await endpoint.waitFor((inv) => inv.filter((i) => i.status === 'success' && records(i)[0]?.eventSourceARN === q.arn).length === 3, 20_000);
+    await endpoint.waitFor(
+      (inv) => inv.filter((i) => i.status === 'success' && records(i)[0]?.eventSourceARN === q.arn).length === 3,
+      20_000,
+    );
     assert.equal(await stopDaemon(daemon), 0);
     assert.deepEqual(await messageCounts(q.url), { visible: 0, notVisible: 3, delayed: 0 });
   });

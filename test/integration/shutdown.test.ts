@@ -10,8 +10,13 @@ import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 const records = (inv: InvocationRecord) => (inv.payload as { Records: { messageId: string; eventSourceARN: string }[] }).Records;
 const succeededIds = (endpoint: LambdaEndpoint, arn: string) =>
-  new Set(endpoint.invocations.filter((i) => i.status === 'success').flatMap(records).filter((r) => r.eventSourceARN === arn).map((r) => r.messageId));
-
+  new Set(
+    endpoint.invocations
+      .filter((i) => i.status === 'success')
+      .flatMap(records)
+      .filter((r) => r.eventSourceARN === arn)
+      .map((r) => r.messageId),
+  );
 
 describe('shutdown of the real CLI', () => {
   let endpoint: LambdaEndpoint;
@@ -22,7 +27,10 @@ describe('shutdown of the real CLI', () => {
 
   it('SIGTERM during slow invocations finishes them, deletes their messages and exits 0', async () => {
     const q = await createQueue('wl-sigterm', { VisibilityTimeout: '60' });
-    await sendMessages(q.url, Array.from({ length: 3 }, () => JSON.stringify({ sleepMs: 2000 })));
+    await sendMessages(
+      q.url,
+      Array.from({ length: 3 }, () => JSON.stringify({ sleepMs: 2000 })),
+    );
     const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '3']);
     await started(daemon);
     await endpoint.waitFor(() => endpoint.inFlight('slow') === 3, 20_000);
@@ -30,9 +38,15 @@ describe('shutdown of the real CLI', () => {
     assert.equal(await stopDaemon(daemon), 0);
     const mine = endpoint.invocations.filter((i) => records(i)[0]?.eventSourceARN === q.arn);
     assert.equal(mine.length, 3);
-    assert.ok(mine.every((i) => i.status === 'success' && i.endedAt! >= stoppedAt), 'all three ran to the end');
+    assert.ok(
+      mine.every((i) => i.status === 'success' && i.endedAt! >= stoppedAt),
+      'all three ran to the end',
+    );
     assert.equal(await countMessages(q.url), 0, 'and were deleted');
-    const states = daemon.logs().filter((l) => l['msg'] === 'dispatcher state').map((l) => l['state']);
+    const states = daemon
+      .logs()
+      .filter((l) => l['msg'] === 'dispatcher state')
+      .map((l) => l['state']);
     assert.deepEqual(states, ['running', 'draining', 'stopped']);
     assert.ok(daemon.logs().some((l) => l['msg'] === 'stopped cleanly'));
   });
@@ -68,7 +82,10 @@ describe('shutdown of the real CLI', () => {
     // A short visibility timeout brings back what a SIGKILL stranded; SIGTERM strands nothing.
     const q = await createQueue('wl-chaos', { VisibilityTimeout: '3' });
     const n = 60;
-    const ids = await sendMessages(q.url, Array.from({ length: n }, (_, i) => JSON.stringify({ sleepMs: 50 + ((i * 37) % 250) })));
+    const ids = await sendMessages(
+      q.url,
+      Array.from({ length: n }, (_, i) => JSON.stringify({ sleepMs: 50 + ((i * 37) % 250) })),
+    );
     let cycles = 0;
     let kills = 0;
     while (cycles < 40 && succeededIds(endpoint, q.arn).size < n) {
@@ -95,6 +112,8 @@ describe('shutdown of the real CLI', () => {
     assert.equal(await stopDaemon(last), 0);
     assert.deepEqual([...succeededIds(endpoint, q.arn)].sort(), [...ids].sort());
     assert.equal(await countMessages(q.url), 0);
-    console.log(`chaos: ${n} messages, ${cycles} cycles (${kills} SIGKILL), ${endpoint.invocations.filter((i) => records(i)[0]?.eventSourceARN === q.arn).length} invocations`);
+    console.log(
+      `chaos: ${n} messages, ${cycles} cycles (${kills} SIGKILL), ${endpoint.invocations.filter((i) => records(i)[0]?.eventSourceARN === q.arn).length} invocations`,
+    );
   });
 });

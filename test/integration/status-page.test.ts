@@ -28,7 +28,16 @@ const ROOT = new URL('../../', import.meta.url);
 const SCREENSHOT = fileURLToPath(new URL('test-artifacts/status-page.png', ROOT));
 /** Flags that work on these machines (see the polyglot machine notes): no sandbox as root, no GPU, and no
  * background networking, whose connections the closed network refuses. Playwright adds a fresh --user-data-dir. */
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** The function's error type (Lambda's errorType is the error's name), which the daemon logs and the page shows. */
 const XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">';
@@ -132,9 +141,24 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
     sqsProxy.inject({ operation: 'GetQueueAttributes', fault: { kind: 'delay', ms: 5_000 }, count: 1 });
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const run = (daemon = startDaemon(endpoint.url, ['--function', 'page-fn', '--queues', `${high.name}:2,${low.name}:1`, '--concurrency', '2', '--batch-size', '1', '--http-port', String(port)], {
-      AWS_ENDPOINT_URL_SQS: sqsProxy.url,
-    }));
+    const run = (daemon = startDaemon(
+      endpoint.url,
+      [
+        '--function',
+        'page-fn',
+        '--queues',
+        `${high.name}:2,${low.name}:1`,
+        '--concurrency',
+        '2',
+        '--batch-size',
+        '1',
+        '--http-port',
+        String(port),
+      ],
+      {
+        AWS_ENDPOINT_URL_SQS: sqsProxy.url,
+      },
+    ));
     const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
     const problems = watch(page);
 
@@ -160,14 +184,19 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
     }, 200);
 
     try {
-      await until(async () => {
-        try {
-          await page.goto(`${base}/`);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 10_000, 'the page served', 100);
+      await until(
+        async () => {
+          try {
+            await page.goto(`${base}/`);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        10_000,
+        'the page served',
+        100,
+      );
       await eventually(async () => assert.equal(await page.locator('#state').getAttribute('data-state'), 'starting'));
       await started(run);
 
@@ -193,12 +222,17 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
       assert.ok(await highRow.isVisible());
       assert.ok(await lowRow.isVisible());
       // Some throughput points sit above the axis (y below the bottom line at 31).
-      const ys = ((await highRow.locator('svg[data-chart="throughput"] polyline').getAttribute('points')) ?? '').split(' ').map((p) => Number(p.split(',')[1]));
+      const ys = ((await highRow.locator('svg[data-chart="throughput"] polyline').getAttribute('points')) ?? '')
+        .split(' ')
+        .map((p) => Number(p.split(',')[1]));
       assert.ok(Math.min(...ys) < 31, `the throughput line rises: ${ys.join(' ')}`);
 
       // A real function error, as the daemon logged it: its errorType (with markup) is shown as text; its
       // errorMessage is not kept by the page's allow-list, and no body ever reaches the page.
-      const errorRow = page.locator('#errors-body tr[data-error]').filter({ has: page.locator('td[data-field="msg"]', { hasText: 'function error; messages stay on the queue' }) }).first();
+      const errorRow = page
+        .locator('#errors-body tr[data-error]')
+        .filter({ has: page.locator('td[data-field="msg"]', { hasText: 'function error; messages stay on the queue' }) })
+        .first();
       await eventually(async () => assert.equal(await errorRow.locator('td[data-field="code"]').textContent(), XSS), 10_000);
       assert.equal(await errorRow.locator('td[data-field="msg"]').textContent(), 'function error; messages stay on the queue');
       assert.equal(await errorRow.locator('td[data-field="queue"]').textContent(), low.name);
@@ -215,12 +249,22 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
       clearInterval(traffic);
       await sending;
       // Batch size 1 and a 300 s visibility timeout: one invocation per message sent, failed ones not back yet.
-      await until(() => endpoint.invocations.length === messages && endpoint.invocations.every((i) => i.status !== 'running'), 30_000, `all ${messages} messages invoked`, 50);
+      await until(
+        () => endpoint.invocations.length === messages && endpoint.invocations.every((i) => i.status !== 'running'),
+        30_000,
+        `all ${messages} messages invoked`,
+        50,
+      );
       const failedLow = invocationsOf(low).filter((i) => i.status === 'error').length;
-      await until(async () => {
-        const snap = JSON.parse(await (await fetch(`${base}/status.json`)).text()) as StatusSnapshot;
-        return snap.queues.every((q) => q.inFlight === 0);
-      }, 10_000, 'every received message settled', 100);
+      await until(
+        async () => {
+          const snap = JSON.parse(await (await fetch(`${base}/status.json`)).text()) as StatusSnapshot;
+          return snap.queues.every((q) => q.inFlight === 0);
+        },
+        10_000,
+        'every received message settled',
+        100,
+      );
       const snap = JSON.parse(await (await fetch(`${base}/status.json`)).text()) as StatusSnapshot;
       const throttled = (name: string) => snap.queues.find((q) => q.name === name)!.buckets.reduce((n, b) => n + b.throttled, 0);
       assert.equal(failedLow, failing, 'every "fail" message failed, and only those');
@@ -242,7 +286,9 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
       assert.equal((await run.exited).code, 0, run.stderr());
 
       assert.deepEqual(problems, []);
-      console.log(`page showed ${messages} messages, ${failedLow} errors, ${throttled(high.name) + throttled(low.name)} throttles; screenshot ${SCREENSHOT}`);
+      console.log(
+        `page showed ${messages} messages, ${failedLow} errors, ${throttled(high.name) + throttled(low.name)} throttles; screenshot ${SCREENSHOT}`,
+      );
     } finally {
       clearInterval(traffic);
       await page.close();
@@ -260,7 +306,10 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
       await page.goto(`http://127.0.0.1:${port}/`);
       await eventually(async () => assert.equal(await page.locator('#state').getAttribute('data-state'), 'running'));
       assert.equal(await stopDaemon(daemon), 0);
-      await eventually(async () => assert.match((await page.locator('#conn').textContent()) ?? '', /^status unavailable \(.+\); retrying$/), 6_000);
+      await eventually(
+        async () => assert.match((await page.locator('#conn').textContent()) ?? '', /^status unavailable \(.+\); retrying$/),
+        6_000,
+      );
       assert.equal(await page.locator('#state').getAttribute('data-state'), 'running', 'the last known state stays');
       daemon = startDaemon(endpoint.url, args);
       await started(daemon);

@@ -27,14 +27,29 @@ describe('throttling and metrics against LocalStack', () => {
   it('a throttled function loses no message and sends none to the DLQ', async () => {
     // maxReceiveCount 1: with AWS's trigger, a single throttled-then-redelivered message would land in the DLQ.
     const { queue: q, dlq } = await createQueueWithDlq('wl-throttle', 1, { VisibilityTimeout: '4' });
-    const ids = await sendMessages(q.url, Array.from({ length: 12 }, (_, i) => `m-${i}`));
+    const ids = await sendMessages(
+      q.url,
+      Array.from({ length: 12 }, (_, i) => `m-${i}`),
+    );
     const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
     await started(daemon);
-    await endpoint.waitFor((inv) => new Set(inv.filter((i) => i.status === 'success').flatMap(records).map((r) => r.messageId)).size === 12, 60_000);
+    await endpoint.waitFor(
+      (inv) =>
+        new Set(
+          inv
+            .filter((i) => i.status === 'success')
+            .flatMap(records)
+            .map((r) => r.messageId),
+        ).size === 12,
+      60_000,
+    );
     assert.equal(await stopDaemon(daemon), 0);
     assert.ok(endpoint.rejected.filter((r) => r.statusCode === 429).length > 0, 'the function was really throttled');
     assert.equal(endpoint.peakConcurrency('slow'), 1);
-    const succeeded = endpoint.invocations.filter((i) => i.status === 'success').flatMap(records).map((r) => r.messageId);
+    const succeeded = endpoint.invocations
+      .filter((i) => i.status === 'success')
+      .flatMap(records)
+      .map((r) => r.messageId);
     assert.deepEqual([...new Set(succeeded)].sort(), [...ids].sort());
     assert.equal(succeeded.length, 12, 'each message processed exactly once');
     assert.equal(await countMessages(q.url), 0);
@@ -46,13 +61,44 @@ describe('throttling and metrics against LocalStack', () => {
     const ok = await createQueue('wl-metrics-ok');
     const bad = await createQueue('wl-metrics-bad', { VisibilityTimeout: '30' });
     const name = `it-${ok.name}`;
-    await sendMessages(ok.url, Array.from({ length: 7 }, (_, i) => `ok-${i}`));
+    await sendMessages(
+      ok.url,
+      Array.from({ length: 7 }, (_, i) => `ok-${i}`),
+    );
     await sendMessages(bad.url, ['bad-1', 'bad-2']);
-    const okDaemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', ok.name, '--metrics', 'on', '--name', name, '--metrics-interval', '1']);
-    const badDaemon = startDaemon(endpoint.url, ['--function', 'fail', '--queues', bad.name, '--metrics', 'on', '--name', name, '--metrics-interval', '1']);
+    const okDaemon = startDaemon(endpoint.url, [
+      '--function',
+      'record',
+      '--queues',
+      ok.name,
+      '--metrics',
+      'on',
+      '--name',
+      name,
+      '--metrics-interval',
+      '1',
+    ]);
+    const badDaemon = startDaemon(endpoint.url, [
+      '--function',
+      'fail',
+      '--queues',
+      bad.name,
+      '--metrics',
+      'on',
+      '--name',
+      name,
+      '--metrics-interval',
+      '1',
+    ]);
     await Promise.all([started(okDaemon), started(badDaemon)]);
-    await endpoint.waitFor((inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === ok.arn && i.status === 'success').length === 7, 20_000);
-    await endpoint.waitFor((inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === bad.arn && i.status === 'error').length === 2, 20_000);
+    await endpoint.waitFor(
+      (inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === ok.arn && i.status === 'success').length === 7,
+      20_000,
+    );
+    await endpoint.waitFor(
+      (inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === bad.arn && i.status === 'error').length === 2,
+      20_000,
+    );
     await delay(300); // let the last deletes land before the stop
     assert.equal(await stopDaemon(okDaemon), 0);
     assert.equal(await stopDaemon(badDaemon), 0);

@@ -110,9 +110,19 @@ const w3cTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 function tracedMessages() {
   return [
-    message({ MessageId: 'x-1', Attributes: { AWSTraceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' } }),
-    message({ MessageId: 'w-1', MessageAttributes: { traceparent: { DataType: 'String', StringValue: `00-${w3cTraceId}-00f067aa0ba902b7-01` } } }),
-    message({ MessageId: 'bad-1', Attributes: { AWSTraceHeader: 'Root=1-nonsense;Parent=zz' }, MessageAttributes: { traceparent: { DataType: 'String', StringValue: 'garbage' } } }),
+    message({
+      MessageId: 'x-1',
+      Attributes: { AWSTraceHeader: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' },
+    }),
+    message({
+      MessageId: 'w-1',
+      MessageAttributes: { traceparent: { DataType: 'String', StringValue: `00-${w3cTraceId}-00f067aa0ba902b7-01` } },
+    }),
+    message({
+      MessageId: 'bad-1',
+      Attributes: { AWSTraceHeader: 'Root=1-nonsense;Parent=zz' },
+      MessageAttributes: { traceparent: { DataType: 'String', StringValue: 'garbage' } },
+    }),
     message({ MessageId: 'none-1' }),
   ];
 }
@@ -266,7 +276,13 @@ describe('OpenTelemetry tracer against an OTLP/HTTP receiver', () => {
     const q = queue('orders');
     await tracer.process(q, 'fn', [message()], async (): Promise<Result> => ({ ok: false, code: 'TooManyRequestsException' }), failed);
     await tracer.process(q, 'fn', [message()], async (): Promise<Result> => ({ ok: true }), failed);
-    await tracer.settle(q, 'delete', [message()], async () => ({ failed: ['m'] }), (r) => (r.failed.length > 0 ? 'PartialDelete' : undefined));
+    await tracer.settle(
+      q,
+      'delete',
+      [message()],
+      async () => ({ failed: ['m'] }),
+      (r) => (r.failed.length > 0 ? 'PartialDelete' : undefined),
+    );
     await tracer.shutdown();
     const spans = receiver.spans();
     assert.deepEqual(
@@ -281,7 +297,11 @@ describe('OpenTelemetry tracer against an OTLP/HTTP receiver', () => {
 
   it('sends the OTEL_EXPORTER_OTLP_HEADERS and exports protobuf by default (the OTLP spec default)', async () => {
     const tracer = await createOtelTracer(
-      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces`, OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20123', OTEL_BSP_SCHEDULE_DELAY: '60000' },
+      {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces`,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20123',
+        OTEL_BSP_SCHEDULE_DELAY: '60000',
+      },
       silentLogger,
     );
     assert.ok(tracer);
@@ -348,7 +368,9 @@ describe('the real CLI with OTEL_EXPORTER_OTLP_ENDPOINT, against LocalStack', ()
   let lambda: LambdaEndpoint;
   before(async () => {
     collector = await receiver.start();
-    lambda = await startLambdaEndpoint({ functions: { record: { handler: fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url)) } } });
+    lambda = await startLambdaEndpoint({
+      functions: { record: { handler: fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url)) } },
+    });
   });
   after(async () => {
     await lambda.stop();
@@ -362,7 +384,9 @@ describe('the real CLI with OTEL_EXPORTER_OTLP_ENDPOINT, against LocalStack', ()
       new SendMessageCommand({
         QueueUrl: q.url,
         MessageBody: 'traced-by-xray',
-        MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' } },
+        MessageSystemAttributes: {
+          AWSTraceHeader: { DataType: 'String', StringValue: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' },
+        },
       }),
     );
     const [w3cId] = await sendMessages(q.url, [

@@ -32,7 +32,10 @@ describe('workerless check as a process', () => {
     assert.equal(checked.code, 2);
     assert.equal(ran.code, 2);
     assert.equal(check.stderr(), run.stderr());
-    assert.ok(check.stderr().includes('workerless: --batch-size must be an integer from 1 to 10, got "ten" (from WORKERLESS_BATCH_SIZE)'), check.stderr());
+    assert.ok(
+      check.stderr().includes('workerless: --batch-size must be an integer from 1 to 10, got "ten" (from WORKERLESS_BATCH_SIZE)'),
+      check.stderr(),
+    );
     assert.equal(check.stdout(), '');
   });
 
@@ -46,7 +49,10 @@ describe('workerless check as a process', () => {
   });
 
   it('unreachable AWS endpoints: exit 1, one line per service (the queues merged), no stack trace', async () => {
-    const run = runCli(['check', '--function', 'fn', '--queues', 'a,b', '--endpoint-url', `http://127.0.0.1:${await closedPort()}`], AWS_ENV);
+    const run = runCli(
+      ['check', '--function', 'fn', '--queues', 'a,b', '--endpoint-url', `http://127.0.0.1:${await closedPort()}`],
+      AWS_ENV,
+    );
     const { code } = await run.exited;
     assert.equal(code, 1);
     assert.equal(run.stderr(), '');
@@ -65,7 +71,17 @@ describe('workerless check as a process', () => {
       const address = `127.0.0.1:${await closedPort()}`;
       const started = Date.now();
       const run = runCli(
-        ['check', '--temporal-task-queues', 'orders,billing', '--temporal-function', 'temporal-worker', '--temporal-address', address, '--metrics', 'off'],
+        [
+          'check',
+          '--temporal-task-queues',
+          'orders,billing',
+          '--temporal-function',
+          'temporal-worker',
+          '--temporal-address',
+          address,
+          '--metrics',
+          'off',
+        ],
         { ...AWS_ENV, AWS_ENDPOINT_URL_LAMBDA: endpoint.url },
       );
       const { code } = await run.exited;
@@ -77,7 +93,10 @@ describe('workerless check as a process', () => {
       ]);
       // Bounded by the Temporal client's connect timeout (10 s) plus start-up; never a retry loop like a run's.
       assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`);
-      assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.statusCode]), [['temporal-worker', 204]]);
+      assert.deepEqual(
+        endpoint.rejected.map((r) => [r.functionName, r.statusCode]),
+        [['temporal-worker', 204]],
+      );
     } finally {
       await endpoint.stop();
     }

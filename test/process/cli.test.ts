@@ -84,7 +84,9 @@ describe('the workerless CLI as a process', () => {
       ['workerless: --function is only used with --queues (none given), got "f" (from WORKERLESS_FUNCTION)'],
     );
     const run = runCli(['--function', 'f', '--queues', 'q'], { AWS_REGION: 'us-east-1', WORKERLESS_TEMPORAL_API_KEY: 'secret-key' });
-    await assertUsageError(run, ['workerless: --temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)']);
+    await assertUsageError(run, [
+      'workerless: --temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)',
+    ]);
     assert.ok(!run.stderr().includes('secret-key'));
   });
 
@@ -117,7 +119,10 @@ describe('the workerless CLI as a process', () => {
     });
     const { code } = await run.exited;
     assert.equal(code, 1);
-    assert.equal(run.stderr(), 'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n');
+    assert.equal(
+      run.stderr(),
+      'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n',
+    );
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
   });
 
@@ -151,7 +156,18 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
   const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
   const spillover = (fn: string, endpointUrl: string) =>
     runCli(
-      ['--temporal-task-queues', 'orders', '--temporal-function', fn, '--temporal-address', '127.0.0.1:9', '--endpoint-url', endpointUrl, '--metrics', 'off'],
+      [
+        '--temporal-task-queues',
+        'orders',
+        '--temporal-function',
+        fn,
+        '--temporal-address',
+        '127.0.0.1:9',
+        '--endpoint-url',
+        endpointUrl,
+        '--metrics',
+        'off',
+      ],
       { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
     );
 
@@ -166,7 +182,10 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
       assert.equal(run.stderr(), 'workerless: Temporal worker function "no-such-worker" does not exist (ResourceNotFoundException)\n');
       assert.ok(!run.logs().some((l) => l['msg'] === 'workerless started'), 'did not start');
       assert.ok(!run.stdout().includes('    at '), 'no stack trace');
-      assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.statusCode]), [['no-such-worker', 404]]);
+      assert.deepEqual(
+        endpoint.rejected.map((r) => [r.functionName, r.statusCode]),
+        [['no-such-worker', 404]],
+      );
     } finally {
       clearTimeout(deadline);
       await endpoint.stop();
@@ -178,7 +197,10 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
     const run = spillover('temporal-worker', endpoint.url);
     try {
       await run.waitForLog((l) => l['msg'] === 'workerless started');
-      assert.deepEqual(endpoint.rejected.map((r) => [r.functionName, r.errorType]), [['temporal-worker', 'DryRun']]);
+      assert.deepEqual(
+        endpoint.rejected.map((r) => [r.functionName, r.errorType]),
+        [['temporal-worker', 'DryRun']],
+      );
       assert.deepEqual(endpoint.invocations, [], 'the dry run did not run the worker');
       assert.equal(run.stderr(), '');
     } finally {

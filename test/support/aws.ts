@@ -143,9 +143,7 @@ export async function sendMessages(
         MessageBody: message.body,
         MessageAttributes: message.attributes,
         DelaySeconds: message.delaySeconds,
-        ...(fifo
-          ? { MessageGroupId: message.groupId ?? 'default', MessageDeduplicationId: message.deduplicationId ?? randomUUID() }
-          : {}),
+        ...(fifo ? { MessageGroupId: message.groupId ?? 'default', MessageDeduplicationId: message.deduplicationId ?? randomUUID() } : {}),
       };
     });
     const result = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
@@ -166,10 +164,7 @@ export async function sendMessages(
  * Receives (with all system and message attributes) and deletes until a receive comes back empty;
  * returns what it removed. Messages still in flight elsewhere are not waited for.
  */
-export async function drainQueue(
-  url: string,
-  opts: { waitTimeSec?: number; client?: SQSClient } = {},
-): Promise<Message[]> {
+export async function drainQueue(url: string, opts: { waitTimeSec?: number; client?: SQSClient } = {}): Promise<Message[]> {
   const client = opts.client ?? sqsClient();
   const drained: Message[] = [];
   for (;;) {

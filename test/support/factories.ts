@@ -94,7 +94,11 @@ export class FakeSource implements MessageSource {
   }
 
   async changeVisibility(q: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number): Promise<EntryFailure[]> {
-    this.visibilityChanges.push({ queue: q.name, ids: entries.map((e) => this.inflight.get(e.receiptHandle)?.MessageId ?? e.id), timeoutSec });
+    this.visibilityChanges.push({
+      queue: q.name,
+      ids: entries.map((e) => this.inflight.get(e.receiptHandle)?.MessageId ?? e.id),
+      timeoutSec,
+    });
     if (this.refuseVisibility) return entries.map((e) => ({ id: e.id, code: this.refuseVisibility!, message: 'refused' }));
     if (timeoutSec === 0) {
       for (const e of entries) {

@@ -233,7 +233,17 @@ interface UpstreamResponse {
 }
 
 /** Hop-by-hop headers belong to one connection and are not forwarded; content-length is recomputed. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'expect', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'content-length',
+]);
 
 /** The JSON-protocol services the clients in node_modules talk to, by X-Amz-Target prefix, with their Smithy namespace. */
 const JSON_SERVICES: Readonly<Record<string, { service: Service; namespace: string }>> = {
@@ -456,18 +466,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     let markSent: () => void = () => {};
     const sent = new Promise<void>((resolve) => (markSent = resolve));
     const response = new Promise<UpstreamResponse>((resolve, reject) => {
-      const upstreamReq = httpRequest(
-        new URL(req.url ?? '/', upstream),
-        { method: req.method, headers, agent },
-        (upstreamRes) => {
-          const chunks: Buffer[] = [];
-          upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
-          upstreamRes.on('error', reject);
-          upstreamRes.on('end', () =>
-            resolve({ status: upstreamRes.statusCode ?? 502, headers: upstreamRes.headers, body: Buffer.concat(chunks) }),
-          );
-        },
-      );
+      const upstreamReq = httpRequest(new URL(req.url ?? '/', upstream), { method: req.method, headers, agent }, (upstreamRes) => {
+        const chunks: Buffer[] = [];
+        upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+        upstreamRes.on('error', reject);
+        upstreamRes.on('end', () =>
+          resolve({ status: upstreamRes.statusCode ?? 502, headers: upstreamRes.headers, body: Buffer.concat(chunks) }),
+        );
+      });
       upstreamReq.on('error', reject);
       upstreamReq.end(body, markSent);
     });
@@ -614,7 +620,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   };
 
   /** entry-failure: forwards what should really happen, then reports the selected entries as Failed. */
-  const failEntries = async (req: IncomingMessage, body: Buffer, fault: EntryFailureFault, record: CallRecord): Promise<UpstreamResponse> => {
+  const failEntries = async (
+    req: IncomingMessage,
+    body: Buffer,
+    fault: EntryFailureFault,
+    record: CallRecord,
+  ): Promise<UpstreamResponse> => {
     const request = parseJsonObject(body.toString('utf8')) ?? {};
     const entries = Array.isArray(request['Entries']) ? (request['Entries'] as Array<{ Id?: unknown }>) : [];
     const selected = new Set(fault.entryIds ?? entries.map((e) => String(e.Id)));
@@ -685,7 +696,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`no matching call within ${timeoutMs} ms; calls: ${JSON.stringify(callLog.map((c) => [c.operation, c.fault, c.status]))}`));
+          reject(
+            new Error(
+              `no matching call within ${timeoutMs} ms; calls: ${JSON.stringify(callLog.map((c) => [c.operation, c.fault, c.status]))}`,
+            ),
+          );
         }, timeoutMs);
         const cleanup = (): void => {
           clearTimeout(timer);

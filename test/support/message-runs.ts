@@ -60,7 +60,9 @@ export function overlappingRuns(runs: ReadonlyMap<string, readonly MessageRun[]>
       const previous = list[i - 1]!;
       const run = list[i]!;
       if (previous.endedAt === undefined || run.startedAt < previous.endedAt) {
-        found.push(`${id}: run ${i + 1} started at ${run.startedAt}, run ${i} (started ${previous.startedAt}) ended ${previous.endedAt ?? 'never'}`);
+        found.push(
+          `${id}: run ${i + 1} started at ${run.startedAt}, run ${i} (started ${previous.startedAt}) ended ${previous.endedAt ?? 'never'}`,
+        );
       }
     }
   }
@@ -70,6 +72,11 @@ export function overlappingRuns(runs: ReadonlyMap<string, readonly MessageRun[]>
 /** A short summary for logs and failure messages: id -> runs as [start offset ms, duration ms, status, receive count]. */
 export function describeRuns(runs: ReadonlyMap<string, readonly MessageRun[]>, t0: number): string {
   return JSON.stringify(
-    Object.fromEntries([...runs].map(([id, list]) => [id, list.map((r) => [r.startedAt - t0, r.endedAt === undefined ? null : r.endedAt - r.startedAt, r.status, r.receiveCount])])),
+    Object.fromEntries(
+      [...runs].map(([id, list]) => [
+        id,
+        list.map((r) => [r.startedAt - t0, r.endedAt === undefined ? null : r.endedAt - r.startedAt, r.status, r.receiveCount]),
+      ]),
+    ),
   );
 }

@@ -217,7 +217,11 @@ export function startWorkerless(args: readonly string[], env: Readonly<Record<st
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   return {
-    logs: () => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+    logs: () =>
+      stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
     output: () => `${stderr}\n${stdout.slice(-4000)}`,
     async stop(): Promise<{ code: number | null; stopMs: number }> {
       const at = Date.now();
@@ -260,13 +264,43 @@ export async function makeTestPki(dir: string): Promise<TestPki> {
   const key = (name: string) => ssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path(name));
   const ca = async (name: string, cn: string) => {
     await key(`${name}.key`);
-    await ssl('req', '-x509', '-new', '-key', path(`${name}.key`), '-sha256', '-days', '1', '-subj', `/CN=${cn}`, '-out', path(`${name}.pem`));
+    await ssl(
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      path(`${name}.key`),
+      '-sha256',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${cn}`,
+      '-out',
+      path(`${name}.pem`),
+    );
   };
   const leaf = async (name: string, cn: string, ext: string) => {
     await key(`${name}.key`);
     await ssl('req', '-new', '-key', path(`${name}.key`), '-subj', `/CN=${cn}`, '-out', path(`${name}.csr`));
     await writeFile(path(`${name}.ext`), ext);
-    await ssl('x509', '-req', '-in', path(`${name}.csr`), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-days', '1', '-sha256', '-extfile', path(`${name}.ext`), '-out', path(`${name}.pem`));
+    await ssl(
+      'x509',
+      '-req',
+      '-in',
+      path(`${name}.csr`),
+      '-CA',
+      path('ca.pem'),
+      '-CAkey',
+      path('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-sha256',
+      '-extfile',
+      path(`${name}.ext`),
+      '-out',
+      path(`${name}.pem`),
+    );
   };
   await ca('ca', 'workerless test CA');
   await ca('other-ca', 'someone else');
@@ -298,7 +332,12 @@ export interface TestProxy {
  * flags): it presents the test server certificate, offers ALPN h2 as gRPC needs, and with `clientCa` requires
  * a client certificate signed by that CA (mTLS). Bytes pass through unchanged.
  */
-export async function startTlsProxy(options: { upstream: string; certPath: string; keyPath: string; clientCaPath?: string }): Promise<TestProxy> {
+export async function startTlsProxy(options: {
+  upstream: string;
+  certPath: string;
+  keyPath: string;
+  clientCaPath?: string;
+}): Promise<TestProxy> {
   const [upHost, upPort] = splitAddress(options.upstream);
   const handshakes = { ok: 0, failed: 0 };
   const sockets = new Set<Socket>();
@@ -307,7 +346,9 @@ export async function startTlsProxy(options: { upstream: string; certPath: strin
       cert: await readFile(options.certPath),
       key: await readFile(options.keyPath),
       ALPNProtocols: ['h2'],
-      ...(options.clientCaPath !== undefined ? { ca: await readFile(options.clientCaPath), requestCert: true, rejectUnauthorized: true } : {}),
+      ...(options.clientCaPath !== undefined
+        ? { ca: await readFile(options.clientCaPath), requestCert: true, rejectUnauthorized: true }
+        : {}),
     },
     (socket) => {
       handshakes.ok++;
@@ -335,12 +376,21 @@ export async function startTlsProxy(options: { upstream: string; certPath: strin
  * Cloud does for API keys. A call without it, or with another key, gets UNAUTHENTICATED (grpc-status 16) as a
  * trailers-only response; others are forwarded to the plain-text dev server with trailers passed back.
  */
-export async function startApiKeyProxy(options: { upstream: string; certPath: string; keyPath: string; apiKey: string }): Promise<TestProxy> {
+export async function startApiKeyProxy(options: {
+  upstream: string;
+  certPath: string;
+  keyPath: string;
+  apiKey: string;
+}): Promise<TestProxy> {
   const handshakes = { ok: 0, failed: 0 };
   const requests: TestProxy['requests'] = [];
   const upstream = http2.connect(`http://${options.upstream}`);
   upstream.on('error', () => undefined);
-  const server = http2.createSecureServer({ cert: await readFile(options.certPath), key: await readFile(options.keyPath), allowHTTP1: false });
+  const server = http2.createSecureServer({
+    cert: await readFile(options.certPath),
+    key: await readFile(options.keyPath),
+    allowHTTP1: false,
+  });
   server.on('secureConnection', () => handshakes.ok++);
   server.on('tlsClientError', () => handshakes.failed++);
   server.on('stream', (stream, headers) => {
@@ -352,7 +402,10 @@ export async function startApiKeyProxy(options: { upstream: string; certPath: st
     requests.push({ path: header(':path') ?? '', authorization, namespace: header('temporal-namespace') });
     stream.on('error', () => undefined);
     if (authorization !== `Bearer ${options.apiKey}`) {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'API key required' }, { endStream: true });
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'API key required' },
+        { endStream: true },
+      );
       return;
     }
     const forwarded: Record<string, string | string[]> = {};
@@ -369,7 +422,10 @@ export async function startApiKeyProxy(options: { upstream: string; certPath: st
     });
     call.on('response', (responseHeaders, flags) => {
       const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
-      stream.respond({ ...stripPseudo(responseHeaders), ':status': responseHeaders[':status'] ?? 200 }, endStream ? { endStream: true } : { waitForTrailers: true });
+      stream.respond(
+        { ...stripPseudo(responseHeaders), ':status': responseHeaders[':status'] ?? 200 },
+        endStream ? { endStream: true } : { waitForTrailers: true },
+      );
       if (!endStream) {
         stream.on('wantTrailers', () => stream.sendTrailers(trailers));
         call.pipe(stream);

@@ -19,7 +19,11 @@ const kinds = (a: ReturnType<typeof analyse>) => a.violations.map((v) => [v.kind
 
 describe('chaos analysis', () => {
   it('a clean history: failed once, then succeeded and deleted after it; a duplicate after success is allowed', () => {
-    const lines = [...run('a', 0, 10, [['m1', 'h1', false]]), ...run('b', 20, 30, [['m1', 'h2', true]]), ...run('c', 40, 50, [['m1', 'h3', true]])];
+    const lines = [
+      ...run('a', 0, 10, [['m1', 'h1', false]]),
+      ...run('b', 20, 30, [['m1', 'h2', true]]),
+      ...run('c', 40, 50, [['m1', 'h3', true]]),
+    ];
     const a = analyse(lines, [{ at: 31, receiptHandle: 'h2' }], ['m1']);
     assert.deepEqual(kinds(a), []);
     assert.equal(a.duplicatesAfterSuccess, 1);
@@ -32,12 +36,23 @@ describe('chaos analysis', () => {
 
   it('finds two invocations of one message at the same time', () => {
     const lines = [...run('a', 0, 100, [['m1', 'h1', true]]), ...run('b', 50, 60, [['m1', 'h2', true]])];
-    assert.deepEqual(kinds(analyse(lines, [], ['m1'])).map(([k]) => k), ['concurrent-invocations']);
+    assert.deepEqual(
+      kinds(analyse(lines, [], ['m1'])).map(([k]) => k),
+      ['concurrent-invocations'],
+    );
   });
 
   it('finds a delete sent before the invocation ended, after a failed one, or of a receipt the function never saw', () => {
     const lines = [...run('a', 0, 100, [['m1', 'h1', true]]), ...run('b', 0, 10, [['m2', 'h2', false]])];
-    const a = analyse(lines, [{ at: 90, receiptHandle: 'h1' }, { at: 20, receiptHandle: 'h2' }, { at: 20, receiptHandle: 'zz' }], ['m1', 'm2']);
+    const a = analyse(
+      lines,
+      [
+        { at: 90, receiptHandle: 'h1' },
+        { at: 20, receiptHandle: 'h2' },
+        { at: 20, receiptHandle: 'zz' },
+      ],
+      ['m1', 'm2'],
+    );
     const early = a.violations.find((v) => v.kind === 'deleted-before-success');
     assert.equal(early?.ids.length, 3);
     assert.deepEqual(early.ids.slice(0, 2), ['m1', 'm2']);

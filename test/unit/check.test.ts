@@ -20,7 +20,15 @@ const stats = (backlog: number) => ({ workflow: { backlog }, activity: { backlog
 /** Every port succeeds unless overridden. */
 function ports(overrides: Partial<CheckPorts> = {}): CheckPorts {
   return {
-    resolveQueue: async (spec) => ({ name: spec.ref, url: `http://sqs/${spec.ref}`, arn: `arn:aws:sqs:us-east-1:1:${spec.ref}`, region: 'us-east-1', fifo: false, visibilityTimeoutSec: 30, weight: 1 }),
+    resolveQueue: async (spec) => ({
+      name: spec.ref,
+      url: `http://sqs/${spec.ref}`,
+      arn: `arn:aws:sqs:us-east-1:1:${spec.ref}`,
+      region: 'us-east-1',
+      fifo: false,
+      visibilityTimeoutSec: 30,
+      weight: 1,
+    }),
     dryRun: async () => ok(),
     putCheckDatum: async () => {},
     connectTemporal: async () => ({ read: async () => stats(3), close: async () => {} }),
@@ -48,46 +56,66 @@ describe('runChecks', () => {
   it('refused credentials are not reported as a missing IAM action', async () => {
     const p = ports({
       putCheckDatum: async () => {
-        throw new AwsCallError('PutMetricData', { kind: 'fatal', code: 'InvalidClientTokenId', message: 'The security token included in the request is invalid.', status: 403 });
+        throw new AwsCallError('PutMetricData', {
+          kind: 'fatal',
+          code: 'InvalidClientTokenId',
+          message: 'The security token included in the request is invalid.',
+          status: 403,
+        });
       },
     });
-    assert.deepEqual((await lines(['--function', 'f', '--queues', 'q'], p))[2], 'FAIL metrics Workerless-default: credentials refused (InvalidClientTokenId): The security token included in the request is invalid.');
+    assert.deepEqual(
+      (await lines(['--function', 'f', '--queues', 'q'], p))[2],
+      'FAIL metrics Workerless-default: credentials refused (InvalidClientTokenId): The security token included in the request is invalid.',
+    );
   });
 
   it('a throttled DryRun passes; an access denial names lambda:InvokeFunction; both functions are checked', async () => {
     const p = ports({ dryRun: async (name) => (name === 'f' ? throttled() : unusable('AccessDeniedException')) });
-    assert.deepEqual(await lines(['--function', 'f', '--queues', 'q', '--metrics', 'off', '--temporal-task-queues', 'tq', '--temporal-function', 'w'], p), [
-      'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
-      'ok   function f (DryRun invoke throttled (TooManyRequestsException), which proves it exists and may be invoked)',
-      'FAIL Temporal worker function w: access denied (needs lambda:InvokeFunction)',
-      'ok   temporal task queue tq (namespace default at localhost:7233, backlog 6)',
-    ]);
+    assert.deepEqual(
+      await lines(['--function', 'f', '--queues', 'q', '--metrics', 'off', '--temporal-task-queues', 'tq', '--temporal-function', 'w'], p),
+      [
+        'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
+        'ok   function f (DryRun invoke throttled (TooManyRequestsException), which proves it exists and may be invoked)',
+        'FAIL Temporal worker function w: access denied (needs lambda:InvokeFunction)',
+        'ok   temporal task queue tq (namespace default at localhost:7233, backlog 6)',
+      ],
+    );
   });
 
   it('Temporal: PERMISSION_DENIED names the call; a connection that fails while the port answers points at TLS', async () => {
     const denied = Object.assign(new Error('Request unauthorized.'), { code: 7 });
-    const p = ports({ connectTemporal: async () => ({ read: async (tq) => (tq === 'a' ? stats(0) : Promise.reject(denied)), close: async () => {} }) });
+    const p = ports({
+      connectTemporal: async () => ({ read: async (tq) => (tq === 'a' ? stats(0) : Promise.reject(denied)), close: async () => {} }),
+    });
     assert.deepEqual(await lines(['--metrics', 'off', '--temporal-task-queues', 'a,b', '--temporal-function', 'w'], p), [
       'ok   Temporal worker function w (DryRun invoke allowed)',
       'ok   temporal task queue a (namespace default at localhost:7233, backlog 0)',
       'FAIL temporal task queue b: PERMISSION_DENIED: Request unauthorized. (needs DescribeTaskQueue in namespace default)',
     ]);
     const tls = ports({ connectTemporal: () => Promise.reject(new Error('Failed to connect before the deadline')) });
-    assert.deepEqual((await lines(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w'], tls))[1],
-      'FAIL temporal localhost:7233: cannot connect: Failed to connect before the deadline (the port answers: check --temporal-tls, the TLS files and --temporal-api-key)');
+    assert.deepEqual(
+      (await lines(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w'], tls))[1],
+      'FAIL temporal localhost:7233: cannot connect: Failed to connect before the deadline (the port answers: check --temporal-tls, the TLS files and --temporal-api-key)',
+    );
   });
 
   it('metrics off and no queues: no metrics line and no note', async () => {
     const report = await runChecks(config(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w']), ports());
     assert.deepEqual(report.notes, []);
-    assert.deepEqual(report.results.map((r) => r.name), ['Temporal worker function w', 'temporal task queue a']);
+    assert.deepEqual(
+      report.results.map((r) => r.name),
+      ['Temporal worker function w', 'temporal task queue a'],
+    );
   });
 
   it('a check that does not answer fails at its deadline, and the others still report', async () => {
     const p = ports({
       resolveQueue: (spec, signal) =>
         new Promise((_, reject) => {
-          signal.addEventListener('abort', () => reject(new QueueResolveError(spec.ref, 'GetQueueUrl', { kind: 'retryable', code: 'AbortError', message: 'aborted' })));
+          signal.addEventListener('abort', () =>
+            reject(new QueueResolveError(spec.ref, 'GetQueueUrl', { kind: 'retryable', code: 'AbortError', message: 'aborted' })),
+          );
         }),
     });
     const report = await runChecks(config(['--function', 'f', '--queues', 'q', '--metrics', 'off']), p, { deadlineMs: 50 });

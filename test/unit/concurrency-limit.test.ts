@@ -117,7 +117,9 @@ describe('ConcurrencyLimit: AIMD with a measured decrease', () => {
     }
     const meanInUse = inUse.reduce((a, b) => a + b, 0) / inUse.length;
     const throttleShare = throttled / (accepted + throttled);
-    t.diagnostic(`after 30 s: mean in use ${meanInUse.toFixed(2)} of 20, throttled ${(throttleShare * 100).toFixed(2)}%, limits ${replicas.map((r) => r.c.limit).join('/')}, sum ${Math.min(...sums)}-${Math.max(...sums)}`);
+    t.diagnostic(
+      `after 30 s: mean in use ${meanInUse.toFixed(2)} of 20, throttled ${(throttleShare * 100).toFixed(2)}%, limits ${replicas.map((r) => r.c.limit).join('/')}, sum ${Math.min(...sums)}-${Math.max(...sums)}`,
+    );
     assert.ok(meanInUse >= 18, `mean in use ${meanInUse.toFixed(2)} of 20`);
     assert.ok(throttleShare < 0.05, `throttled ${(throttleShare * 100).toFixed(2)}% of invocations`);
     assert.ok(Math.max(...sums) <= 26, `sum of limits up to ${Math.max(...sums)}`);

@@ -30,10 +30,38 @@ describe('delivery options', () => {
     assert.equal(config!.queueOptions.size, 0);
   });
 
+  it('--adaptive-concurrency on, with its floor (default 1), from flags or env', () => {
+    assert.equal(resolve([]).config!.adaptiveConcurrency, undefined);
+    assert.equal(resolve(['--adaptive-concurrency', 'off']).config!.adaptiveConcurrency, undefined);
+    assert.deepEqual(resolve(['--adaptive-concurrency', 'on']).config!.adaptiveConcurrency, { minConcurrency: 1 });
+    assert.deepEqual(
+      resolve([], { ...ENV, WORKERLESS_ADAPTIVE_CONCURRENCY: 'on', WORKERLESS_MIN_CONCURRENCY: '4' }).config!.adaptiveConcurrency,
+      { minConcurrency: 4 },
+    );
+  });
+
+  it('--adaptive-concurrency problems, all at once', () => {
+    assert.deepEqual(resolve(['--min-concurrency', '3']).problems, [
+      '--min-concurrency is only used with --adaptive-concurrency on, got "3"',
+    ]);
+    assert.deepEqual(resolve(['--adaptive-concurrency', 'on', '--concurrency', '5', '--min-concurrency', '6']).problems, [
+      '--min-concurrency must not be above --concurrency (5), got 6',
+    ]);
+    assert.deepEqual(resolve(['--adaptive-concurrency', 'maybe', '--min-concurrency', '0']).problems.length, 2);
+  });
+
   it('--retry-backoff with its defaults, and every field set', () => {
     assert.deepEqual(resolve(['--retry-backoff', '5s']).config!.retryBackoff, { baseSec: 5, maxSec: 900, jitter: 0.5 });
-    assert.deepEqual(resolve(['--retry-backoff', '2s', '--retry-backoff-max', '1m', '--retry-backoff-jitter', '0']).config!.retryBackoff, { baseSec: 2, maxSec: 60, jitter: 0 });
-    assert.deepEqual(resolve([], { ...ENV, WORKERLESS_RETRY_BACKOFF: '20m' }).config!.retryBackoff, { baseSec: 1200, maxSec: 1200, jitter: 0.5 });
+    assert.deepEqual(resolve(['--retry-backoff', '2s', '--retry-backoff-max', '1m', '--retry-backoff-jitter', '0']).config!.retryBackoff, {
+      baseSec: 2,
+      maxSec: 60,
+      jitter: 0,
+    });
+    assert.deepEqual(resolve([], { ...ENV, WORKERLESS_RETRY_BACKOFF: '20m' }).config!.retryBackoff, {
+      baseSec: 1200,
+      maxSec: 1200,
+      jitter: 0.5,
+    });
   });
 
   it('--retry-backoff problems, all at once', () => {
@@ -42,15 +70,22 @@ describe('delivery options', () => {
       '--retry-backoff-max is only used with --retry-backoff (none given), got "1m"',
       '--retry-backoff-jitter is only used with --retry-backoff (none given), got "2"',
     ]);
-    assert.deepEqual(resolve(['--retry-backoff', '10s', '--retry-backoff-max', '5s']).problems, ['--retry-backoff-max must not be shorter than --retry-backoff (10s), got 5s']);
-    assert.deepEqual(resolve(['--retry-backoff', '13h']).problems, ['--retry-backoff must be a duration from 1s to 720m (e.g. 500ms, 5s, 10m), got "13h"']);
+    assert.deepEqual(resolve(['--retry-backoff', '10s', '--retry-backoff-max', '5s']).problems, [
+      '--retry-backoff-max must not be shorter than --retry-backoff (10s), got 5s',
+    ]);
+    assert.deepEqual(resolve(['--retry-backoff', '13h']).problems, [
+      '--retry-backoff must be a duration from 1s to 720m (e.g. 500ms, 5s, 10m), got "13h"',
+    ]);
   });
 
   it('per-queue flags by queue name or URL', () => {
     const { config, problems } = resolve([
-      '--queue-max-concurrency', 'high=4,orders=2',
-      '--queue-min-concurrency', 'low=2',
-      '--queue-rate', 'https://sqs.us-east-1.amazonaws.com/123456789012/orders=2.5',
+      '--queue-max-concurrency',
+      'high=4,orders=2',
+      '--queue-min-concurrency',
+      'low=2',
+      '--queue-rate',
+      'https://sqs.us-east-1.amazonaws.com/123456789012/orders=2.5',
     ]);
     assert.deepEqual(problems, []);
     assert.deepEqual(Object.fromEntries(config!.queueOptions), {
@@ -85,7 +120,7 @@ describe('delivery options', () => {
     assert.equal(matchesRecord(low.filter!, { body: '{"type":"other"}' }), false);
   });
 
-  it('accepts the trigger\'s FilterCriteria as is, and JSON in the env var', () => {
+  it("accepts the trigger's FilterCriteria as is, and JSON in the env var", () => {
     const json = JSON.stringify({ high: { filters: { Filters: [{ Pattern: '{"body":{"a":["b"]}}' }] } } });
     const { config, problems } = resolve([], { ...ENV, WORKERLESS_QUEUE_OPTIONS: json });
     assert.deepEqual(problems, []);
@@ -112,11 +147,13 @@ describe('delivery options', () => {
       '--queue-rate entries take the form name=value, got "high"',
       'queue "low": min-concurrency 5 is above its max-concurrency 2',
       'queue "low": rate-burst is only used with a rate',
-      'the queues\' min-concurrency add up to 12, more than --concurrency 10: the reserved loops must fit in the pool',
+      "the queues' min-concurrency add up to 12, more than --concurrency 10: the reserved loops must fit in the pool",
     ]);
   });
 
   it('a --queue-options flag that is not JSON is reported as such', () => {
-    assert.deepEqual(resolve(['--queue-options', '{oops']).problems, ['--queue-options must be JSON (or a mapping in the --config file), got "{oops"']);
+    assert.deepEqual(resolve(['--queue-options', '{oops']).problems, [
+      '--queue-options must be JSON (or a mapping in the --config file), got "{oops"',
+    ]);
   });
 });

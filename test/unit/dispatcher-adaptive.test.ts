@@ -26,7 +26,17 @@ function setup(options: Partial<DispatcherOptions>, invoker: FakeInvoker) {
   const source = new FakeSource();
   const metrics = new RecordingMetrics();
   const dispatcher = new Dispatcher(
-    { queues: [queue('q')], orderMode: 'strict', concurrency: 12, batchSize: 1, pollForSec: 1, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn', ...options },
+    {
+      queues: [queue('q')],
+      orderMode: 'strict',
+      concurrency: 12,
+      batchSize: 1,
+      pollForSec: 1,
+      sleepSec: 0,
+      deleteMode: 'on-success',
+      functionName: 'fn',
+      ...options,
+    },
     { source, invoker, metrics, logger: silentLogger },
   );
   const stop = new AbortController();
@@ -87,7 +97,10 @@ describe('Dispatcher with --adaptive-concurrency', () => {
 
   it('recovers one loop per window once invocations succeed again', async () => {
     const budget = { n: 2 };
-    const { source, stop, running, dispatcher } = setup({ concurrency: 8, adaptiveConcurrency: { minConcurrency: 1 } }, budgetedFunction(budget, 50));
+    const { source, stop, running, dispatcher } = setup(
+      { concurrency: 8, adaptiveConcurrency: { minConcurrency: 1 } },
+      budgetedFunction(budget, 50),
+    );
     source.push('q', ...Array.from({ length: 2_000 }, () => message()));
     await until(() => dispatcher.concurrencyLimit <= 3, 5_000, 'the limit to fall');
     budget.n = 100;

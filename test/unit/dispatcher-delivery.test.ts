@@ -8,12 +8,27 @@ import { SQS_METRICS } from '../../src/metrics/names.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import { FakeInvoker, FakeSource, RecordingMetrics, functionError, message, ok, queue, silentLogger, until } from '../support/factories.ts';
 
-function setup(queues: ResolvedQueue[], options: Partial<DispatcherOptions>, invoker: FakeInvoker, preload: (source: FakeSource) => void = () => {}) {
+function setup(
+  queues: ResolvedQueue[],
+  options: Partial<DispatcherOptions>,
+  invoker: FakeInvoker,
+  preload: (source: FakeSource) => void = () => {},
+) {
   const source = new FakeSource();
   preload(source);
   const metrics = new RecordingMetrics();
   const dispatcher = new Dispatcher(
-    { queues, orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 1, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn', ...options },
+    {
+      queues,
+      orderMode: 'strict',
+      concurrency: 1,
+      batchSize: 1,
+      pollForSec: 1,
+      sleepSec: 0,
+      deleteMode: 'on-success',
+      functionName: 'fn',
+      ...options,
+    },
     { source, invoker, metrics, logger: silentLogger, random: () => 0 },
   );
   const stop = new AbortController();
@@ -49,7 +64,9 @@ describe('Dispatcher: retry back-off', () => {
   const policy = { baseSec: 2, maxSec: 60, jitter: 0 };
 
   it('off by default: a failed message keeps its visibility timeout (no visibility change)', async () => {
-    const { source, stop, running } = setup([queue('q')], {}, new FakeInvoker(() => functionError()), (s) => s.push('q', message(counted(3))));
+    const { source, stop, running } = setup([queue('q')], {}, new FakeInvoker(() => functionError()), (s) =>
+      s.push('q', message(counted(3))),
+    );
     await until(() => source.receives.length >= 2);
     stop.abort();
     await running;
@@ -59,7 +76,12 @@ describe('Dispatcher: retry back-off', () => {
   it('a function error sets the visibility of the batch from its receive counts', async () => {
     const a = message(counted(1));
     const b = message(counted(4));
-    const { source, stop, running } = setup([queue('q')], { retryBackoff: policy, batchSize: 10 }, new FakeInvoker(() => functionError()), (s) => s.push('q', a, b));
+    const { source, stop, running } = setup(
+      [queue('q')],
+      { retryBackoff: policy, batchSize: 10 },
+      new FakeInvoker(() => functionError()),
+      (s) => s.push('q', a, b),
+    );
     await until(() => source.visibilityChanges.length === 2);
     stop.abort();
     await running;
@@ -93,7 +115,7 @@ describe('Dispatcher: retry back-off', () => {
     assert.equal(source.deleted.length, 0);
   });
 
-  it('FIFO: the failed message and every later one of its group get one delay, from the group\'s highest count', async () => {
+  it("FIFO: the failed message and every later one of its group get one delay, from the group's highest count", async () => {
     const q = queue('q.fifo');
     const g = (n: number, group: string) => message({ Attributes: { ApproximateReceiveCount: String(n), MessageGroupId: group } });
     const msgs = [g(1, 'a'), g(3, 'a'), g(1, 'b'), g(1, 'a')];
@@ -103,7 +125,10 @@ describe('Dispatcher: retry back-off', () => {
     await until(() => source.visibilityChanges.length === 2);
     stop.abort();
     await running;
-    assert.deepEqual(source.deleted.map((d) => d.id), [msgs[0]!.MessageId]);
+    assert.deepEqual(
+      source.deleted.map((d) => d.id),
+      [msgs[0]!.MessageId],
+    );
     assert.deepEqual(
       source.visibilityChanges.map((c) => [c.ids, c.timeoutSec]),
       [
@@ -122,57 +147,89 @@ describe('Dispatcher: filters', () => {
     const other = message({ Body: '{"kind":"refund"}' });
     const plain = message({ Body: 'plain text' });
     const invoker = new FakeInvoker();
-    const { source, metrics, stop, running } = setup([queue('q')], { batchSize: 10, queueOptions: opts({ q: { filter } }) }, invoker, (s) => s.push('q', match, other, plain));
+    const { source, metrics, stop, running } = setup([queue('q')], { batchSize: 10, queueOptions: opts({ q: { filter } }) }, invoker, (s) =>
+      s.push('q', match, other, plain),
+    );
     await until(() => source.deleted.length === 3);
     stop.abort();
     await running;
-    assert.deepEqual(invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)), [match.MessageId]);
+    assert.deepEqual(
+      invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)),
+      [match.MessageId],
+    );
     assert.equal(metrics.sum(SQS_METRICS.filtered.cloudwatch, 'q'), 2);
-    assert.equal(metrics.sum(SQS_METRICS.deleted.cloudwatch, 'q'), 1, 'DeletedEventCount counts processed messages only, as on the trigger');
+    assert.equal(
+      metrics.sum(SQS_METRICS.deleted.cloudwatch, 'q'),
+      1,
+      'DeletedEventCount counts processed messages only, as on the trigger',
+    );
   });
 
   it('action leave: non-matching messages are neither invoked nor deleted', async () => {
     const match = message({ Body: '{"kind":"order"}' });
     const other = message({ Body: '{"kind":"refund"}' });
     const invoker = new FakeInvoker();
-    const { source, metrics, stop, running } = setup([queue('q')], { batchSize: 10, queueOptions: opts({ q: { filter, filterAction: 'leave' } }) }, invoker, (s) => s.push('q', match, other));
+    const { source, metrics, stop, running } = setup(
+      [queue('q')],
+      { batchSize: 10, queueOptions: opts({ q: { filter, filterAction: 'leave' } }) },
+      invoker,
+      (s) => s.push('q', match, other),
+    );
     await until(() => source.deleted.length === 1);
     stop.abort();
     await running;
-    assert.deepEqual(invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)), [match.MessageId]);
+    assert.deepEqual(
+      invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)),
+      [match.MessageId],
+    );
     assert.ok(source.inflight.has(other.ReceiptHandle!), 'left: it returns after its visibility timeout');
     assert.equal(metrics.sum(SQS_METRICS.filtered.cloudwatch, 'q'), 1);
   });
 
   it('a batch that is filtered out entirely is not invoked', async () => {
     const invoker = new FakeInvoker();
-    const { source, stop, running } = setup([queue('q')], { batchSize: 10, queueOptions: opts({ q: { filter } }) }, invoker, (s) => s.push('q', message({ Body: 'x' }), message({ Body: 'y' })));
+    const { source, stop, running } = setup([queue('q')], { batchSize: 10, queueOptions: opts({ q: { filter } }) }, invoker, (s) =>
+      s.push('q', message({ Body: 'x' }), message({ Body: 'y' })),
+    );
     await until(() => source.deleted.length === 2);
     stop.abort();
     await running;
     assert.equal(invoker.payloads.length, 0);
   });
 
-  it('FIFO with leave: later messages of a left message\'s group stay too, other groups are invoked', async () => {
+  it("FIFO with leave: later messages of a left message's group stay too, other groups are invoked", async () => {
     const q = queue('q.fifo');
     const m = (body: string, group: string) => message({ Body: body, Attributes: { MessageGroupId: group } });
     const msgs = [m('{"kind":"refund"}', 'a'), m('{"kind":"order"}', 'a'), m('{"kind":"order"}', 'b')];
     const invoker = new FakeInvoker();
-    const { source, stop, running } = setup([q], { batchSize: 10, queueOptions: opts({ 'q.fifo': { filter, filterAction: 'leave' } }) }, invoker, (s) => s.push('q.fifo', ...msgs));
+    const { source, stop, running } = setup(
+      [q],
+      { batchSize: 10, queueOptions: opts({ 'q.fifo': { filter, filterAction: 'leave' } }) },
+      invoker,
+      (s) => s.push('q.fifo', ...msgs),
+    );
     await until(() => source.deleted.length === 1);
     stop.abort();
     await running;
-    assert.deepEqual(invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)), [msgs[2]!.MessageId]);
+    assert.deepEqual(
+      invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)),
+      [msgs[2]!.MessageId],
+    );
   });
 });
 
 describe('Dispatcher: per-queue limits', () => {
   it('maxConcurrency: a queue never has more invocations in flight than its cap, the other queue uses the rest', async () => {
     const { invoker, peak } = perQueueInvoker(30);
-    const { source, stop, running } = setup([queue('a'), queue('b')], { concurrency: 6, queueOptions: opts({ a: { maxConcurrency: 2 } }) }, invoker, (s) => {
-      s.push('a', ...Array.from({ length: 20 }, () => message()));
-      s.push('b', ...Array.from({ length: 20 }, () => message()));
-    });
+    const { source, stop, running } = setup(
+      [queue('a'), queue('b')],
+      { concurrency: 6, queueOptions: opts({ a: { maxConcurrency: 2 } }) },
+      invoker,
+      (s) => {
+        s.push('a', ...Array.from({ length: 20 }, () => message()));
+        s.push('b', ...Array.from({ length: 20 }, () => message()));
+      },
+    );
     await until(() => source.deleted.length === 40, 10_000);
     stop.abort();
     await running;
@@ -182,10 +239,15 @@ describe('Dispatcher: per-queue limits', () => {
 
   it('minConcurrency: under strict priority, a full low queue still gets its reserved loops', async () => {
     const { invoker, peak, starts } = perQueueInvoker(30);
-    const { source, stop, running } = setup([queue('high'), queue('low')], { concurrency: 5, queueOptions: opts({ low: { minConcurrency: 2 } }) }, invoker, (s) => {
-      s.push('high', ...Array.from({ length: 40 }, () => message()));
-      s.push('low', ...Array.from({ length: 40 }, () => message()));
-    });
+    const { source, stop, running } = setup(
+      [queue('high'), queue('low')],
+      { concurrency: 5, queueOptions: opts({ low: { minConcurrency: 2 } }) },
+      invoker,
+      (s) => {
+        s.push('high', ...Array.from({ length: 40 }, () => message()));
+        s.push('low', ...Array.from({ length: 40 }, () => message()));
+      },
+    );
     await until(() => source.deleted.length >= 30, 10_000);
     stop.abort();
     await running;

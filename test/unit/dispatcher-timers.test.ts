@@ -14,13 +14,26 @@ describe('Dispatcher timing with fake timers', () => {
     try {
       const source = new FakeSource();
       const dispatcher = new Dispatcher(
-        { queues: [queue('a'), queue('b')], orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 0, sleepSec: 60, deleteMode: 'on-success', functionName: 'fn' },
+        {
+          queues: [queue('a'), queue('b')],
+          orderMode: 'strict',
+          concurrency: 1,
+          batchSize: 1,
+          pollForSec: 0,
+          sleepSec: 60,
+          deleteMode: 'on-success',
+          functionName: 'fn',
+        },
         { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger },
       );
       const stop = new AbortController();
       const running = dispatcher.run(stop.signal);
       await flush();
-      assert.deepEqual(source.receives.map((r) => r.queue), ['a', 'b'], 'one pass over both queues, no long poll');
+      assert.deepEqual(
+        source.receives.map((r) => r.queue),
+        ['a', 'b'],
+        'one pass over both queues, no long poll',
+      );
       mock.timers.tick(59_999);
       await flush();
       assert.equal(source.receives.length, 2, 'still sleeping');
@@ -39,9 +52,19 @@ describe('Dispatcher timing with fake timers', () => {
     try {
       const source = new FakeSource();
       let failures = 5;
-      source.receiveError = () => (failures-- > 0 ? Object.assign(new Error('boom'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }) : undefined);
+      source.receiveError = () =>
+        failures-- > 0 ? Object.assign(new Error('boom'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }) : undefined;
       const dispatcher = new Dispatcher(
-        { queues: [queue('a')], orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 0, sleepSec: 1000, deleteMode: 'on-success', functionName: 'fn' },
+        {
+          queues: [queue('a')],
+          orderMode: 'strict',
+          concurrency: 1,
+          batchSize: 1,
+          pollForSec: 0,
+          sleepSec: 1000,
+          deleteMode: 'on-success',
+          functionName: 'fn',
+        },
         // random() = 0.999: each back-off is just under its ceiling (100, 200, 400, 800, then the 1 s cap).
         { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, random: () => 0.999 },
       );

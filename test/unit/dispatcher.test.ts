@@ -61,7 +61,10 @@ describe('Dispatcher', () => {
     await until(() => invoker.payloads.length === 10, 5000, '10 invocations');
     stop.abort();
     await running;
-    assert.deepEqual(idsOf(invoker), [...highMsgs, ...lowMsgs].map((m) => m.MessageId));
+    assert.deepEqual(
+      idsOf(invoker),
+      [...highMsgs, ...lowMsgs].map((m) => m.MessageId),
+    );
     assert.equal(source.deleted.length, 10);
   });
 
@@ -72,7 +75,10 @@ describe('Dispatcher', () => {
     await until(() => source.deleted.length === 5, 5000, 'deletes');
     stop.abort();
     await running;
-    assert.deepEqual(invoker.payloads.map((p) => p.Records.length), [3, 2]);
+    assert.deepEqual(
+      invoker.payloads.map((p) => p.Records.length),
+      [3, 2],
+    );
     assert.equal(invoker.payloads[0]!.Records[0]!.eventSourceARN, q.arn);
   });
 
@@ -168,7 +174,10 @@ describe('Dispatcher', () => {
     release();
     await running;
     assert.equal(dispatcher.state, 'stopped');
-    assert.deepEqual(source.deleted.map((d) => d.id), [m.MessageId]);
+    assert.deepEqual(
+      source.deleted.map((d) => d.id),
+      [m.MessageId],
+    );
     const receivesAfter = source.receives.length;
     await delay(20);
     assert.equal(source.receives.length, receivesAfter, 'no receive after stop');
@@ -211,7 +220,7 @@ describe('Dispatcher', () => {
     assert.ok(source.visibilityChanges.every((c) => c.timeoutSec === 1));
   });
 
-  it('keeps a slow invocation\'s messages invisible until it finishes', async () => {
+  it("keeps a slow invocation's messages invisible until it finishes", async () => {
     const invoker = new FakeInvoker(async () => {
       await delay(1300);
       return ok();
@@ -253,7 +262,8 @@ describe('Dispatcher', () => {
     stop.abort();
     await running;
     assert.equal(invoker.payloads.length, 4);
-    for (let i = 1; i < at.length; i++) assert.ok(at[i]! - at[i - 1]! >= 990, `invocation ${i} came ${at[i]! - at[i - 1]!} ms after the one before`);
+    for (let i = 1; i < at.length; i++)
+      assert.ok(at[i]! - at[i - 1]! >= 990, `invocation ${i} came ${at[i]! - at[i - 1]!} ms after the one before`);
     assert.equal(source.deleted.length, 0);
     assert.equal(source.inflight.size, 1, 'the message returns after its visibility timeout');
   });
@@ -261,7 +271,8 @@ describe('Dispatcher', () => {
   it('a receive error backs off and the loop carries on', async () => {
     const { source, invoker, stop, running } = setup([queue('q')]);
     let failures = 2;
-    source.receiveError = () => (failures-- > 0 ? Object.assign(new Error('down'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }) : undefined);
+    source.receiveError = () =>
+      failures-- > 0 ? Object.assign(new Error('down'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }) : undefined;
     source.push('q', message());
     await until(() => invoker.payloads.length === 1, 10_000);
     stop.abort();
@@ -271,8 +282,17 @@ describe('Dispatcher', () => {
 
   it('a broken queue is skipped while it backs off, and never stalls the others', async () => {
     // random() = 0.999: the first back-off is just under 200 ms, longer than draining the healthy queue takes.
-    const { source, invoker, stop, running } = setup([queue('gone'), queue('ok')], { concurrency: 3 }, new FakeInvoker(), () => {}, () => 0.999);
-    source.receiveError = (q) => (q === 'gone' ? Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist', $metadata: { httpStatusCode: 400 } }) : undefined);
+    const { source, invoker, stop, running } = setup(
+      [queue('gone'), queue('ok')],
+      { concurrency: 3 },
+      new FakeInvoker(),
+      () => {},
+      () => 0.999,
+    );
+    source.receiveError = (q) =>
+      q === 'gone'
+        ? Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist', $metadata: { httpStatusCode: 400 } })
+        : undefined;
     source.push('ok', ...Array.from({ length: 20 }, () => message()));
     await until(() => source.deleted.length === 20, 5000, 'the healthy queue drained');
     stop.abort();
@@ -323,26 +343,57 @@ describe('Dispatcher', () => {
       return ok();
     });
     const source = new FakeSource();
-    const options: DispatcherOptions = { queues: [queue('q')], orderMode: 'strict', concurrency: 3, batchSize: 1, pollForSec: 1, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn' };
+    const options: DispatcherOptions = {
+      queues: [queue('q')],
+      orderMode: 'strict',
+      concurrency: 3,
+      batchSize: 1,
+      pollForSec: 1,
+      sleepSec: 0,
+      deleteMode: 'on-success',
+      functionName: 'fn',
+    };
     const dispatcher = new Dispatcher(options, { source, invoker, metrics, logger: silentLogger });
     const running = dispatcher.run(new AbortController().signal);
     let outcome: unknown;
-    void running.then(() => (outcome = 'resolved'), (err: unknown) => (outcome = err));
+    void running.then(
+      () => (outcome = 'resolved'),
+      (err: unknown) => (outcome = err),
+    );
     source.push('q', a, b);
     await until(() => invoker.active === 2, 2000, 'two loops holding a batch');
     source.push('q', c); // the third loop takes it, settles it, and then fails
     await until(() => dispatcher.state === 'draining', 2000, 'draining after the failure');
-    assert.deepEqual(source.deleted.map((d) => d.id), [c.MessageId]);
-    assert.deepEqual(dispatcher.inFlight().flatMap((f) => f.messageIds).sort(), [a.MessageId, b.MessageId].sort());
+    assert.deepEqual(
+      source.deleted.map((d) => d.id),
+      [c.MessageId],
+    );
+    assert.deepEqual(
+      dispatcher
+        .inFlight()
+        .flatMap((f) => f.messageIds)
+        .sort(),
+      [a.MessageId, b.MessageId].sort(),
+    );
     source.push('q', late);
     await delay(1200); // longer than a long poll: any loop still receiving would have taken it
     assert.equal(outcome, undefined, 'run() waits for the batches the other loops hold');
     release();
-    await assert.rejects(running, (err: unknown) => err instanceof DispatcherFailed && err.cause === bug && err.message.includes(bug.message));
+    await assert.rejects(
+      running,
+      (err: unknown) => err instanceof DispatcherFailed && err.cause === bug && err.message.includes(bug.message),
+    );
     assert.equal(dispatcher.state, 'failed');
-    assert.deepEqual(source.deleted.map((d) => d.id).sort(), [a.MessageId, b.MessageId, c.MessageId].sort(), 'the other loops settled their batches');
+    assert.deepEqual(
+      source.deleted.map((d) => d.id).sort(),
+      [a.MessageId, b.MessageId, c.MessageId].sort(),
+      'the other loops settled their batches',
+    );
     assert.deepEqual(dispatcher.inFlight(), []);
     assert.ok(!idsOf(invoker).includes(late.MessageId!), 'nothing is received after the failure');
-    assert.deepEqual(source.visible.get('q')?.map((m) => m.MessageId), [late.MessageId]);
+    assert.deepEqual(
+      source.visible.get('q')?.map((m) => m.MessageId),
+      [late.MessageId],
+    );
   });
 });

@@ -25,19 +25,34 @@ const DOCUMENTED: [string, Record<string, unknown>, unknown[], unknown[]][] = [
   ['Null', { UserID: [null] }, [{ UserID: null }], [{ UserID: 'x' }, {}, { UserID: '' }]],
   ['Empty', { LastName: [''] }, [{ LastName: '' }], [{ LastName: 'Doe' }, {}, { LastName: null }]],
   ['Equals', { Name: ['Alice'] }, [{ Name: 'Alice' }], [{ Name: 'alice' }, { Name: 'Bob' }, {}]],
-  ['Equals (ignore case)', { Name: [{ 'equals-ignore-case': 'alice' }] }, [{ Name: 'ALICE' }, { Name: 'Alice' }], [{ Name: 'Alicia' }, { Name: 1 }]],
-  ['And', { Location: ['New York'], Day: ['Monday'] }, [{ Location: 'New York', Day: 'Monday' }], [{ Location: 'New York', Day: 'Tuesday' }, { Location: 'New York' }]],
+  [
+    'Equals (ignore case)',
+    { Name: [{ 'equals-ignore-case': 'alice' }] },
+    [{ Name: 'ALICE' }, { Name: 'Alice' }],
+    [{ Name: 'Alicia' }, { Name: 1 }],
+  ],
+  [
+    'And',
+    { Location: ['New York'], Day: ['Monday'] },
+    [{ Location: 'New York', Day: 'Monday' }],
+    [{ Location: 'New York', Day: 'Tuesday' }, { Location: 'New York' }],
+  ],
   ['Or', { PaymentType: ['Credit', 'Debit'] }, [{ PaymentType: 'Credit' }, { PaymentType: 'Debit' }], [{ PaymentType: 'Cash' }]],
   ['Not', { Weather: [{ 'anything-but': ['Raining'] }] }, [{ Weather: 'Sunny' }], [{ Weather: 'Raining' }, {}]],
   ['Numeric (equals)', { Price: [{ numeric: ['=', 100] }] }, [{ Price: 100 }, { Price: 100.0 }], [{ Price: 101 }, { Price: '100' }]],
-  ['Numeric (range)', { Price: [{ numeric: ['>', 10, '<=', 20] }] }, [{ Price: 20 }, { Price: 10.5 }], [{ Price: 10 }, { Price: 20.01 }, { Price: '15' }]],
+  [
+    'Numeric (range)',
+    { Price: [{ numeric: ['>', 10, '<=', 20] }] },
+    [{ Price: 20 }, { Price: 10.5 }],
+    [{ Price: 10 }, { Price: 20.01 }, { Price: '15' }],
+  ],
   ['Exists', { ProductName: [{ exists: true }] }, [{ ProductName: 'x' }, { ProductName: '' }], [{}, { Other: 1 }]],
   ['Does not exist', { ProductName: [{ exists: false }] }, [{}, { Other: 1 }], [{ ProductName: 'x' }]],
   ['Begins with', { Region: [{ prefix: 'us-' }] }, [{ Region: 'us-east-1' }], [{ Region: 'eu-west-1' }, { Region: 5 }]],
   ['Ends with', { FileName: [{ suffix: '.png' }] }, [{ FileName: 'photo.png' }], [{ FileName: 'photo.jpg' }]],
 ];
 
-describe('event filter (the trigger\'s FilterCriteria grammar)', () => {
+describe("event filter (the trigger's FilterCriteria grammar)", () => {
   for (const [name, rule, pass, fail] of DOCUMENTED) {
     it(`documented rule: ${name}`, () => {
       const f = filter({ body: rule });
@@ -100,7 +115,7 @@ describe('event filter (the trigger\'s FilterCriteria grammar)', () => {
       MessageAttributes: { type: { DataType: 'String', StringValue: 'order' }, priority: { DataType: 'Number', StringValue: '5' } },
     };
 
-    it('match the record\'s fields: attributes, messageAttributes.<name>.stringValue', () => {
+    it("match the record's fields: attributes, messageAttributes.<name>.stringValue", () => {
       const r = record('x', attrs);
       assert.equal(matchesRecord(filter({ messageAttributes: { type: { stringValue: ['order'] } } }), r), true);
       assert.equal(matchesRecord(filter({ messageAttributes: { type: { stringValue: ['refund'] } } }), r), false);
@@ -191,7 +206,9 @@ describe('event filter (the trigger\'s FilterCriteria grammar)', () => {
     });
 
     it('at most 5 patterns, at least one', () => {
-      assert.deepEqual(problemsOf(...Array.from({ length: 6 }, () => ({ a: ['x'] }))), ["takes at most 5 patterns (the trigger's limit), got 6"]);
+      assert.deepEqual(problemsOf(...Array.from({ length: 6 }, () => ({ a: ['x'] }))), [
+        "takes at most 5 patterns (the trigger's limit), got 6",
+      ]);
       assert.deepEqual(problemsOf(), ['needs at least one pattern']);
     });
 

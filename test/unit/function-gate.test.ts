@@ -16,7 +16,13 @@ function gateAt(start = 1_000_000, random: () => number = highest) {
   const clock = { now: start };
   const { logger, lines } = recordingLogger();
   const gate = new FunctionGate({ logger, random, now: () => clock.now });
-  return { gate, clock, lines, pauses: () => lines.filter((l) => l.msg === PAUSE_MSG), resumes: () => lines.filter((l) => l.msg === RESUME_MSG) };
+  return {
+    gate,
+    clock,
+    lines,
+    pauses: () => lines.filter((l) => l.msg === PAUSE_MSG),
+    resumes: () => lines.filter((l) => l.msg === RESUME_MSG),
+  };
 }
 
 /** Whether a promise has settled, without waiting for it. */
@@ -55,7 +61,10 @@ describe('FunctionGate: pause and resume', () => {
       gate.pause(denied);
       clock.now += pauses().at(-1)?.['pauseMs'] as number;
     }
-    assert.deepEqual(pauses().map((l) => l['pauseMs']), [500, 1000, 2000, 4000, 8000, 15000, 15000]);
+    assert.deepEqual(
+      pauses().map((l) => l['pauseMs']),
+      [500, 1000, 2000, 4000, 8000, 15000, 15000],
+    );
   });
 
   it('counts loops failing within one pause once, and logs one line per pause', () => {
@@ -229,7 +238,10 @@ describe('FunctionGate.wait() with fake timers', () => {
     assert.equal(await settled(second), false);
     mock.timers.tick(1);
     assert.equal(await settled(second), true);
-    assert.deepEqual(lines.map((l) => l['pauseMs']), [999, 1999]);
+    assert.deepEqual(
+      lines.map((l) => l['pauseMs']),
+      [999, 1999],
+    );
   });
 
   it('resume() by an invocation that got through ends the pause for loops already waiting', async () => {

@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 import { interpretResult } from '../../src/invoke/invoke-result.ts';
 
 const ids = ['a', 'b', 'c', 'd'];
-const ok = (payload: unknown) => ({ payload: payload === undefined ? undefined : typeof payload === 'string' ? payload : JSON.stringify(payload), functionError: undefined });
+const ok = (payload: unknown) => ({
+  payload: payload === undefined ? undefined : typeof payload === 'string' ? payload : JSON.stringify(payload),
+  functionError: undefined,
+});
 
 describe('interpretResult', () => {
   it('treats no result, null, an empty or null list, and any non-report result as full success', () => {
@@ -48,9 +51,17 @@ describe('interpretResult', () => {
   });
 
   it('a function error keeps every message and carries errorType and errorMessage', () => {
-    const v = interpretResult({ payload: JSON.stringify({ errorType: 'TypeError', errorMessage: 'x is undefined', trace: [] }), functionError: 'Unhandled' }, ids, false);
+    const v = interpretResult(
+      { payload: JSON.stringify({ errorType: 'TypeError', errorMessage: 'x is undefined', trace: [] }), functionError: 'Unhandled' },
+      ids,
+      false,
+    );
     assert.deepEqual(v, { kind: 'function-error', deleteIds: [], keepIds: ids, errorType: 'TypeError', errorMessage: 'x is undefined' });
-    const timeout = interpretResult({ payload: '{"errorType":"Sandbox.Timedout","errorMessage":"Task timed out after 3.00 seconds"}', functionError: 'Unhandled' }, ids, false);
+    const timeout = interpretResult(
+      { payload: '{"errorType":"Sandbox.Timedout","errorMessage":"Task timed out after 3.00 seconds"}', functionError: 'Unhandled' },
+      ids,
+      false,
+    );
     assert.equal(timeout.kind === 'function-error' && timeout.errorType, 'Sandbox.Timedout');
     const opaque = interpretResult({ payload: undefined, functionError: 'Unhandled' }, ids, false);
     assert.equal(opaque.kind === 'function-error' && opaque.errorType, 'Unhandled');

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts, type InvokeRetryPolicy, type InvokeStep } from '../../src/invoke/invoke-retry.ts';
+import {
+  NO_ATTEMPTS,
+  countAttempt,
+  nextInvokeStep,
+  safeToRelease,
+  type InvokeAttempts,
+  type InvokeRetryPolicy,
+  type InvokeStep,
+} from '../../src/invoke/invoke-retry.ts';
 import type { InvokeError, InvokeErrorKind } from '../../src/invoke/lambda-invoker.ts';
 
 /** An Invoke failure of `kind`, shaped as the Lambda adapter classifies it. */
@@ -95,7 +103,10 @@ describe('nextInvokeStep', () => {
 
     it('may retry at once (full jitter: the delay is drawn from [0, ceiling))', () => {
       assert.deepEqual(delays('throttled', 4, lowest), [0, 0, 0, 0]);
-      assert.deepEqual(delays('throttled', 4, () => 0.5), [50, 100, 200, 400]);
+      assert.deepEqual(
+        delays('throttled', 4, () => 0.5),
+        [50, 100, 200, 400],
+      );
     });
 
     it('is retried for as long as the messages are held: nothing ran, so it is not an attempt', () => {
@@ -116,8 +127,14 @@ describe('nextInvokeStep', () => {
     });
 
     it('never gives up and ignores throttle counts', () => {
-      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 10_000 }), policy(), highest), { action: 'retry', delayMs: 999 });
-      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 1, throttled: 50 }), policy(), highest), { action: 'retry', delayMs: 99 });
+      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 10_000 }), policy(), highest), {
+        action: 'retry',
+        delayMs: 999,
+      });
+      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 1, throttled: 50 }), policy(), highest), {
+        action: 'retry',
+        delayMs: 99,
+      });
     });
   });
 
@@ -140,12 +157,17 @@ describe('nextInvokeStep', () => {
 
     it('does not depend on random: the hold is a whole visibility timeout, never shortened', () => {
       for (const random of [lowest, () => 0.5, highest]) {
-        assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ unknownHoldMs: 12_000 }), random), { action: 'retry', delayMs: 12_000 });
+        assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ unknownHoldMs: 12_000 }), random), {
+          action: 'retry',
+          delayMs: 12_000,
+        });
       }
     });
 
     it('gives up on the first unknown outcome when maxUnknown is 0', () => {
-      assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ maxUnknown: 0 }), highest), { action: 'give-up' });
+      assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ maxUnknown: 0 }), highest), {
+        action: 'give-up',
+      });
     });
 
     it('counts unknown outcomes only: throttles in between neither use up nor reset the allowance', () => {
@@ -176,16 +198,26 @@ describe('nextInvokeStep', () => {
 
   it('rejected gives up at once: the request itself is wrong and would fail again', () => {
     assert.deepEqual(nextInvokeStep(invokeError('rejected'), NO_ATTEMPTS, policy({ maxUnknown: 100 }), highest), { action: 'give-up' });
-    assert.deepEqual(nextInvokeStep(invokeError('rejected'), attempts({ throttled: 3, notSent: 2 }), policy(), lowest), { action: 'give-up' });
+    assert.deepEqual(nextInvokeStep(invokeError('rejected'), attempts({ throttled: 3, notSent: 2 }), policy(), lowest), {
+      action: 'give-up',
+    });
   });
 });
 
 describe('safeToRelease', () => {
   it('allows releasing at once only while no attempt could still be running', () => {
     assert.equal(safeToRelease(NO_ATTEMPTS), true, 'nothing was tried');
-    assert.equal(safeToRelease(attempts({ throttled: 5, notSent: 3, unusable: 2 })), true, 'throttled, not sent and unusable calls never ran');
+    assert.equal(
+      safeToRelease(attempts({ throttled: 5, notSent: 3, unusable: 2 })),
+      true,
+      'throttled, not sent and unusable calls never ran',
+    );
     assert.equal(safeToRelease(attempts({ unknown: 1 })), false, 'an unknown outcome may still be running');
-    assert.equal(safeToRelease(attempts({ unknown: 1, throttled: 9 })), false, 'later throttles do not make an earlier unknown outcome safe');
+    assert.equal(
+      safeToRelease(attempts({ unknown: 1, throttled: 9 })),
+      false,
+      'later throttles do not make an earlier unknown outcome safe',
+    );
   });
 
   it('follows the counts of a real sequence', () => {

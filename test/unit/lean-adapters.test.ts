@@ -21,7 +21,15 @@ type Handler = (req: Seen, res: ServerResponse) => void;
 
 const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-const queue = (url: string): ResolvedQueue => ({ name: 'q', url, arn: 'arn:aws:sqs:us-east-1:000000000000:q', region: 'us-east-1', fifo: false, visibilityTimeoutSec: 30, weight: 1 });
+const queue = (url: string): ResolvedQueue => ({
+  name: 'q',
+  url,
+  arn: 'arn:aws:sqs:us-east-1:000000000000:q',
+  region: 'us-east-1',
+  fifo: false,
+  visibilityTimeoutSec: 30,
+  weight: 1,
+});
 
 describe('lean adapters', () => {
   let handler: Handler = (_req, res) => res.end('{}');
@@ -53,7 +61,15 @@ describe('lean adapters', () => {
     handler = (_req, res) =>
       res.end(
         JSON.stringify({
-          Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('hello'), MessageAttributes: { b: { DataType: 'Binary', BinaryValue: 'AQI=' } } }],
+          Messages: [
+            {
+              MessageId: 'm1',
+              ReceiptHandle: 'r1',
+              Body: 'hello',
+              MD5OfBody: md5('hello'),
+              MessageAttributes: { b: { DataType: 'Binary', BinaryValue: 'AQI=' } },
+            },
+          ],
         }),
       );
     const source = new SqsHttpSource(http, origin);
@@ -63,7 +79,10 @@ describe('lean adapters', () => {
     const req = seen[0]!;
     assert.equal(req.headers['x-amz-target'], 'AmazonSQS.ReceiveMessage');
     assert.equal(req.headers['content-type'], 'application/x-amz-json-1.0');
-    assert.match(String(req.headers['authorization']), /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/sqs\/aws4_request, SignedHeaders=.*host.*, Signature=[0-9a-f]{64}$/);
+    assert.match(
+      String(req.headers['authorization']),
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/sqs\/aws4_request, SignedHeaders=.*host.*, Signature=[0-9a-f]{64}$/,
+    );
     assert.deepEqual(JSON.parse(req.body), {
       QueueUrl: `${origin.origin}/000000000000/q`,
       MaxNumberOfMessages: 10,
@@ -74,7 +93,8 @@ describe('lean adapters', () => {
   });
 
   it('fails a receive whose body does not match MD5OfBody, as the SDK does (fatal)', async () => {
-    handler = (_req, res) => res.end(JSON.stringify({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('other') }] }));
+    handler = (_req, res) =>
+      res.end(JSON.stringify({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('other') }] }));
     const source = new SqsHttpSource(http, origin);
     await assert.rejects(source.receive(queue(`${origin.origin}/000000000000/q`), { max: 1, waitSec: 0 }), (err: unknown) => {
       assert.ok(err instanceof AwsCallError);
@@ -100,9 +120,12 @@ describe('lean adapters', () => {
   });
 
   it('reads the entries SQS refused, and a 400 QueueDoesNotExist is fatal at once', async () => {
-    handler = (_req, res) => res.end(JSON.stringify({ Successful: [], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', Message: 'bad', SenderFault: true }] }));
+    handler = (_req, res) =>
+      res.end(JSON.stringify({ Successful: [], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', Message: 'bad', SenderFault: true }] }));
     const source = new SqsHttpSource(http, origin);
-    assert.deepEqual(await source.changeVisibility(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }], 0), [{ id: '1', code: 'ReceiptHandleIsInvalid', message: 'bad' }]);
+    assert.deepEqual(await source.changeVisibility(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }], 0), [
+      { id: '1', code: 'ReceiptHandleIsInvalid', message: 'bad' },
+    ]);
     seen.length = 0;
     handler = (_req, res) => {
       res.writeHead(400, { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' });
@@ -140,7 +163,10 @@ describe('lean adapters', () => {
         res.end('{"errorType":"Error"}');
       };
       const invoker = new LambdaHttpInvoker(lambda, origin, 'fn:live');
-      assert.deepEqual(await invoker.invoke('{"Records":[]}'), { ok: true, response: { payload: '{"errorType":"Error"}', functionError: 'Unhandled' } });
+      assert.deepEqual(await invoker.invoke('{"Records":[]}'), {
+        ok: true,
+        response: { payload: '{"errorType":"Error"}', functionError: 'Unhandled' },
+      });
       assert.equal(seen[0]!.path, '/2015-03-31/functions/fn%3Alive/invocations');
       assert.equal(seen[0]!.headers['x-amz-invocation-type'], 'RequestResponse');
       assert.equal(seen[0]!.body, '{"Records":[]}');
@@ -151,7 +177,12 @@ describe('lean adapters', () => {
       };
       const throttled = await invoker.invoke('{}');
       assert.equal(throttled.ok, false);
-      assert.deepEqual(!throttled.ok && throttled.error, { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate Exceeded.', status: 429 });
+      assert.deepEqual(!throttled.ok && throttled.error, {
+        kind: 'throttled',
+        code: 'TooManyRequestsException',
+        message: 'Rate Exceeded.',
+        status: 429,
+      });
 
       handler = (_req, res) => {
         res.writeHead(404, { 'x-amzn-errortype': 'ResourceNotFoundException' });

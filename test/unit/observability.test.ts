@@ -135,7 +135,16 @@ describe('liveness of the dispatcher', () => {
     source.push('q', message());
     const invoker = new FakeInvoker(() => new Promise(() => {}));
     const dispatcher = new Dispatcher(
-      { queues: [queue('q', { visibilityTimeoutSec: 0 })], orderMode: 'strict', concurrency: 1, batchSize: 1, pollForSec: 0, sleepSec: 0, deleteMode: 'on-success', functionName: 'fn' },
+      {
+        queues: [queue('q', { visibilityTimeoutSec: 0 })],
+        orderMode: 'strict',
+        concurrency: 1,
+        batchSize: 1,
+        pollForSec: 0,
+        sleepSec: 0,
+        deleteMode: 'on-success',
+        functionName: 'fn',
+      },
       { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, now: () => now },
     );
     void dispatcher.run(new AbortController().signal);

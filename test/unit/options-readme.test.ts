@@ -18,15 +18,21 @@ describe('the README options tables', () => {
     }
   });
 
-  it('show each row\'s flag, env var, default and range', () => {
+  it("show each row's flag, env var, default and range", () => {
     const table = optionsTable(CORE_OPTIONS);
-    assert.ok(table.includes('| `--concurrency` | `WORKERLESS_CONCURRENCY` | `10` | 1-10000 | worker loops = most concurrent invocations |'), table);
+    assert.ok(
+      table.includes('| `--concurrency` | `WORKERLESS_CONCURRENCY` | `10` | 1-10000 | worker loops = most concurrent invocations |'),
+      table,
+    );
     assert.ok(table.includes('| `--delete` | `WORKERLESS_DELETE` | `on-success` | `on-success`, `never` |'), table);
     assert.ok(table.includes('| `--retry-backoff-max` | `WORKERLESS_RETRY_BACKOFF_MAX` | `15m` | 1s-720m |'), table);
   });
 
   it('a changed definition makes the README stale', () => {
-    const stale = README.replace('| `--concurrency` | `WORKERLESS_CONCURRENCY` | `10` |', '| `--concurrency` | `WORKERLESS_CONCURRENCY` | `12` |');
+    const stale = README.replace(
+      '| `--concurrency` | `WORKERLESS_CONCURRENCY` | `10` |',
+      '| `--concurrency` | `WORKERLESS_CONCURRENCY` | `12` |',
+    );
     assert.notEqual(stale, README);
     assert.notEqual(syncReadme(stale), stale);
   });

@@ -16,14 +16,20 @@ describe('parseAwsTraceHeader', () => {
   });
 
   it('accepts fields in any order, spaces, extra keys and upper-case hex; Sampled=0 or ? or missing is not sampled', () => {
-    const reordered = parseAwsTraceHeader('Sampled=0; Lineage=a87bd80c:1|68fd508a:5 ;Parent=53995C3F42CD8AD8; Root=1-5759E988-BD862E3FE1BE46A994272793');
+    const reordered = parseAwsTraceHeader(
+      'Sampled=0; Lineage=a87bd80c:1|68fd508a:5 ;Parent=53995C3F42CD8AD8; Root=1-5759E988-BD862E3FE1BE46A994272793',
+    );
     assert.equal(reordered?.traceId, '5759e988bd862e3fe1be46a994272793');
     assert.equal(reordered?.spanId, '53995c3f42cd8ad8');
     assert.equal(reordered?.sampled, false);
     assert.equal(parseAwsTraceHeader('Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=?')?.sampled, false);
     assert.equal(parseAwsTraceHeader('Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8')?.sampled, false);
     // ALB adds Self=; it is not the producer's span and is ignored.
-    assert.equal(parseAwsTraceHeader('Self=1-67891234-12456789abcdef012345678;Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8')?.spanId, '53995c3f42cd8ad8');
+    assert.equal(
+      parseAwsTraceHeader('Self=1-67891234-12456789abcdef012345678;Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8')
+        ?.spanId,
+      '53995c3f42cd8ad8',
+    );
   });
 
   for (const [why, header] of [
@@ -58,8 +64,14 @@ describe('parseTraceparent', () => {
   });
 
   it('keeps the tracestate that came with it, and lets a later version append fields', () => {
-    assert.equal(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'congo=t61rcWkgMzE')?.traceState, 'congo=t61rcWkgMzE');
-    assert.equal(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds')?.spanId, '00f067aa0ba902b7');
+    assert.equal(
+      parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'congo=t61rcWkgMzE')?.traceState,
+      'congo=t61rcWkgMzE',
+    );
+    assert.equal(
+      parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds')?.spanId,
+      '00f067aa0ba902b7',
+    );
   });
 
   for (const [why, header] of [
@@ -85,7 +97,10 @@ describe('producerContexts', () => {
   it('finds the traceparent message attribute and the AWSTraceHeader system attribute, each once', () => {
     const m = message({
       Attributes: { AWSTraceHeader: xray },
-      MessageAttributes: { traceparent: { DataType: 'String', StringValue: traceparent }, tracestate: { DataType: 'String', StringValue: 'k=v' } },
+      MessageAttributes: {
+        traceparent: { DataType: 'String', StringValue: traceparent },
+        tracestate: { DataType: 'String', StringValue: 'k=v' },
+      },
     });
     assert.deepEqual(
       producerContexts(m).map((c) => [c.source, c.traceId, c.spanId, c.traceState]),
@@ -106,7 +121,10 @@ describe('producerContexts', () => {
 
   it('returns nothing for a message without headers or with invalid ones, and never looks at the body', () => {
     assert.deepEqual(producerContexts(message()), []);
-    const bad = message({ Attributes: { AWSTraceHeader: 'Root=garbage' }, MessageAttributes: { traceparent: { DataType: 'Binary', BinaryValue: new Uint8Array([1]) } } });
+    const bad = message({
+      Attributes: { AWSTraceHeader: 'Root=garbage' },
+      MessageAttributes: { traceparent: { DataType: 'Binary', BinaryValue: new Uint8Array([1]) } },
+    });
     assert.deepEqual(producerContexts(bad), []);
     const body = message({ Body: traceparent });
     assert.deepEqual(producerContexts(body), []);
@@ -131,7 +149,10 @@ describe('resolveOtelEnv', () => {
     });
     assert.ok(Object.isFrozen(s) && Object.isFrozen(s.exporter));
     assert.equal(resolveOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })?.exporter.url, 'http://collector:4318/v1/traces');
-    assert.equal(resolveOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/base/' })?.exporter.url, 'https://otlp.example.com/base/v1/traces');
+    assert.equal(
+      resolveOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/base/' })?.exporter.url,
+      'https://otlp.example.com/base/v1/traces',
+    );
   });
 
   it('uses the traces endpoint as is, and the traces-specific variables over the general ones', () => {
@@ -154,7 +175,10 @@ describe('resolveOtelEnv', () => {
   });
 
   it('takes the service name from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then "workerless"', () => {
-    const base = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,deployment.environment.name=prod%2Feu' };
+    const base = {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,deployment.environment.name=prod%2Feu',
+    };
     assert.equal(resolveOtelEnv(base)?.serviceName, 'from-attrs');
     assert.deepEqual(resolveOtelEnv(base)?.resourceAttributes, { 'service.name': 'from-attrs', 'deployment.environment.name': 'prod/eu' });
     assert.equal(resolveOtelEnv({ ...base, OTEL_SERVICE_NAME: 'orders-worker' })?.serviceName, 'orders-worker');
@@ -162,7 +186,10 @@ describe('resolveOtelEnv', () => {
 
   it('is off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, whatever else is set', () => {
     assert.equal(resolveOtelEnv({ OTEL_SDK_DISABLED: 'TRUE', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), undefined);
-    assert.equal(resolveOtelEnv({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }), undefined);
+    assert.equal(
+      resolveOtelEnv({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }),
+      undefined,
+    );
     assert.ok(resolveOtelEnv({ OTEL_SDK_DISABLED: 'false', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }));
   });
 
@@ -178,7 +205,10 @@ describe('resolveOtelEnv', () => {
     });
     assert.deepEqual(s?.batch, { scheduledDelayMs: 200, exportTimeoutMs: 3000, maxQueueSize: 100, maxExportBatchSize: 50 });
     assert.deepEqual(s?.sampler, { name: 'traceidratio', ratio: 0.25 });
-    assert.deepEqual(resolveOtelEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'always_off' })?.sampler, { name: 'always_off', ratio: 1 });
+    assert.deepEqual(resolveOtelEnv({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'always_off' })?.sampler, {
+      name: 'always_off',
+      ratio: 1,
+    });
   });
 
   it('reports every invalid variable at once, by name and value, in an OtelConfigError', () => {
@@ -239,7 +269,13 @@ describe('invokedFunction', () => {
     assert.deepEqual(invokedFunction('my-fn', 'eu-west-1'), { name: 'my-fn', region: 'eu-west-1' });
     assert.deepEqual(invokedFunction('my-fn:live', undefined), { name: 'my-fn', region: undefined });
     assert.deepEqual(invokedFunction('123456789012:function:my-fn:3', 'eu-west-1'), { name: 'my-fn', region: 'eu-west-1' });
-    assert.deepEqual(invokedFunction('arn:aws:lambda:ap-south-1:123456789012:function:my-fn:live', 'eu-west-1'), { name: 'my-fn', region: 'ap-south-1' });
-    assert.deepEqual(invokedFunction('arn:aws-cn:lambda:cn-north-1:123456789012:function:my-fn', undefined), { name: 'my-fn', region: 'cn-north-1' });
+    assert.deepEqual(invokedFunction('arn:aws:lambda:ap-south-1:123456789012:function:my-fn:live', 'eu-west-1'), {
+      name: 'my-fn',
+      region: 'ap-south-1',
+    });
+    assert.deepEqual(invokedFunction('arn:aws-cn:lambda:cn-north-1:123456789012:function:my-fn', undefined), {
+      name: 'my-fn',
+      region: 'cn-north-1',
+    });
   });
 });

@@ -24,25 +24,41 @@ describe('parseQueueList', () => {
   it('reads a strict list', () => {
     const l = list('payments, submissions,default');
     assert.equal(l.mode, 'strict');
-    assert.deepEqual(l.queues.map((q) => [q.ref, q.weight]), [['payments', 1], ['submissions', 1], ['default', 1]]);
+    assert.deepEqual(
+      l.queues.map((q) => [q.ref, q.weight]),
+      [
+        ['payments', 1],
+        ['submissions', 1],
+        ['default', 1],
+      ],
+    );
   });
 
   it('reads weights and detects random order from equal weights', () => {
     assert.equal(list('a:3,b:2,c:1').mode, 'weighted');
-    assert.deepEqual(list('a:3,b:2,c:1').queues.map((q) => q.weight), [3, 2, 1]);
+    assert.deepEqual(
+      list('a:3,b:2,c:1').queues.map((q) => q.weight),
+      [3, 2, 1],
+    );
     assert.equal(list('a:1,b:1,c:1').mode, 'random');
     assert.equal(list('a:5,b:5').mode, 'random');
   });
 
   it('accepts full queue URLs, with and without weights and ports', () => {
     const l = list('https://sqs.us-east-1.amazonaws.com/123456789012/payments:3,http://localhost:4566/000000000000/default:1');
-    assert.deepEqual(l.queues.map((q) => [q.ref, q.weight]), [
-      ['https://sqs.us-east-1.amazonaws.com/123456789012/payments', 3],
-      ['http://localhost:4566/000000000000/default', 1],
-    ]);
+    assert.deepEqual(
+      l.queues.map((q) => [q.ref, q.weight]),
+      [
+        ['https://sqs.us-east-1.amazonaws.com/123456789012/payments', 3],
+        ['http://localhost:4566/000000000000/default', 1],
+      ],
+    );
     const strict = list('https://sqs.us-east-1.amazonaws.com/1/a,http://localhost:4566/000000000000/b');
     assert.equal(strict.mode, 'strict');
-    assert.deepEqual(strict.queues.map((q) => q.ref), ['https://sqs.us-east-1.amazonaws.com/1/a', 'http://localhost:4566/000000000000/b']);
+    assert.deepEqual(
+      strict.queues.map((q) => q.ref),
+      ['https://sqs.us-east-1.amazonaws.com/1/a', 'http://localhost:4566/000000000000/b'],
+    );
   });
 
   it('reports every problem at once', () => {
@@ -74,7 +90,11 @@ describe('drawOrder', () => {
     const rnd = seeded(7);
     for (const spec of ['a:3,b:2,c:1', 'a:1,b:1,c:1,d:1']) {
       const l = list(spec);
-      for (let i = 0; i < 1000; i++) assert.deepEqual([...drawOrder(l, rnd)].sort(), l.queues.map((_, k) => k));
+      for (let i = 0; i < 1000; i++)
+        assert.deepEqual(
+          [...drawOrder(l, rnd)].sort(),
+          l.queues.map((_, k) => k),
+        );
     }
   });
 

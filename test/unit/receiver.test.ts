@@ -30,7 +30,14 @@ class ReceiveSource implements MessageSource {
   respond: (call: ReceiveCall) => Promise<Message[]> | Message[] = () => [];
 
   async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
-    const call = { at: Date.now() - START, queue: q.name, waitSec: options.waitSec, max: options.max, visibilityTimeoutSec: options.visibilityTimeoutSec, signal };
+    const call = {
+      at: Date.now() - START,
+      queue: q.name,
+      waitSec: options.waitSec,
+      max: options.max,
+      visibilityTimeoutSec: options.visibilityTimeoutSec,
+      signal,
+    };
     this.calls.push(call);
     return this.respond(call);
   }
@@ -131,7 +138,16 @@ describe('Receiver', () => {
   afterEach(() => mock.timers.reset());
 
   it('needs at least one queue', () => {
-    assert.throws(() => new Receiver(options({ queues: [] }), { source: new ReceiveSource(), logger: recordingLogger().logger, random: highest, now: Date.now }), /at least one queue/);
+    assert.throws(
+      () =>
+        new Receiver(options({ queues: [] }), {
+          source: new ReceiveSource(),
+          logger: recordingLogger().logger,
+          random: highest,
+          now: Date.now,
+        }),
+      /at least one queue/,
+    );
   });
 
   describe('order', () => {
@@ -144,7 +160,10 @@ describe('Receiver', () => {
         ['c', 0],
         ['a', 20],
       ]);
-      assert.ok(source.calls.every((c) => c.max === 7 && c.visibilityTimeoutSec === 45), 'batch size and visibility override passed on every receive');
+      assert.ok(
+        source.calls.every((c) => c.max === 7 && c.visibilityTimeoutSec === 45),
+        'batch size and visibility override passed on every receive',
+      );
     });
 
     it('strict: stops at the first queue that has messages and returns them with their queue', async () => {
@@ -164,7 +183,10 @@ describe('Receiver', () => {
       const { source, receiver, stop } = setup();
       source.respond = (call) => (call.queue === 'a' || call.queue === 'c' ? [message()] : []);
       for (let i = 0; i < 3; i++) assert.equal((await receiver.next(stop.signal))?.queue.name, 'a');
-      assert.deepEqual(source.calls.map((c) => c.queue), ['a', 'a', 'a']);
+      assert.deepEqual(
+        source.calls.map((c) => c.queue),
+        ['a', 'a', 'a'],
+      );
     });
 
     it('returns what the long poll brought', async () => {
@@ -279,10 +301,18 @@ describe('Receiver', () => {
       assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
       await advance(48); // 98 ms: a backs off for 99 ms
       assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
-      assert.deepEqual(source.calls.map((c) => c.queue), ['a', 'b', 'b', 'b'], 'a is skipped, not tried, while backing off');
+      assert.deepEqual(
+        source.calls.map((c) => c.queue),
+        ['a', 'b', 'b', 'b'],
+        'a is skipped, not tried, while backing off',
+      );
       await advance(1);
       assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
-      assert.deepEqual(source.calls.slice(4).map((c) => c.queue), ['a', 'b'], 'a is tried again once its back-off is over');
+      assert.deepEqual(
+        source.calls.slice(4).map((c) => c.queue),
+        ['a', 'b'],
+        'a is tried again once its back-off is over',
+      );
     });
 
     it('when every queue is backing off, waits for the first one to recover instead of sleeping or polling', async () => {
@@ -307,7 +337,10 @@ describe('Receiver', () => {
       assert.equal(receiver.anyHealthy, true);
       broken = false;
       assert.equal((await receiver.next(stop.signal))?.queue.name, 'b', 'only b is due');
-      assert.deepEqual(lines.filter((l) => l.msg === RECOVERED_MSG).map((l) => [l['queue'], l['outageMs'], l['failures']]), [['b', 99, 1]]);
+      assert.deepEqual(
+        lines.filter((l) => l.msg === RECOVERED_MSG).map((l) => [l['queue'], l['outageMs'], l['failures']]),
+        [['b', 99, 1]],
+      );
     });
 
     it('transient failures back off with full jitter from 100 ms, capped at 1 s', async () => {
@@ -347,14 +380,20 @@ describe('Receiver', () => {
       const { source, receiver, stop, lines } = setup({ queues: [queue('gone'), queue('flaky')], pollForSec: 0 });
       source.respond = (call) => {
         throw call.queue === 'gone'
-          ? Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist', $metadata: { httpStatusCode: 400 } })
+          ? Object.assign(new Error('The specified queue does not exist.'), {
+              name: 'QueueDoesNotExist',
+              $metadata: { httpStatusCode: 400 },
+            })
           : Object.assign(new Error('unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
       };
       await receiver.next(stop.signal);
-      assert.deepEqual(failureLines(lines).map((l) => [l['queue'], l.level, l['delayMs']]), [
-        ['gone', 50, 999],
-        ['flaky', 40, 99],
-      ]);
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l['queue'], l.level, l['delayMs']]),
+        [
+          ['gone', 50, 999],
+          ['flaky', 40, 99],
+        ],
+      );
     });
 
     it('logs failures at the 1st, 2nd, 4th, 8th and 16th attempt only, as warnings for transient ones', async () => {
@@ -369,9 +408,16 @@ describe('Receiver', () => {
       await running.done;
       assert.ok(source.calls.length >= 17, `${source.calls.length} failures`);
       const logged = failureLines(lines);
-      assert.deepEqual(logged.map((l) => l['attempt']), [1, 2, 4, 8, 16]);
+      assert.deepEqual(
+        logged.map((l) => l['attempt']),
+        [1, 2, 4, 8, 16],
+      );
       assert.ok(logged.every((l) => l.level === 40 && l['queue'] === 'a'));
-      assert.deepEqual(logged.map((l) => l['delayMs']), [99, 199, 799, 999, 999], 'the back-off it chose, at each logged attempt');
+      assert.deepEqual(
+        logged.map((l) => l['delayMs']),
+        [99, 199, 799, 999, 999],
+        'the back-off it chose, at each logged attempt',
+      );
       const err = logged[0]?.['err'] as Record<string, unknown>;
       assert.deepEqual([err['code'], err['message']], ['InternalError', 'InternalError happened']);
     });
@@ -383,7 +429,10 @@ describe('Receiver', () => {
       };
       await receiver.next(stop.signal);
       const logged = failureLines(lines);
-      assert.deepEqual(logged.map((l) => [l.level, l.msg, l['attempt'], l['delayMs']]), [[50, FAILED_MSG, 1, 999]]);
+      assert.deepEqual(
+        logged.map((l) => [l.level, l.msg, l['attempt'], l['delayMs']]),
+        [[50, FAILED_MSG, 1, 999]],
+      );
     });
 
     it('says when a receive got no answer before its deadline', async () => {
@@ -392,7 +441,10 @@ describe('Receiver', () => {
         throw callError('retryable', 'TimeoutError');
       };
       await receiver.next(stop.signal);
-      assert.deepEqual(failureLines(lines).map((l) => [l.level, l.msg]), [[40, TIMEOUT_MSG]]);
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l.level, l.msg]),
+        [[40, TIMEOUT_MSG]],
+      );
     });
 
     it('logs "works again" once, with the failures and the outage length since the first failure', async () => {
@@ -409,7 +461,10 @@ describe('Receiver', () => {
       await running.done;
       // Failures at 0, 99 and 298 ms; the receive at 697 ms works: the outage began with the first failure.
       const recovered = lines.filter((l) => l.msg === RECOVERED_MSG);
-      assert.deepEqual(recovered.map((l) => [l.level, l['queue'], l['failures'], l['outageMs']]), [[30, 'a', 3, 697]]);
+      assert.deepEqual(
+        recovered.map((l) => [l.level, l['queue'], l['failures'], l['outageMs']]),
+        [[30, 'a', 3, 697]],
+      );
       assert.ok(running.got.length > 1, 'later receives work without another "works again" line');
     });
 
@@ -426,11 +481,14 @@ describe('Receiver', () => {
       await advance(199);
       assert.equal((await receiver.next(stop.signal))?.queue.name, 'a');
       await receiver.next(stop.signal); // fails at 298 ms: attempt 1 again
-      assert.deepEqual(failureLines(lines).map((l) => [l['attempt'], l['delayMs']]), [
-        [1, 99],
-        [2, 199],
-        [1, 99],
-      ]);
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l['attempt'], l['delayMs']]),
+        [
+          [1, 99],
+          [2, 199],
+          [1, 99],
+        ],
+      );
       assert.equal(receiver.anyHealthy, false);
       await advance(99);
       assert.equal(receiver.anyHealthy, true);
@@ -445,7 +503,11 @@ describe('Receiver', () => {
       assert.equal(pending.count, 3);
       for (let i = 0; i < 3; i++) pending.answer(transient());
       await Promise.all(passes);
-      assert.deepEqual(failureLines(lines).map((l) => l['attempt']), [1], 'one failure, one line');
+      assert.deepEqual(
+        failureLines(lines).map((l) => l['attempt']),
+        [1],
+        'one failure, one line',
+      );
       await advance(99);
       assert.equal(receiver.anyHealthy, true, 'the back-off is the first one (99 ms), not the third');
     });
@@ -473,7 +535,10 @@ describe('Receiver', () => {
       const pass = receiver.next(stop.signal);
       await flush();
       assert.equal(pending.count, 1);
-      assert.ok(source.calls.every((c) => c.signal === undefined), 'no signal is handed to a receive');
+      assert.ok(
+        source.calls.every((c) => c.signal === undefined),
+        'no signal is handed to a receive',
+      );
       stop.abort();
       assert.equal(await settled(pass), false, 'the long poll is still open');
       const batch = [message()];

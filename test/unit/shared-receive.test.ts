@@ -31,14 +31,25 @@ describe('SharedReceiveSource', () => {
     await tick();
     const others = [1, 2, 3, 4].map(() => shared.receive(q, { max: 2, waitSec: 0 }));
     await tick();
-    assert.deepEqual(inner.receives.map((r) => r.max), [], 'the first receive is still gated');
+    assert.deepEqual(
+      inner.receives.map((r) => r.max),
+      [],
+      'the first receive is still gated',
+    );
     inner.release();
     assert.equal((await first).length, 1);
     await tick();
     inner.release();
     const got = await Promise.all(others);
-    assert.deepEqual(got.map((m) => m.length), [2, 2, 2, 2]);
-    assert.deepEqual(inner.receives.map((r) => r.max), [1, 8], 'four waiting loops shared one receive of 8');
+    assert.deepEqual(
+      got.map((m) => m.length),
+      [2, 2, 2, 2],
+    );
+    assert.deepEqual(
+      inner.receives.map((r) => r.max),
+      [1, 8],
+      'four waiting loops shared one receive of 8',
+    );
     const ids = [await first, ...got].flat().map((m) => m.MessageId);
     assert.equal(new Set(ids).size, ids.length, 'no message handed out twice');
   });
@@ -59,8 +70,14 @@ describe('SharedReceiveSource', () => {
     await tick();
     inner.release();
     const got = await Promise.all(waiting);
-    assert.deepEqual(inner.receives.map((r) => r.max), [1, 9, 3]);
-    assert.deepEqual(got.map((m) => m.length), [3, 1, 0, 0]);
+    assert.deepEqual(
+      inner.receives.map((r) => r.max),
+      [1, 9, 3],
+    );
+    assert.deepEqual(
+      got.map((m) => m.length),
+      [3, 1, 0, 0],
+    );
   });
 
   it('never shares a receive on a FIFO queue, so one message group is never split across loops', async () => {
@@ -74,7 +91,10 @@ describe('SharedReceiveSource', () => {
     assert.equal(inner.gates.length, 2, 'two separate receives, not one shared one');
     inner.release();
     assert.deepEqual([(await first).length, (await second).length], [1, 1]);
-    assert.deepEqual(inner.receives.map((r) => r.max), [1, 1]);
+    assert.deepEqual(
+      inner.receives.map((r) => r.max),
+      [1, 1],
+    );
   });
 
   it('passes long polls through and rejects every waiter of a failed receive', async () => {

@@ -39,8 +39,16 @@ describe('toRecord', () => {
     });
     // Key order matches AWS's, which matters to anyone diffing payloads.
     assert.deepEqual(Object.keys(record), [
-      'messageId', 'receiptHandle', 'body', 'attributes', 'messageAttributes', 'md5OfMessageAttributes',
-      'md5OfBody', 'eventSource', 'eventSourceARN', 'awsRegion',
+      'messageId',
+      'receiptHandle',
+      'body',
+      'attributes',
+      'messageAttributes',
+      'md5OfMessageAttributes',
+      'md5OfBody',
+      'eventSource',
+      'eventSourceARN',
+      'awsRegion',
     ]);
   });
 
@@ -110,7 +118,10 @@ describe('buildSqsEvents', () => {
     const messages = [1, 2, 3].map((i) => ({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: `b${i}` }));
     const events = buildSqsEvents(messages, queue);
     assert.equal(events.length, 1);
-    assert.deepEqual(events[0]!.event.Records.map((r) => r.messageId), ['m1', 'm2', 'm3']);
+    assert.deepEqual(
+      events[0]!.event.Records.map((r) => r.messageId),
+      ['m1', 'm2', 'm3'],
+    );
     assert.deepEqual(JSON.parse(events[0]!.payload), events[0]!.event);
   });
 
@@ -120,7 +131,13 @@ describe('buildSqsEvents', () => {
     const events = buildSqsEvents(messages, queue);
     assert.ok(events.length >= 2);
     for (const e of events) assert.ok(Buffer.byteLength(e.payload) <= 6 * 1024 * 1024, `payload ${Buffer.byteLength(e.payload)}`);
-    assert.deepEqual(events.flatMap((e) => e.messages.map((m) => m.MessageId)), messages.map((m) => m.MessageId));
-    assert.deepEqual(events.map((e) => e.event.Records.length), [5, 5]);
+    assert.deepEqual(
+      events.flatMap((e) => e.messages.map((m) => m.MessageId)),
+      messages.map((m) => m.MessageId),
+    );
+    assert.deepEqual(
+      events.map((e) => e.event.Records.length),
+      [5, 5],
+    );
   });
 });

@@ -188,15 +188,25 @@ describe('RecentErrors', () => {
       })}\n`,
     );
     assert.deepEqual(errors.list(), [
-      { at: T0, msg: 'Invoke failed; messages stay on the queue', queue: 'orders', code: 'ResourceNotFoundException', messageIds: ['m-1', 'm-2'] },
+      {
+        at: T0,
+        msg: 'Invoke failed; messages stay on the queue',
+        queue: 'orders',
+        code: 'ResourceNotFoundException',
+        messageIds: ['m-1', 'm-2'],
+      },
     ]);
     assert.doesNotMatch(JSON.stringify(errors.list()), /4111|secret|PAYLOAD|stack/);
   });
 
   it('takes errorType as the code and reason as the detail', () => {
     const errors = new RecentErrors();
-    errors.write(`${JSON.stringify({ level: 50, time: T0, msg: 'function error; messages stay on the queue', queue: 'q', errorType: 'TypeError', errorMessage: 'x' })}\n`);
-    errors.write(`${JSON.stringify({ level: 50, time: T0 + 1, msg: 'invalid batchItemFailures response', queue: 'q', reason: 'batchItemFailures is not a list' })}\n`);
+    errors.write(
+      `${JSON.stringify({ level: 50, time: T0, msg: 'function error; messages stay on the queue', queue: 'q', errorType: 'TypeError', errorMessage: 'x' })}\n`,
+    );
+    errors.write(
+      `${JSON.stringify({ level: 50, time: T0 + 1, msg: 'invalid batchItemFailures response', queue: 'q', reason: 'batchItemFailures is not a list' })}\n`,
+    );
     assert.deepEqual(errors.list(), [
       { at: T0 + 1, msg: 'invalid batchItemFailures response', queue: 'q', detail: 'batchItemFailures is not a list' },
       { at: T0, msg: 'function error; messages stay on the queue', queue: 'q', code: 'TypeError' },
@@ -232,7 +242,9 @@ describe('RecentErrors', () => {
 
   it('splits a chunk holding several lines, and takes the clock for a line without a time', () => {
     const errors = new RecentErrors({ now: () => 123 });
-    errors.write(`${JSON.stringify({ level: 50, msg: 'a' })}\n${JSON.stringify({ level: 50, time: '2026-01-01T00:00:00.000Z', msg: 'b' })}\n`);
+    errors.write(
+      `${JSON.stringify({ level: 50, msg: 'a' })}\n${JSON.stringify({ level: 50, time: '2026-01-01T00:00:00.000Z', msg: 'b' })}\n`,
+    );
     assert.deepEqual(
       errors.list().map((e) => [e.msg, e.at]),
       [
@@ -245,7 +257,9 @@ describe('RecentErrors', () => {
   it('bounds long strings and the number of message ids, and drops ids that are not strings', () => {
     const errors = new RecentErrors();
     const ids = Array.from({ length: 15 }, (_, i) => `id-${i}`);
-    errors.write(`${JSON.stringify({ level: 50, time: T0, msg: 'x'.repeat(10_000), queue: 'q', messageIds: [{ nested: true }, null, 7, ...ids] })}\n`);
+    errors.write(
+      `${JSON.stringify({ level: 50, time: T0, msg: 'x'.repeat(10_000), queue: 'q', messageIds: [{ nested: true }, null, 7, ...ids] })}\n`,
+    );
     const [entry] = errors.list();
     assert.ok(entry);
     assert.ok(entry.msg.length <= 501, `msg cut to ${entry.msg.length}`);

@@ -15,7 +15,12 @@ const GIVE_UP_MSG = 'could not extend visibility before it ran out; these messag
 const REFUSED_MSG = 'SQS refused to extend the visibility of some messages; no longer extending those';
 
 function retryable(): AwsCallError {
-  return new AwsCallError('ChangeMessageVisibilityBatch', { kind: 'retryable', code: 'InternalError', message: 'We encountered an internal error.', status: 500 });
+  return new AwsCallError('ChangeMessageVisibilityBatch', {
+    kind: 'retryable',
+    code: 'InternalError',
+    message: 'We encountered an internal error.',
+    status: 500,
+  });
 }
 
 interface VisibilityCall {
@@ -49,7 +54,12 @@ class LeaseSource implements MessageSource {
   }
 
   async changeVisibility(_q: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number): Promise<EntryFailure[]> {
-    const call = { at: Date.now() - START, entries, timeoutSec, ids: entries.map((e) => this.#idOf.get(e.receiptHandle) ?? `?${e.receiptHandle}`) };
+    const call = {
+      at: Date.now() - START,
+      entries,
+      timeoutSec,
+      ids: entries.map((e) => this.#idOf.get(e.receiptHandle) ?? `?${e.receiptHandle}`),
+    };
     this.calls.push(call);
     return this.respond(call);
   }
@@ -88,7 +98,12 @@ function setup(count: number, timeoutMs = 30_000, receivedAgoMs = 0) {
   const { logger, lines } = recordingLogger();
   const messages = Array.from({ length: count }, () => message());
   source.know(messages);
-  const lease = new VisibilityLease(queue('q'), messages, timeoutMs, Date.now() - receivedAgoMs, { source, logger, now: () => Date.now(), random: highest });
+  const lease = new VisibilityLease(queue('q'), messages, timeoutMs, Date.now() - receivedAgoMs, {
+    source,
+    logger,
+    now: () => Date.now(),
+    random: highest,
+  });
   return { source, lines, messages, lease, ids: messages.map((m) => m.MessageId!) };
 }
 
@@ -108,38 +123,62 @@ describe('VisibilityLease', () => {
     await advance(19_999);
     assert.equal(source.calls.length, 1);
     await advance(1);
-    assert.deepEqual(source.calls.map((c) => c.at), [20_000, 40_000], 'the extension at 20 s runs out at 50 s');
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), ids);
+    assert.deepEqual(
+      source.calls.map((c) => c.at),
+      [20_000, 40_000],
+      'the extension at 20 s runs out at 50 s',
+    );
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      ids,
+    );
     await lease.end();
   });
 
   it('with a short timeout, extends when half of it remains', async () => {
     const { source, lease } = setup(1, 4_000);
     await advance(7_000, 500);
-    assert.deepEqual(source.calls.map((c) => [c.at, c.timeoutSec]), [
-      [2_000, 4],
-      [4_000, 4],
-      [6_000, 4],
-    ]);
+    assert.deepEqual(
+      source.calls.map((c) => [c.at, c.timeoutSec]),
+      [
+        [2_000, 4],
+        [4_000, 4],
+        [6_000, 4],
+      ],
+    );
     await lease.end();
   });
 
   it('counts from the receive, not from the lease: a batch received long ago is extended at once', async () => {
     const { source, lease } = setup(1, 30_000, 25_000);
     await advance(1); // setTimeout(0) fires after 1 ms
-    assert.deepEqual(source.calls.map((c) => c.at), [1], 'only 5 s of visibility were left: no waiting for the usual lead');
+    assert.deepEqual(
+      source.calls.map((c) => c.at),
+      [1],
+      'only 5 s of visibility were left: no waiting for the usual lead',
+    );
     await lease.end();
   });
 
   it('covers every held message on every tick, in chunks of at most 10 (25 messages -> 3 calls)', async () => {
     const { source, lease, ids } = setup(25);
     await advance(20_000);
-    assert.deepEqual(source.calls.map((c) => c.ids), [ids.slice(0, 10), ids.slice(10, 20), ids.slice(20)]);
+    assert.deepEqual(
+      source.calls.map((c) => c.ids),
+      [ids.slice(0, 10), ids.slice(10, 20), ids.slice(20)],
+    );
     await advance(20_000);
     assert.equal(source.calls.length, 6, 'the second tick covers all 25 again');
-    assert.deepEqual(source.calls.slice(3).flatMap((c) => c.ids), ids);
+    assert.deepEqual(
+      source.calls.slice(3).flatMap((c) => c.ids),
+      ids,
+    );
     for (const call of source.calls) {
-      assert.deepEqual(call.entries.map((e) => e.id), call.entries.map((_, i) => String(i)), 'entry ids are positions within the call');
+      assert.deepEqual(
+        call.entries.map((e) => e.id),
+        call.entries.map((_, i) => String(i)),
+        'entry ids are positions within the call',
+      );
     }
     await lease.end();
   });
@@ -149,7 +188,12 @@ describe('VisibilityLease', () => {
     const original = message();
     const copy = message({ MessageId: original.MessageId! });
     source.know([original, copy]);
-    const lease = new VisibilityLease(queue('q'), [original, copy], 30_000, Date.now(), { source, logger: recordingLogger().logger, now: () => Date.now(), random: highest });
+    const lease = new VisibilityLease(queue('q'), [original, copy], 30_000, Date.now(), {
+      source,
+      logger: recordingLogger().logger,
+      now: () => Date.now(),
+      random: highest,
+    });
     await advance(20_000);
     assert.equal(source.calls.length, 1);
     assert.deepEqual(source.calls[0]?.entries, [
@@ -161,23 +205,35 @@ describe('VisibilityLease', () => {
 
   it('an entry refused by SQS drops that message only, with one warning naming it', async () => {
     const { source, lease, lines, ids } = setup(3);
-    source.respond = (call) => (call.at === 20_000 ? [{ id: '1', code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }] : []);
+    source.respond = (call) =>
+      call.at === 20_000 ? [{ id: '1', code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }] : [];
     await advance(20_000);
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), [ids[0], ids[2]]);
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      [ids[0], ids[2]],
+    );
     const warnings = lines.filter((l) => l.msg === REFUSED_MSG);
     assert.equal(warnings.length, 1);
     assert.equal(warnings[0]?.level, 40);
     assert.deepEqual(warnings[0]?.['failed'], [{ id: ids[1], code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }]);
     await advance(20_000);
-    assert.deepEqual(source.calls.map((c) => c.ids), [ids, [ids[0], ids[2]]], 'the refused message is no longer extended');
+    assert.deepEqual(
+      source.calls.map((c) => c.ids),
+      [ids, [ids[0], ids[2]]],
+      'the refused message is no longer extended',
+    );
     await lease.end();
   });
 
   it('a refused entry in one chunk leaves the other chunks alone', async () => {
     const { source, lease, ids } = setup(15);
-    source.respond = (call) => (call.at === 20_000 && call.ids[0] === ids[10] ? [{ id: '2', code: 'ReceiptHandleIsInvalid', message: 'gone' }] : []);
+    source.respond = (call) =>
+      call.at === 20_000 && call.ids[0] === ids[10] ? [{ id: '2', code: 'ReceiptHandleIsInvalid', message: 'gone' }] : [];
     await advance(20_000);
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), ids.filter((id) => id !== ids[12]));
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      ids.filter((id) => id !== ids[12]),
+    );
     await lease.end();
   });
 
@@ -197,17 +253,30 @@ describe('VisibilityLease', () => {
       return [];
     };
     await advance(21_000, 1);
-    assert.deepEqual(source.calls.map((c) => c.at), [20_000, 20_099, 20_298], 'full-jitter back-off: 99 ms, then 199 ms');
-    assert.deepEqual(source.calls.map((c) => c.ids), [ids, ids, ids]);
+    assert.deepEqual(
+      source.calls.map((c) => c.at),
+      [20_000, 20_099, 20_298],
+      'full-jitter back-off: 99 ms, then 199 ms',
+    );
+    assert.deepEqual(
+      source.calls.map((c) => c.ids),
+      [ids, ids, ids],
+    );
     const warnings = lines.filter((l) => l.msg === RETRY_MSG);
-    assert.deepEqual(warnings.map((l) => [l.level, l['attempt'], l['delayMs']]), [
-      [40, 0, 99],
-      [40, 1, 199],
-    ]);
+    assert.deepEqual(
+      warnings.map((l) => [l.level, l['attempt'], l['delayMs']]),
+      [
+        [40, 0, 99],
+        [40, 1, 199],
+      ],
+    );
     assert.deepEqual(errFields(warnings[0]), ['InternalError', 'We encountered an internal error.']);
     assert.deepEqual(warnings[0]?.['messageIds'], ids);
     assert.equal(lines.filter((l) => l.msg === GIVE_UP_MSG).length, 0);
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), ids);
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      ids,
+    );
     // The successful call at 20.298 s bought a whole timeout from when it was sent: next tick 10 s before 50.298 s.
     await advance(19_297);
     assert.equal(source.calls.length, 3);
@@ -228,7 +297,10 @@ describe('VisibilityLease', () => {
       source.calls.map((c) => c.at),
       [20_000, 20_099, 20_298, 20_697, 21_496, 22_495, 23_494, 24_493, 25_492, 26_491, 27_490, 28_489, 29_488],
     );
-    assert.ok(source.calls.every((c) => c.at < 30_000), 'every try was made while the messages were still invisible');
+    assert.ok(
+      source.calls.every((c) => c.at < 30_000),
+      'every try was made while the messages were still invisible',
+    );
     const errors = lines.filter((l) => l.msg === GIVE_UP_MSG);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]?.level, 50);
@@ -249,7 +321,10 @@ describe('VisibilityLease', () => {
     };
     await advance(20_000);
     await advance(12_000, 1);
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), ids.slice(0, 10));
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      ids.slice(0, 10),
+    );
     await advance(20_000, 1);
     const last = source.calls.at(-1);
     assert.deepEqual([last?.at, last?.ids], [40_000, ids.slice(0, 10)], 'the healthy chunk is still extended on time');
@@ -266,7 +341,11 @@ describe('VisibilityLease', () => {
     const dropped = lease.drop([messages[0]!]).then(() => events.push('dropped'));
     await flush();
     assert.equal(events.length, 0, 'drop() still waiting for the call');
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), [ids[1], ids[2]], 'no longer leased at once');
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      [ids[1], ids[2]],
+      'no longer leased at once',
+    );
     inFlight.resolve([]);
     events.push('extension landed');
     await dropped;
@@ -305,7 +384,10 @@ describe('VisibilityLease', () => {
     inFlight.resolve([{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }]);
     await dropped;
     assert.equal(lines.filter((l) => l.msg === REFUSED_MSG).length, 0, 'nothing to warn about: the message was no longer ours');
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), [ids[1]]);
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      [ids[1]],
+    );
     await lease.end();
   });
 
@@ -323,7 +405,10 @@ describe('VisibilityLease', () => {
     assert.equal(done, true, 'no call in flight to wait for');
     await dropping;
     await advance(99, 1);
-    assert.deepEqual(source.calls.map((c) => c.ids), [ids, [ids[1]]]);
+    assert.deepEqual(
+      source.calls.map((c) => c.ids),
+      [ids, [ids[1]]],
+    );
     await lease.end();
   });
 
@@ -374,7 +459,10 @@ describe('VisibilityLease', () => {
     await ending;
     await advance(60_000, 1_000);
     assert.equal(source.calls.length, 1);
-    assert.deepEqual(lines.filter((l) => l.msg === RETRY_MSG || l.msg === GIVE_UP_MSG), []);
+    assert.deepEqual(
+      lines.filter((l) => l.msg === RETRY_MSG || l.msg === GIVE_UP_MSG),
+      [],
+    );
   });
 
   it('end() before the first tick means no call at all', async () => {
@@ -389,7 +477,11 @@ describe('VisibilityLease', () => {
     const { source, lease, ids } = setup(3, 0);
     await advance(3_600_000, 60_000);
     assert.equal(source.calls.length, 0);
-    assert.deepEqual(lease.messages.map((m) => m.MessageId), ids, 'the messages are still tracked until dropped');
+    assert.deepEqual(
+      lease.messages.map((m) => m.MessageId),
+      ids,
+      'the messages are still tracked until dropped',
+    );
     await lease.drop(lease.messages);
     assert.deepEqual(lease.messages, []);
   });

@@ -22,7 +22,19 @@ describe('workerless check against a Temporal dev server', { timeout: 120_000 },
   });
   const check = (namespace: string): CliRun =>
     runCli(
-      ['check', '--temporal-task-queues', 'orders,billing', '--temporal-function', 'temporal-worker', '--temporal-address', server.address, '--temporal-namespace', namespace, '--metrics', 'off'],
+      [
+        'check',
+        '--temporal-task-queues',
+        'orders,billing',
+        '--temporal-function',
+        'temporal-worker',
+        '--temporal-address',
+        server.address,
+        '--temporal-namespace',
+        namespace,
+        '--metrics',
+        'off',
+      ],
       { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_LAMBDA: endpoint.url },
     );
 
@@ -38,7 +50,7 @@ describe('workerless check against a Temporal dev server', { timeout: 120_000 },
     ]);
   });
 
-  it('an unknown namespace: exit 1, each task queue fails with the server\'s NOT_FOUND', async () => {
+  it("an unknown namespace: exit 1, each task queue fails with the server's NOT_FOUND", async () => {
     const run = check('no-such-namespace');
     const { code } = await run.exited;
     assert.equal(code, 1);

@@ -36,14 +36,24 @@ before(async () => {
     workerTimeoutSec: TIMEOUT_SEC,
     extraFunctions: (worker) => ({
       // Many activity slots: until it crashes it never stops polling because its slots are full.
-      'temporal-worker-crashing': { ...worker, handler: CRASHING, timeoutSec: 60, env: { ...worker.env, CRASH_AFTER_MS: '2500', WORKER_MAX_CONCURRENT_ACTIVITIES: '100' } },
+      'temporal-worker-crashing': {
+        ...worker,
+        handler: CRASHING,
+        timeoutSec: 60,
+        env: { ...worker.env, CRASH_AFTER_MS: '2500', WORKER_MAX_CONCURRENT_ACTIVITIES: '100' },
+      },
       'temporal-worker-capped': { ...worker },
       // One function, invoked as :v1 and :v2 (aliases); the version comes from the payload, as runWorker takes it.
       'temporal-worker-versioned': { ...worker },
     }),
   });
   ({ server, endpoint, connection, bundlePath } = fixture);
-  lambda = new LambdaClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 });
+  lambda = new LambdaClient({
+    endpoint: endpoint.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  });
   client = new Client({ connection, namespace: server.namespace });
 });
 
@@ -105,13 +115,22 @@ async function startOrders(taskQueue: string, count: number, workMs: number, pre
 
 function invocationsOf(functionName: string, taskQueue?: string): InvocationRecord[] {
   return endpoint.invocations.filter(
-    (r) => r.functionName === functionName && (taskQueue === undefined || (r.payload as { taskQueue?: unknown } | null)?.taskQueue === taskQueue),
+    (r) =>
+      r.functionName === functionName &&
+      (taskQueue === undefined || (r.payload as { taskQueue?: unknown } | null)?.taskQueue === taskQueue),
   );
 }
 
 async function longLivedWorker(taskQueue: string, options: Partial<WorkerOptions> = {}) {
   const workerConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await Worker.create({ connection: workerConnection, namespace: server.namespace, taskQueue, workflowBundle: { codePath: bundlePath }, activities, ...options });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace: server.namespace,
+    taskQueue,
+    workflowBundle: { codePath: bundlePath },
+    activities,
+    ...options,
+  });
   return { worker, close: () => workerConnection.close() };
 }
 
@@ -120,7 +139,9 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     const taskQueue = 'v2-age';
     // One activity slot, 5 s activities: at most a few tasks wait, but each waits about 5 s.
     const { worker, close } = await longLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], backlogThreshold: 10, maxBacklogAgeMs: 2_000, maxWorkers: 1 }));
+    const spillover = runSpillover(
+      spilloverConfig({ taskQueues: [taskQueue], backlogThreshold: 10, maxBacklogAgeMs: 2_000, maxWorkers: 1 }),
+    );
     try {
       let startedAt = 0;
       await worker.runUntil(async () => {
@@ -137,9 +158,14 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       assert.ok(Number(log?.['backlog']) <= 10, `backlog under the threshold: ${String(log?.['backlog'])}`);
       // The second task's age passes 2 s about 2 s after the start; then a reading (0.5 s) and no cool-off wait.
       const afterLimitMs = firstMs - 2_000;
-      console.log(`# backlog age: first invocation ${firstMs} ms after the start, ${afterLimitMs} ms after the oldest task passed 2 s (poll 500 ms + cool-off 1500 ms = 2000 ms), backlog ${String(log?.['backlog'])}, age ${String(log?.['backlogAgeMs'])} ms`);
+      console.log(
+        `# backlog age: first invocation ${firstMs} ms after the start, ${afterLimitMs} ms after the oldest task passed 2 s (poll 500 ms + cool-off 1500 ms = 2000 ms), backlog ${String(log?.['backlog'])}, age ${String(log?.['backlogAgeMs'])} ms`,
+      );
       assert.ok(afterLimitMs <= 2_000 + 1_500, `spilled over ${afterLimitMs} ms after the age limit`);
-      assert.ok(spillover.metrics.some((m) => m.name === 'BacklogAge' && m.value > 2_000 && m.dimensions['TaskQueue'] === taskQueue), 'age in the metrics');
+      assert.ok(
+        spillover.metrics.some((m) => m.name === 'BacklogAge' && m.value > 2_000 && m.dimensions['TaskQueue'] === taskQueue),
+        'age in the metrics',
+      );
     } finally {
       await spillover.stop();
       await close();
@@ -160,18 +186,27 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       }
     })();
     try {
-      await endpoint.waitFor(() => invocationsOf(functionName).length >= 2, 40_000).catch((err: unknown) => {
-        const seen = spillover.logs.filter((l) => l['msg'] !== 'task queue observed' || Number(l['backlog']) > 0).slice(-15);
-        throw new Error(`${String(err)}; invocations ${JSON.stringify(invocationsOf(functionName).map((r) => [r.status, r.startedAt, r.endedAt]))}; logs ${JSON.stringify(seen)}`);
-      });
+      await endpoint
+        .waitFor(() => invocationsOf(functionName).length >= 2, 40_000)
+        .catch((err: unknown) => {
+          const seen = spillover.logs.filter((l) => l['msg'] !== 'task queue observed' || Number(l['backlog']) > 0).slice(-15);
+          throw new Error(
+            `${String(err)}; invocations ${JSON.stringify(invocationsOf(functionName).map((r) => [r.status, r.startedAt, r.endedAt]))}; logs ${JSON.stringify(seen)}`,
+          );
+        });
       const [crashed, replacement] = invocationsOf(functionName);
       assert.equal(crashed?.status, 'crash', 'the first worker died');
       const crashAt = crashed?.endedAt ?? 0;
       const replacedMs = (replacement?.startedAt ?? 0) - crashAt;
       // stale after 2 x 500 ms + 5 s of server caching = 6 s since its last poll, then the next reading; no cool-off wait (last scale-up long ago).
-      console.log(`# crash: replacement invoked ${replacedMs} ms after the worker died (lifetime 60000 ms; stale window 6000 ms + poll 500 ms + cool-off 1500 ms)`);
+      console.log(
+        `# crash: replacement invoked ${replacedMs} ms after the worker died (lifetime 60000 ms; stale window 6000 ms + poll 500 ms + cool-off 1500 ms)`,
+      );
       assert.ok(replacedMs < 6_000 + 500 + 1_500 + 1_500, `replaced after ${replacedMs} ms`);
-      assert.ok(spillover.metrics.some((m) => m.name === 'WorkersLost' && m.value >= 1), 'counted as lost');
+      assert.ok(
+        spillover.metrics.some((m) => m.name === 'WorkersLost' && m.value >= 1),
+        'counted as lost',
+      );
     } finally {
       trickling = false;
       await trickle;
@@ -182,31 +217,47 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
   it('never has more workers alive on two busy task queues together than --temporal-max-workers-total', async () => {
     const functionName = 'temporal-worker-capped';
     // Start timeout = lifetime: on a loaded machine a cold start can outlast a short one (see the crash test for losses).
-    const config = spilloverConfig({ taskQueues: ['v2-cap-a', 'v2-cap-b'], functionName, maxWorkers: 3, maxWorkersTotal: 2, tasksPerWorker: 1, workerStartTimeoutMs: TIMEOUT_SEC * 1000 });
+    const config = spilloverConfig({
+      taskQueues: ['v2-cap-a', 'v2-cap-b'],
+      functionName,
+      maxWorkers: 3,
+      maxWorkersTotal: 2,
+      tasksPerWorker: 1,
+      workerStartTimeoutMs: TIMEOUT_SEC * 1000,
+    });
     const spillover = runSpillover(config);
     try {
       const handles = [...(await startOrders('v2-cap-a', 6, 1_000)), ...(await startOrders('v2-cap-b', 6, 1_000))];
       await Promise.all(handles.map((h) => h.result()));
       const peak = endpoint.peakConcurrency(functionName);
       const perQueue = ['v2-cap-a', 'v2-cap-b'].map((q) => invocationsOf(functionName, q).length);
-      console.log(`# global cap: peak ${peak} workers alive together (limit 2, per-queue limit 3), invocations per queue ${perQueue.join(' + ')}`);
+      console.log(
+        `# global cap: peak ${peak} workers alive together (limit 2, per-queue limit 3), invocations per queue ${perQueue.join(' + ')}`,
+      );
       assert.ok(peak <= 2, `peak ${peak}`);
-      assert.ok(perQueue.every((n) => n >= 1), 'both queues got a worker');
+      assert.ok(
+        perQueue.every((n) => n >= 1),
+        'both queues got a worker',
+      );
     } finally {
       await spillover.stop();
     }
   });
 
-  it('invokes the alias mapped to each Build ID for its own version\'s tasks (current v1, ramping v2)', async () => {
+  it("invokes the alias mapped to each Build ID for its own version's tasks (current v1, ramping v2)", async () => {
     const taskQueue = 'v2-versioned';
     const deploymentName = 'orders-v2e2e';
     // Register both versions as a deploy pipeline would, then make v1 current and ramp 50 % to v2.
     for (const buildId of ['v1', 'v2']) {
       const { worker, close } = await longLivedWorker(taskQueue, {
-        workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName, buildId }, defaultVersioningBehavior: 'AUTO_UPGRADE' },
+        workerDeploymentOptions: {
+          useWorkerVersioning: true,
+          version: { deploymentName, buildId },
+          defaultVersioningBehavior: 'AUTO_UPGRADE',
+        },
       });
       await worker.runUntil(async () => {
-        for (const deadline = Date.now() + 20_000; ; ) {
+        for (const deadline = Date.now() + 20_000; ;) {
           try {
             const described = await connection.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName });
             if (described.workerDeploymentInfo?.versionSummaries?.some((v) => v.deploymentVersion?.buildId === buildId)) return;
@@ -223,10 +274,23 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       await fn(conflictToken);
     };
     await update((conflictToken) =>
-      connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: server.namespace, deploymentName, buildId: 'v1', conflictToken, identity: 'test' }),
+      connection.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: server.namespace,
+        deploymentName,
+        buildId: 'v1',
+        conflictToken,
+        identity: 'test',
+      }),
     );
     await update((conflictToken) =>
-      connection.workflowService.setWorkerDeploymentRampingVersion({ namespace: server.namespace, deploymentName, buildId: 'v2', percentage: 50, conflictToken, identity: 'test' }),
+      connection.workflowService.setWorkerDeploymentRampingVersion({
+        namespace: server.namespace,
+        deploymentName,
+        buildId: 'v2',
+        percentage: 50,
+        conflictToken,
+        identity: 'test',
+      }),
     );
 
     const functionName = 'temporal-worker-versioned';
@@ -240,14 +304,24 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     try {
       const handles = await startOrders(taskQueue, 12, 300);
       await Promise.all(handles.map((h) => h.result()));
-      const ranOn = await Promise.all(handles.map(async (h) => (await h.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId));
+      const ranOn = await Promise.all(
+        handles.map(async (h) => (await h.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId),
+      );
       const invoked = invocationsOf(functionName, taskQueue);
       const byAlias = (alias: string) => invoked.filter((r) => r.qualifier === alias);
-      console.log(`# versioned: workflows on v1 ${ranOn.filter((b) => b === 'v1').length}, on v2 ${ranOn.filter((b) => b === 'v2').length}; invocations :v1 ${byAlias('v1').length}, :v2 ${byAlias('v2').length}`);
+      console.log(
+        `# versioned: workflows on v1 ${ranOn.filter((b) => b === 'v1').length}, on v2 ${ranOn.filter((b) => b === 'v2').length}; invocations :v1 ${byAlias('v1').length}, :v2 ${byAlias('v2').length}`,
+      );
       assert.equal(invocationsOf('temporal-worker', taskQueue).length, 0, 'the unqualified function was not used');
       for (const alias of ['v1', 'v2']) {
         assert.ok(byAlias(alias).length >= 1, `alias ${alias} invoked`);
-        assert.ok(byAlias(alias).every((r) => (r.payload as { buildId?: unknown }).buildId === alias && (r.payload as { deploymentName?: unknown }).deploymentName === deploymentName));
+        assert.ok(
+          byAlias(alias).every(
+            (r) =>
+              (r.payload as { buildId?: unknown }).buildId === alias &&
+              (r.payload as { deploymentName?: unknown }).deploymentName === deploymentName,
+          ),
+        );
         assert.ok(ranOn.includes(alias), `some workflow ran on ${alias}`);
       }
     } finally {

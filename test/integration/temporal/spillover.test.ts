@@ -164,7 +164,9 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.ok(spillover.metrics.some((m) => m.name === 'Backlog' && m.value > 0 && m.dimensions['TaskQueue'] === taskQueue));
       const firstLog = spillover.logs.find((l) => l['msg'] === 'workers invoked');
       assert.equal(firstLog?.['reason'], 'no-poller');
-      console.log(`# no worker: first invocation after ${firstInvocationMs} ms, all 8 done after ${completedMs} ms, ${invoked.length} invocations (max 2)`);
+      console.log(
+        `# no worker: first invocation after ${firstInvocationMs} ms, all 8 done after ${completedMs} ms, ${invoked.length} invocations (max 2)`,
+      );
     } finally {
       const stopMs = await spillover.stop();
       assert.ok(stopMs < 1_000, `controller stopped in ${stopMs} ms`);
@@ -210,7 +212,9 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       });
       const invoked = invocationsFor(taskQueue);
       const firstMs = (invoked[0]?.startedAt ?? 0) - startedAt;
-      console.log(`# saturated: first invocation after ${firstMs} ms, all 6 done after ${doneMs} ms (9 s+ alone), ${invoked.length} invocations (max 2)`);
+      console.log(
+        `# saturated: first invocation after ${firstMs} ms, all 6 done after ${doneMs} ms (9 s+ alone), ${invoked.length} invocations (max 2)`,
+      );
       assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
       const logged = spillover.logs.find((l) => l['msg'] === 'workers invoked');
       assert.equal(logged?.['reason'], 'backlog', 'spilled over because of the backlog, not for lack of pollers');
@@ -231,7 +235,10 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       await sleep(3_000);
       assert.equal(endpoint.inFlight(functionName), 0, 'nothing runs while throttled');
       const described = await Promise.all(handles.map((h) => h.describe()));
-      assert.ok(described.every((d) => d.status.name === 'RUNNING'), 'no workflow progressed while throttled');
+      assert.ok(
+        described.every((d) => d.status.name === 'RUNNING'),
+        'no workflow progressed while throttled',
+      );
       const queued = invocationsFor(taskQueue, functionName).length;
       assert.ok(queued <= 2, `invocations while throttled: ${queued}`);
 

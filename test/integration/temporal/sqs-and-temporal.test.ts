@@ -40,20 +40,37 @@ describe('SQS dispatching and Temporal spillover in one process', { timeout: 120
   it('dispatches SQS messages and completes Temporal workflows side by side', async () => {
     const queue = await createQueue('wl-temporal-both');
     queues.push(queue);
-    await sendMessages(queue.url, Array.from({ length: 5 }, (_, i) => ({ body: `m${i}` })));
-    const workerless = startWorkerless([
-      '--queues', queue.name,
-      '--function', 'echo',
-      '--poll-for', '1',
-      '--temporal-address', fixture.server.address,
-      '--temporal-task-queues', TASK_QUEUE,
-      '--temporal-function', 'temporal-worker',
-      '--temporal-poll-interval', '500ms',
-      '--temporal-cool-off', '1s',
-      '--temporal-worker-lifetime', '15s',
-      '--temporal-max-workers', '2',
-      '--metrics', 'off',
-    ], awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }));
+    await sendMessages(
+      queue.url,
+      Array.from({ length: 5 }, (_, i) => ({ body: `m${i}` })),
+    );
+    const workerless = startWorkerless(
+      [
+        '--queues',
+        queue.name,
+        '--function',
+        'echo',
+        '--poll-for',
+        '1',
+        '--temporal-address',
+        fixture.server.address,
+        '--temporal-task-queues',
+        TASK_QUEUE,
+        '--temporal-function',
+        'temporal-worker',
+        '--temporal-poll-interval',
+        '500ms',
+        '--temporal-cool-off',
+        '1s',
+        '--temporal-worker-lifetime',
+        '15s',
+        '--temporal-max-workers',
+        '2',
+        '--metrics',
+        'off',
+      ],
+      awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }),
+    );
     let result: { code: number | null; stopMs: number } | undefined;
     try {
       const client = new Client({ connection: fixture.connection });
@@ -81,23 +98,41 @@ describe('SQS dispatching and Temporal spillover in one process', { timeout: 120
     const queue = await createQueue('wl-temporal-down');
     queues.push(queue);
     const closedPort = await freePort();
-    const workerless = startWorkerless([
-      '--queues', queue.name,
-      '--function', 'echo',
-      '--poll-for', '1',
-      '--temporal-address', `127.0.0.1:${closedPort}`,
-      '--temporal-task-queues', TASK_QUEUE,
-      '--temporal-function', 'temporal-worker',
-      '--temporal-poll-interval', '500ms',
-      '--metrics', 'off',
-    ], awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }));
+    const workerless = startWorkerless(
+      [
+        '--queues',
+        queue.name,
+        '--function',
+        'echo',
+        '--poll-for',
+        '1',
+        '--temporal-address',
+        `127.0.0.1:${closedPort}`,
+        '--temporal-task-queues',
+        TASK_QUEUE,
+        '--temporal-function',
+        'temporal-worker',
+        '--temporal-poll-interval',
+        '500ms',
+        '--metrics',
+        'off',
+      ],
+      awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }),
+    );
     let result: { code: number | null; stopMs: number } | undefined;
     const echoBefore = fixture.endpoint.invocations.filter((r) => r.functionName === 'echo').length;
     try {
-      await sendMessages(queue.url, Array.from({ length: 4 }, (_, i) => ({ body: `down-${i}` })));
+      await sendMessages(
+        queue.url,
+        Array.from({ length: 4 }, (_, i) => ({ body: `down-${i}` })),
+      );
       await waitUntil(async () => (await countMessages(queue.url)) === 0, 30_000, 'the SQS queue to drain');
       // The client gives up connecting after its 10 s connect timeout; SQS did not wait for it.
-      await waitUntil(() => workerless.logs().some((l) => l['msg'] === 'could not connect to temporal; retrying'), 30_000, 'a Temporal connection failure');
+      await waitUntil(
+        () => workerless.logs().some((l) => l['msg'] === 'could not connect to temporal; retrying'),
+        30_000,
+        'a Temporal connection failure',
+      );
     } finally {
       result = await workerless.stop();
     }

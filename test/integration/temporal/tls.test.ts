@@ -15,7 +15,15 @@ import { pino } from 'pino';
 import type { TemporalConfig, TemporalTlsConfig } from '../../../src/temporal/options.ts';
 import { runTemporalSpillover } from '../../../src/temporal/spillover.ts';
 import type { WorkerInvocationPayload } from '../../../src/temporal/worker-invoker.ts';
-import { makeTestPki, startApiKeyProxy, startTemporalDevServer, startTlsProxy, type TemporalDevServer, type TestPki, type TestProxy } from '../../support/temporal.ts';
+import {
+  makeTestPki,
+  startApiKeyProxy,
+  startTemporalDevServer,
+  startTlsProxy,
+  type TemporalDevServer,
+  type TestPki,
+  type TestProxy,
+} from '../../support/temporal.ts';
 
 const TASK_QUEUE = 'tls-backlog';
 const API_KEY = 'test-api-key-7f3a';
@@ -30,7 +38,11 @@ before(async () => {
   [server, pki] = await Promise.all([startTemporalDevServer(), makeTestPki(dir)]);
   // A workflow nobody serves: a backlog the controller can only see if it got through.
   const connection = await Connection.connect({ address: server.address });
-  await new Client({ connection }).workflow.start('orderWorkflow', { taskQueue: TASK_QUEUE, workflowId: `tls-${Date.now()}`, args: [{ orderId: 'x' }] });
+  await new Client({ connection }).workflow.start('orderWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: `tls-${Date.now()}`,
+    args: [{ orderId: 'x' }],
+  });
   await connection.close();
 });
 
@@ -82,7 +94,9 @@ async function spillFor(address: string, tls: TemporalTlsConfig | undefined, api
   controller.abort();
   await running;
   lambda.destroy();
-  const failures = logs.filter((l) => l['msg'] === 'could not connect to temporal; retrying' || l['msg'] === 'could not read task queue statistics; retrying');
+  const failures = logs.filter(
+    (l) => l['msg'] === 'could not connect to temporal; retrying' || l['msg'] === 'could not read task queue statistics; retrying',
+  );
   return { invoked, logs, failures };
 }
 
@@ -101,9 +115,18 @@ describe('Temporal connection security, proven', { timeout: 90_000 }, () => {
   });
 
   it('mTLS: gets through with the client certificate and is refused without one', async () => {
-    const proxy = await startTlsProxy({ upstream: server.address, certPath: pki.serverCertPath, keyPath: pki.serverKeyPath, clientCaPath: pki.caPath });
+    const proxy = await startTlsProxy({
+      upstream: server.address,
+      certPath: pki.serverCertPath,
+      keyPath: pki.serverKeyPath,
+      clientCaPath: pki.caPath,
+    });
     proxies.push(proxy);
-    const ok = await spillFor(proxy.address, tlsConfig({ caPath: pki.caPath, certPath: pki.clientCertPath, keyPath: pki.clientKeyPath }), undefined);
+    const ok = await spillFor(
+      proxy.address,
+      tlsConfig({ caPath: pki.caPath, certPath: pki.clientCertPath, keyPath: pki.clientKeyPath }),
+      undefined,
+    );
     assert.equal(ok.invoked.length, 1, `invoked through mTLS; logs ${JSON.stringify(ok.failures.slice(0, 2))}`);
     const before = proxy.handshakes.failed;
     const noCert = await spillFor(proxy.address, tlsConfig({ caPath: pki.caPath }), undefined, 2_500);
@@ -113,7 +136,12 @@ describe('Temporal connection security, proven', { timeout: 90_000 }, () => {
   });
 
   it('API key: sends authorization: Bearer <key> and temporal-namespace on every call; a wrong key gets nothing', async () => {
-    const proxy = await startApiKeyProxy({ upstream: server.address, certPath: pki.serverCertPath, keyPath: pki.serverKeyPath, apiKey: API_KEY });
+    const proxy = await startApiKeyProxy({
+      upstream: server.address,
+      certPath: pki.serverCertPath,
+      keyPath: pki.serverKeyPath,
+      apiKey: API_KEY,
+    });
     proxies.push(proxy);
     const ok = await spillFor(proxy.address, tlsConfig({ caPath: pki.caPath }), API_KEY);
     assert.equal(ok.invoked.length, 1, `invoked through the API-key proxy; logs ${JSON.stringify(ok.failures.slice(0, 2))}`);
@@ -126,6 +154,8 @@ describe('Temporal connection security, proven', { timeout: 90_000 }, () => {
     assert.equal(wrong.invoked.length, 0);
     assert.ok(wrong.failures.length >= 1);
     assert.doesNotMatch(JSON.stringify(wrong.logs), /not-the-key/, 'the key never reaches the logs');
-    console.log(`# api key: ${describes.length} DescribeTaskQueue calls carried the key; wrong key refused (${wrong.failures.length} logged failures)`);
+    console.log(
+      `# api key: ${describes.length} DescribeTaskQueue calls carried the key; wrong key refused (${wrong.failures.length} logged failures)`,
+    );
   });
 });

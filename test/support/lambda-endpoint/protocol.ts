@@ -19,8 +19,7 @@ export interface ContextFields {
 }
 
 export type ParentMessage =
-  | { type: 'init'; handlerPath: string }
-  | { type: 'invoke'; requestId: string; event: unknown; context: ContextFields; deadlineMs: number };
+  { type: 'init'; handlerPath: string } | { type: 'invoke'; requestId: string; event: unknown; context: ContextFields; deadlineMs: number };
 
 export type ChildMessage =
   | { type: 'ready' }

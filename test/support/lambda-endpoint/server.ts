@@ -93,10 +93,7 @@ export interface LambdaEndpoint {
   /** Requests answered without running the handler. */
   rejected: RejectedRequest[];
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
-  waitFor(
-    predicate: (invocations: readonly InvocationRecord[]) => boolean,
-    timeoutMs?: number,
-  ): Promise<readonly InvocationRecord[]>;
+  waitFor(predicate: (invocations: readonly InvocationRecord[]) => boolean, timeoutMs?: number): Promise<readonly InvocationRecord[]>;
   /** Change (or with undefined remove) a function's reserved concurrency. */
   setReservedConcurrency(functionName: string, n: number | undefined): void;
   /** Most invocations of the function that ran at the same time. */
@@ -158,7 +155,11 @@ export function parseFunctionRef(raw: string, queryQualifier: string | null): Fu
   let qualifier: string | undefined;
   if (parts[0] === 'arn') {
     if (parts.length < 7 || parts.length > 8 || parts[2] !== 'lambda' || parts[5] !== 'function') {
-      throw new ApiError(400, 'ValidationException', `1 validation error detected: Value '${raw}' at 'functionName' failed to satisfy constraint`);
+      throw new ApiError(
+        400,
+        'ValidationException',
+        `1 validation error detected: Value '${raw}' at 'functionName' failed to satisfy constraint`,
+      );
     }
     name = parts[6];
     qualifier = parts[7];
@@ -170,10 +171,18 @@ export function parseFunctionRef(raw: string, queryQualifier: string | null): Fu
     qualifier = parts[1];
   }
   if (name === undefined || name === '' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
-    throw new ApiError(400, 'ValidationException', `1 validation error detected: Value '${raw}' at 'functionName' failed to satisfy constraint`);
+    throw new ApiError(
+      400,
+      'ValidationException',
+      `1 validation error detected: Value '${raw}' at 'functionName' failed to satisfy constraint`,
+    );
   }
   if (qualifier !== undefined && queryQualifier !== null && qualifier !== queryQualifier) {
-    throw new ApiError(400, 'InvalidParameterValueException', 'The derived qualifier from the function name does not match the specified qualifier.');
+    throw new ApiError(
+      400,
+      'InvalidParameterValueException',
+      'The derived qualifier from the function name does not match the specified qualifier.',
+    );
   }
   return { name, qualifier: qualifier ?? queryQualifier ?? undefined };
 }
@@ -347,7 +356,11 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   }
 
   /** Run the handler and settle the record; returns the HTTP response parts for a synchronous caller. */
-  async function run(fn: FunctionState, record: InvocationRecord, qualifier: string | undefined): Promise<{ body: string; functionError: boolean }> {
+  async function run(
+    fn: FunctionState,
+    record: InvocationRecord,
+    qualifier: string | undefined,
+  ): Promise<{ body: string; functionError: boolean }> {
     let outcome: Outcome;
     try {
       outcome = await execute(fn, record, qualifier);
@@ -447,21 +460,41 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     }
     const fn = functions.get(ref.name);
     if (fn === undefined) {
-      return reject(res, requestId, ref.name, new ApiError(404, 'ResourceNotFoundException', `Function not found: ${functionArn(ref.name, ref.qualifier)}`));
+      return reject(
+        res,
+        requestId,
+        ref.name,
+        new ApiError(404, 'ResourceNotFoundException', `Function not found: ${functionArn(ref.name, ref.qualifier)}`),
+      );
     }
     const invocationType = req.headers['x-amz-invocation-type'] ?? 'RequestResponse';
     if (invocationType !== 'RequestResponse' && invocationType !== 'Event' && invocationType !== 'DryRun') {
-      return reject(res, requestId, fn.name, new ApiError(400, 'InvalidParameterValueException', `Unsupported invocation type: ${String(invocationType)}`));
+      return reject(
+        res,
+        requestId,
+        fn.name,
+        new ApiError(400, 'InvalidParameterValueException', `Unsupported invocation type: ${String(invocationType)}`),
+      );
     }
     const limit = invocationType === 'Event' ? MAX_ASYNC_PAYLOAD_BYTES : MAX_SYNC_PAYLOAD_BYTES;
     if (bytes > limit) {
-      return reject(res, requestId, fn.name, new ApiError(413, 'RequestEntityTooLargeException', `Request must be smaller than ${limit} bytes for the InvokeFunction operation`));
+      return reject(
+        res,
+        requestId,
+        fn.name,
+        new ApiError(413, 'RequestEntityTooLargeException', `Request must be smaller than ${limit} bytes for the InvokeFunction operation`),
+      );
     }
     let payload: unknown;
     try {
       payload = body === undefined || body.length === 0 ? {} : (JSON.parse(body.toString('utf8')) as unknown);
     } catch (error) {
-      return reject(res, requestId, fn.name, new ApiError(400, 'InvalidRequestContentException', `Could not parse request body into json: ${(error as Error).message}`));
+      return reject(
+        res,
+        requestId,
+        fn.name,
+        new ApiError(400, 'InvalidRequestContentException', `Could not parse request body into json: ${(error as Error).message}`),
+      );
     }
     if (invocationType === 'DryRun') {
       rejected.push({ requestId, functionName: fn.name, statusCode: 204, errorType: 'DryRun', reason: undefined, at: Date.now() });
@@ -469,7 +502,12 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       return;
     }
     if (invocationType === 'RequestResponse' && !hasSlot(fn)) {
-      return reject(res, requestId, fn.name, new ApiError(429, 'TooManyRequestsException', 'Rate Exceeded.', 'ReservedFunctionConcurrentInvocationLimitExceeded'));
+      return reject(
+        res,
+        requestId,
+        fn.name,
+        new ApiError(429, 'TooManyRequestsException', 'Rate Exceeded.', 'ReservedFunctionConcurrentInvocationLimitExceeded'),
+      );
     }
     const record: InvocationRecord = {
       requestId,

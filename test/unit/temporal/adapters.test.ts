@@ -91,12 +91,23 @@ describe('task queue statistics', () => {
 });
 
 describe('Lambda worker invoker', () => {
-  const payload = { source: 'workerless.temporal-spillover', namespace: 'default', taskQueue: 'orders', requestedAt: 1, expiresAt: 2, startBy: 2 } as const;
+  const payload = {
+    source: 'workerless.temporal-spillover',
+    namespace: 'default',
+    taskQueue: 'orders',
+    requestedAt: 1,
+    expiresAt: 2,
+    startBy: 2,
+  } as const;
 
   it('invokes asynchronously (Event) with the task queue in the payload', async () => {
     const lambda = mockClient(LambdaClient);
     lambda.on(InvokeCommand).resolves({ StatusCode: 202, $metadata: { requestId: 'req-1' } });
-    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' })).invoke('worker:live', payload, new AbortController().signal);
+    const outcome = await createLambdaWorkerInvoker(new LambdaClient({ region: 'us-east-1' })).invoke(
+      'worker:live',
+      payload,
+      new AbortController().signal,
+    );
     assert.deepEqual(outcome, { kind: 'invoked', requestId: 'req-1' });
     const input = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
     assert.equal(input?.FunctionName, 'worker:live');

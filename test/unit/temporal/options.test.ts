@@ -147,7 +147,9 @@ describe('resolveTemporalConfig', () => {
   });
 
   it('reports task queues that name no queue, with the value', () => {
-    assert.deepEqual(resolve({ ...minimal, temporalTaskQueues: ' , ' }).problems, ['--temporal-task-queues needs at least one task queue name, got " , "']);
+    assert.deepEqual(resolve({ ...minimal, temporalTaskQueues: ' , ' }).problems, [
+      '--temporal-task-queues needs at least one task queue name, got " , "',
+    ]);
   });
 
   it('requires --temporal-function with task queues', () => {
@@ -226,7 +228,11 @@ describe('resolveTemporalConfig', () => {
     assert.equal(config?.maxBacklogAgeMs, 2_000);
     assert.equal(config?.maxWorkersTotal, 25);
     assert.equal(config?.workerStartTimeoutMs, 45_000);
-    assert.deepEqual(config?.versionFunctions, { v1: 'temporal-worker:1', v2: 'temporal-worker:live', 'a=b': 'arn:aws:lambda:eu-west-1:123456789012:function:w:3' });
+    assert.deepEqual(config?.versionFunctions, {
+      v1: 'temporal-worker:1',
+      v2: 'temporal-worker:live',
+      'a=b': 'arn:aws:lambda:eu-west-1:123456789012:function:w:3',
+    });
     assert.ok(Object.isFrozen(config?.versionFunctions));
     // From an env var: the same list, comma-separated.
     assert.deepEqual(resolve({ ...minimal, temporalVersions: 'v1=fn:1,v2=fn:2' }).config?.versionFunctions, { v1: 'fn:1', v2: 'fn:2' });

@@ -109,13 +109,23 @@ describe('decideScaling', () => {
 
   it('adds the growth projected over the horizon to the backlog', () => {
     // 5 waiting + (3 - 1) tasks/s * 10 s = 25 -> 3 workers of 10 tasks
-    const d = decideScaling(initialScalingState, obs({ backlog: 5, addRatePerSec: 3, dispatchRatePerSec: 1, lastPollAt: undefined }), limits(), T0);
+    const d = decideScaling(
+      initialScalingState,
+      obs({ backlog: 5, addRatePerSec: 3, dispatchRatePerSec: 1, lastPollAt: undefined }),
+      limits(),
+      T0,
+    );
     assert.equal(d.desiredWorkers, 3);
     assert.equal(d.invoke, 3);
   });
 
   it('ignores a shrinking backlog in the projection but still serves an unserved queue', () => {
-    const d = decideScaling(initialScalingState, obs({ backlog: 15, addRatePerSec: 0, dispatchRatePerSec: 100, lastPollAt: undefined }), limits(), T0);
+    const d = decideScaling(
+      initialScalingState,
+      obs({ backlog: 15, addRatePerSec: 0, dispatchRatePerSec: 100, lastPollAt: undefined }),
+      limits(),
+      T0,
+    );
     assert.equal(d.desiredWorkers, 2);
     assert.equal(d.reason, 'no-poller');
   });
@@ -249,7 +259,14 @@ describe('decideScaling', () => {
 describe('recordInvocations', () => {
   it('adds one live worker per invocation and starts the cool-off', () => {
     const s = recordInvocations(state({ invokedAt: [T0 - 1] }), T0, ['a', undefined]);
-    assert.deepEqual(s.workers.map((w) => [w.requestId, w.invokedAt]), [[undefined, T0 - 1], ['a', T0], [undefined, T0]]);
+    assert.deepEqual(
+      s.workers.map((w) => [w.requestId, w.invokedAt]),
+      [
+        [undefined, T0 - 1],
+        ['a', T0],
+        [undefined, T0],
+      ],
+    );
     assert.equal(s.lastScaleUpAt, T0);
   });
 
@@ -270,7 +287,12 @@ describe('recordInvocations', () => {
     const invoked: number[] = [];
     for (const step of steps) {
       const now = T0 + step.at;
-      const d = decideScaling(s, obs({ backlog: step.backlog, lastPollAt: step.lastPollAt === undefined ? undefined : T0 + step.lastPollAt }), l, now);
+      const d = decideScaling(
+        s,
+        obs({ backlog: step.backlog, lastPollAt: step.lastPollAt === undefined ? undefined : T0 + step.lastPollAt }),
+        l,
+        now,
+      );
       s = recordInvocations(d.state, now, ids(d.invoke));
       invoked.push(d.invoke);
     }
@@ -329,7 +351,12 @@ describe('crash-aware worker counts (pollers)', () => {
 
   it('recognises its workers by the request id in the poller identity (runWorker: <request id>@<function ARN>)', () => {
     const s = state({ workers: [tracked('req-1', T0 - 5_000)] });
-    const d = decideScaling(s, obs({ backlog: 1, pollers: [poller('req-1@arn:aws:lambda:us-east-1:1:function:w', T0 - 500), poller('someone', T0)] }), l, T0);
+    const d = decideScaling(
+      s,
+      obs({ backlog: 1, pollers: [poller('req-1@arn:aws:lambda:us-east-1:1:function:w', T0 - 500), poller('someone', T0)] }),
+      l,
+      T0,
+    );
     assert.equal(d.state.workers[0]?.lastSeenAt, T0 - 500);
     assert.equal(d.liveWorkers, 1);
     assert.equal(d.lostWorkers, 0);

@@ -41,7 +41,8 @@ function typeStats(backlog: number, lastPollAt?: number, pollerInfos: TaskTypeSt
     dispatchRatePerSec: 0,
     pollers: polls.length,
     lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
-    pollerInfos: lastPollAt === undefined ? pollerInfos : [{ identity: 'long-lived', lastAccessAt: lastPollAt, buildId: undefined }, ...pollerInfos],
+    pollerInfos:
+      lastPollAt === undefined ? pollerInfos : [{ identity: 'long-lived', lastAccessAt: lastPollAt, buildId: undefined }, ...pollerInfos],
   };
 }
 
@@ -177,7 +178,13 @@ describe('runTemporalSpillover', () => {
       // Every worker invoked so far polls the queue it was invoked for: all stay alive.
       read: (taskQueue, now) => ({
         workflow: typeStats(100),
-        activity: typeStats(0, undefined, invokedIds.filter((id) => id.startsWith(taskQueue)).map((id) => ({ identity: `${id}@arn`, lastAccessAt: now - 100, buildId: undefined }))),
+        activity: typeStats(
+          0,
+          undefined,
+          invokedIds
+            .filter((id) => id.startsWith(taskQueue))
+            .map((id) => ({ identity: `${id}@arn`, lastAccessAt: now - 100, buildId: undefined })),
+        ),
       }),
       invoke: (payload) => {
         const requestId = `${payload.taskQueue}-${invokedIds.length}`;
@@ -199,7 +206,11 @@ describe('runTemporalSpillover', () => {
         // req-1 polls for 5 s after its invocation, then dies; later workers keep polling.
         if (now - T0 > 5_000) crashed = true;
         const ids = h.invocations.map((_, i) => `req-${i + 1}`).filter((id) => !(crashed && id === 'req-1'));
-        const seen = ids.map((id) => ({ identity: `${id}@arn`, lastAccessAt: id === 'req-1' ? Math.min(now, T0 + 5_000) : now - 100, buildId: undefined }));
+        const seen = ids.map((id) => ({
+          identity: `${id}@arn`,
+          lastAccessAt: id === 'req-1' ? Math.min(now, T0 + 5_000) : now - 100,
+          buildId: undefined,
+        }));
         if (crashed) seen.push({ identity: 'req-1@arn', lastAccessAt: T0 + 5_000, buildId: undefined });
         return { workflow: typeStats(5), activity: typeStats(0, undefined, seen) };
       },
@@ -208,7 +219,10 @@ describe('runTemporalSpillover', () => {
     const times = h.invocations.map((i) => i.at - T0);
     // stale after 2 poll intervals + 5 s of server caching = 7 s after its last poll (T0 + 5 s)
     assert.deepEqual(times, [0, 13_000]);
-    assert.equal(h.metrics.filter((m) => m.name === 'WorkersLost').reduce((sum, m) => sum + m.value, 0), 1);
+    assert.equal(
+      h.metrics.filter((m) => m.name === 'WorkersLost').reduce((sum, m) => sum + m.value, 0),
+      1,
+    );
     assert.ok(h.logs.some((l) => l['msg'] === 'workers stopped polling before their lifetime ended'));
   });
 
@@ -221,7 +235,11 @@ describe('runTemporalSpillover', () => {
     });
     const h = harness({
       ticks: 3,
-      read: () => ({ workflow: typeStats(25), activity: typeStats(0), versions: [version('v1', 'current', 20), version('v2', 'ramping', 5), version('v3', 'ramping', 5)] }),
+      read: () => ({
+        workflow: typeStats(25),
+        activity: typeStats(0),
+        versions: [version('v1', 'current', 20), version('v2', 'ramping', 5), version('v3', 'ramping', 5)],
+      }),
     });
     await runTemporalSpillover(
       config({ maxWorkers: 10, versionFunctions: { v1: 'temporal-worker:v1', v2: 'temporal-worker:v2' } }),
@@ -234,7 +252,11 @@ describe('runTemporalSpillover', () => {
     assert.ok(by('temporal-worker:v1').every((i) => i.payload.buildId === 'v1' && i.payload.deploymentName === 'orders'));
     assert.ok(by('temporal-worker:v2').every((i) => i.payload.buildId === 'v2'));
     assert.equal(h.invocations.length, 3, 'v3 has no function mapped: no spillover for it');
-    assert.equal(h.logs.filter((l) => l['msg'] === '--temporal-versions maps no function to this Build ID; no spillover for it').length, 1, 'warned once');
+    assert.equal(
+      h.logs.filter((l) => l['msg'] === '--temporal-versions maps no function to this Build ID; no spillover for it').length,
+      1,
+      'warned once',
+    );
   });
 
   it('backs off after a throttled invocation, counts it as refused, and recovers', async () => {
@@ -245,7 +267,8 @@ describe('runTemporalSpillover', () => {
         if (now - T0 >= 20_000) throttled = false;
         return { workflow: typeStats(5), activity: typeStats(0) };
       },
-      invoke: () => (throttled ? { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate exceeded' } : { kind: 'invoked', requestId: 'r' }),
+      invoke: () =>
+        throttled ? { kind: 'throttled', code: 'TooManyRequestsException', message: 'Rate exceeded' } : { kind: 'invoked', requestId: 'r' },
     });
     await runTemporalSpillover(config({ maxWorkers: 1 }), h.deps, h.controller.signal);
     const attempts = h.invocations.filter((i) => i.at - T0 < 20_000).length;
@@ -255,7 +278,14 @@ describe('runTemporalSpillover', () => {
     assert.equal(refused, attempts);
     const successes = h.invocations.filter((i) => i.at - T0 >= 20_000);
     assert.equal(successes.length, 1, 'one worker once capacity returns');
-    assert.ok(h.logs.some((l) => l['msg'] === 'worker invocations failed; retrying later' && l['code'] === 'TooManyRequestsException' && l['taskQueue'] === 'orders'));
+    assert.ok(
+      h.logs.some(
+        (l) =>
+          l['msg'] === 'worker invocations failed; retrying later' &&
+          l['code'] === 'TooManyRequestsException' &&
+          l['taskQueue'] === 'orders',
+      ),
+    );
   });
 
   it('logs a missing function as an error and keeps retrying, slowly', async () => {

@@ -30,7 +30,10 @@ describe('grantWorkers (--temporal-max-workers-total)', () => {
             const d = demands({ a: { alive: aliveA, wanted: wantedA }, b: { alive: aliveB, wanted: 8 } });
             const granted = grantWorkers(6, d, 'b', request);
             assert.ok(granted >= 0 && granted <= request);
-            assert.ok(aliveA + aliveB + granted <= Math.max(6, aliveA + aliveB), JSON.stringify({ aliveA, aliveB, wantedA, request, granted }));
+            assert.ok(
+              aliveA + aliveB + granted <= Math.max(6, aliveA + aliveB),
+              JSON.stringify({ aliveA, aliveB, wantedA, request, granted }),
+            );
           }
   });
 });

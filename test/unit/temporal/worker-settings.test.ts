@@ -40,9 +40,15 @@ describe('example Lambda worker settings', () => {
     assert.equal(fromEvent.startBy, 1_000);
     // Half a version in the event is no version.
     assert.equal(workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q' }, { buildId: 'v2' }).deployment, undefined);
-    const same = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v2' }, event);
+    const same = workerSettingsFromEnv(
+      { TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v2' },
+      event,
+    );
     assert.equal(same.versionMismatch, undefined);
-    const other = workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v1' }, event);
+    const other = workerSettingsFromEnv(
+      { TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders', TEMPORAL_WORKER_BUILD_ID: 'v1' },
+      event,
+    );
     assert.equal(other.deployment?.buildId, 'v1', 'the code says what it is');
     assert.match(other.versionMismatch ?? '', /invoked for orders\/v2 but this code is orders\/v1/);
   });
@@ -54,26 +60,40 @@ describe('example Lambda worker settings', () => {
       { deploymentName: 'orders', buildId: 'v7', behavior: 'AUTO_UPGRADE' },
     );
     assert.equal(
-      workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'o', TEMPORAL_WORKER_BUILD_ID: 'v', TEMPORAL_VERSIONING_BEHAVIOR: 'pinned' })
-        .deployment?.behavior,
+      workerSettingsFromEnv({
+        TEMPORAL_TASK_QUEUE: 'q',
+        TEMPORAL_DEPLOYMENT_NAME: 'o',
+        TEMPORAL_WORKER_BUILD_ID: 'v',
+        TEMPORAL_VERSIONING_BEHAVIOR: 'pinned',
+      }).deployment?.behavior,
       'PINNED',
     );
     assert.throws(() => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'orders' }), /must be set together/);
     assert.throws(
-      () => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', TEMPORAL_DEPLOYMENT_NAME: 'o', TEMPORAL_WORKER_BUILD_ID: 'v', TEMPORAL_VERSIONING_BEHAVIOR: 'x' }),
+      () =>
+        workerSettingsFromEnv({
+          TEMPORAL_TASK_QUEUE: 'q',
+          TEMPORAL_DEPLOYMENT_NAME: 'o',
+          TEMPORAL_WORKER_BUILD_ID: 'v',
+          TEMPORAL_VERSIONING_BEHAVIOR: 'x',
+        }),
       /AUTO_UPGRADE or PINNED/,
     );
   });
 
   it('rejects a shutdown buffer that does not cover the stop timeout, and names every bad variable', () => {
     assert.throws(
-      () => workerSettingsFromEnv({ WORKER_SHUTDOWN_BUFFER_MS: '5000', WORKER_STOP_TIMEOUT_MS: '5000', TEMPORAL_TLS_CLIENT_CERT_PATH: '/c' }),
+      () =>
+        workerSettingsFromEnv({ WORKER_SHUTDOWN_BUFFER_MS: '5000', WORKER_STOP_TIMEOUT_MS: '5000', TEMPORAL_TLS_CLIENT_CERT_PATH: '/c' }),
       (err: Error) =>
         /TEMPORAL_TASK_QUEUE/.test(err.message) &&
         /TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/.test(err.message) &&
         /WORKER_SHUTDOWN_BUFFER_MS \(5000\) must exceed WORKER_STOP_TIMEOUT_MS \(5000\)/.test(err.message),
     );
-    assert.throws(() => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', WORKER_STOP_TIMEOUT_MS: 'soon' }), /WORKER_STOP_TIMEOUT_MS must be an integer/);
+    assert.throws(
+      () => workerSettingsFromEnv({ TEMPORAL_TASK_QUEUE: 'q', WORKER_STOP_TIMEOUT_MS: 'soon' }),
+      /WORKER_STOP_TIMEOUT_MS must be an integer/,
+    );
   });
 
   it('polls until the deadline minus the shutdown buffer, never a negative time', () => {
