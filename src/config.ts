@@ -59,6 +59,8 @@ export interface Config {
   readonly retryBackoff: DeliveryConfig['retryBackoff'];
   /** Per-queue limits and filters by queue name; empty by default. */
   readonly queueOptions: DeliveryConfig['queueOptions'];
+  /** --adaptive-concurrency; undefined (default): every loop receives, throttled or not. */
+  readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
 }
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
@@ -106,10 +108,13 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     temporal: resolveTemporalConfig(r),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
+    adaptiveConcurrency: delivery.adaptiveConcurrency,
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
   if (!r.has('queues') && !r.has('temporal-task-queues')) {
-    r.problem('nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)');
+    r.problem(
+      'nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)',
+    );
   }
   if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
   if (!r.has('queues')) r.reject('function', 'is only used with --queues (none given)');

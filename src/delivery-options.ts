@@ -11,6 +11,7 @@
  * The flags --queue-max-concurrency, --queue-min-concurrency and --queue-rate ("name=value,...") set the same
  * fields and win over the file.
  */
+import type { AdaptiveConcurrency } from './invoke/concurrency-limit.ts';
 import { compileFilter, type EventFilter } from './invoke/event-filter.ts';
 import type { RetryBackoff } from './invoke/retry-backoff.ts';
 import type { OptionReader } from './option-reader.ts';
@@ -35,6 +36,8 @@ export interface DeliveryConfig {
   readonly retryBackoff: RetryBackoff | undefined;
   /** By queue name (the short name, as in logs and metrics); empty by default. */
   readonly queueOptions: ReadonlyMap<string, QueueOptions>;
+  /** --adaptive-concurrency with its --min-concurrency; undefined (default): every loop receives. */
+  readonly adaptiveConcurrency: AdaptiveConcurrency | undefined;
 }
 
 const LIMIT_MAX = 10_000;
@@ -54,7 +57,23 @@ interface Draft {
  * which case per-queue settings cannot be checked against it and are only checked for form).
  */
 export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
-  return { retryBackoff: resolveRetryBackoff(r), queueOptions: resolveQueueOptions(r, queues, concurrency) };
+  return {
+    retryBackoff: resolveRetryBackoff(r),
+    queueOptions: resolveQueueOptions(r, queues, concurrency),
+    adaptiveConcurrency: resolveAdaptiveConcurrency(r, concurrency),
+  };
+}
+
+function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): AdaptiveConcurrency | undefined {
+  const minConcurrency = r.read('min-concurrency');
+  const adaptive = r.given('adaptive-concurrency');
+  if (adaptive !== true) {
+    // An invalid --adaptive-concurrency is reported as such, not also as a --min-concurrency without it.
+    if (adaptive === false || !r.has('adaptive-concurrency')) r.reject('min-concurrency', 'is only used with --adaptive-concurrency on');
+    return undefined;
+  }
+  if (minConcurrency > concurrency) r.problem(`--min-concurrency must not be above --concurrency (${concurrency}), got ${minConcurrency}`);
+  return Object.freeze({ minConcurrency: Math.min(minConcurrency, concurrency) });
 }
 
 function resolveRetryBackoff(r: OptionReader): RetryBackoff | undefined {
@@ -103,7 +122,12 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
   }
 
   // The flags win over the file, field by field.
-  const lists: ['queue-max-concurrency' | 'queue-min-concurrency' | 'queue-rate', keyof Draft, (text: string) => number | undefined, string][] = [
+  const lists: [
+    'queue-max-concurrency' | 'queue-min-concurrency' | 'queue-rate',
+    keyof Draft,
+    (text: string) => number | undefined,
+    string,
+  ][] = [
     ['queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
     ['queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
     ['queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
@@ -141,7 +165,9 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
     out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete' }));
   }
   if (reserved > concurrency) {
-    r.problem(`the queues' min-concurrency add up to ${reserved}, more than --concurrency ${concurrency}: the reserved loops must fit in the pool`);
+    r.problem(
+      `the queues' min-concurrency add up to ${reserved}, more than --concurrency ${concurrency}: the reserved loops must fit in the pool`,
+    );
   }
   return out;
 }
@@ -185,7 +211,11 @@ function readQueueSettings(r: OptionReader, where: string, settings: unknown, d:
         break;
       case 'filters': {
         // A list of patterns, or the trigger's FilterCriteria as is: { Filters: [{ Pattern: "..." }] }.
-        const list = Array.isArray(value) ? value : value !== null && typeof value === 'object' && Array.isArray((value as { Filters?: unknown }).Filters) ? (value as { Filters: unknown[] }).Filters : undefined;
+        const list = Array.isArray(value)
+          ? value
+          : value !== null && typeof value === 'object' && Array.isArray((value as { Filters?: unknown }).Filters)
+            ? (value as { Filters: unknown[] }).Filters
+            : undefined;
         if (list === undefined) {
           bad('a list of filter patterns (or {"Filters": [{"Pattern": "..."}]})');
           break;

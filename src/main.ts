@@ -34,7 +34,9 @@ async function main(): Promise<number> {
   const check = process.argv[2] === 'check';
   const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
   if (cli.help) {
-    process.stdout.write(`${helpText(defs, 'Exit codes: 0 stopped cleanly (check: every check passed), 1 failure or forced stop (check: a check failed), 2 invalid configuration.')}\n`);
+    process.stdout.write(
+      `${helpText(defs, 'Exit codes: 0 stopped cleanly (check: every check passed), 1 failure or forced stop (check: a check failed), 2 invalid configuration.')}\n`,
+    );
     return EXIT_OK;
   }
   if (cli.version) {
@@ -53,7 +55,13 @@ async function main(): Promise<number> {
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
   const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
   const logger = recentErrors
-    ? pino({ level: config.logLevel, base: { pid: process.pid } }, pino.multistream([{ level: 'trace', stream: process.stdout }, { level: 'warn', stream: recentErrors.stream }]))
+    ? pino(
+        { level: config.logLevel, base: { pid: process.pid } },
+        pino.multistream([
+          { level: 'trace', stream: process.stdout },
+          { level: 'warn', stream: recentErrors.stream },
+        ]),
+      )
     : pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of cli.warnings) logger.warn(w);
   if (config.queues && config.pollForSec === 0 && config.sleepSec === 0) {
@@ -106,23 +114,32 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     return EXIT_USAGE;
   }
   // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
-  const ops = config.httpPort !== undefined ? new Operations(config, logger.child({ component: 'http' }), version(), recentErrors) : undefined;
+  const ops =
+    config.httpPort !== undefined ? new Operations(config, logger.child({ component: 'http' }), version(), recentErrors) : undefined;
   try {
     await ops?.start();
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
-    process.stderr.write(`workerless: cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}\n`);
+    process.stderr.write(
+      `workerless: cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}\n`,
+    );
     return EXIT_FAILURE;
   }
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   let dispatcher: Dispatcher | undefined;
   const forceExit = (reason: string) => {
-    logger.error({ reason, left: dispatcher?.inFlight() ?? [] }, 'forced exit; messages left in flight return after their visibility timeout');
+    logger.error(
+      { reason, left: dispatcher?.inFlight() ?? [] },
+      'forced exit; messages left in flight return after their visibility timeout',
+    );
     process.exit(EXIT_FAILURE);
   };
   const beginShutdown = (signal: NodeJS.Signals | 'earlier signal' | 'failure') => {
     ops?.stopping();
-    logger.info({ signal, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new receives; receives in flight complete (up to --poll-for), then every received message is invoked and settled');
+    logger.info(
+      { signal, shutdownTimeoutMs: config.shutdownTimeoutMs },
+      'shutting down: no new receives; receives in flight complete (up to --poll-for), then every received message is invoked and settled',
+    );
     setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
   };
   onSignal = (signal) => {
@@ -140,8 +157,16 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     cloudwatch.middlewareStack.add(countAwsCalls('cloudwatch', ops.prometheus), COUNT_AWS_CALLS);
   }
   // Receive, delete, visibility and Invoke go through the lean signed-HTTP client unless --aws-client sdk.
-  const hotPath = await (await import('./aws/hot-path.ts')).createHotPath(config.awsClient, {
-    sqs, lambda, region: config.region, endpointUrl: config.endpointUrl, maxSockets: config.concurrency + 16, env: process.env, metrics: ops?.prometheus,
+  const hotPath = await (
+    await import('./aws/hot-path.ts')
+  ).createHotPath(config.awsClient, {
+    sqs,
+    lambda,
+    region: config.region,
+    endpointUrl: config.endpointUrl,
+    maxSockets: config.concurrency + 16,
+    env: process.env,
+    metrics: ops?.prometheus,
   });
 
   try {
@@ -149,7 +174,10 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     const sqsWork = config.queues && config.functionName ? { list: config.queues, functionName: config.functionName } : undefined;
     const queues = sqsWork ? await resolveQueues(sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
     for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
-      logger.warn({ queue: q.name }, 'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout');
+      logger.warn(
+        { queue: q.name },
+        'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
+      );
     }
     const invoker = sqsWork ? hotPath.invoker(sqsWork.functionName) : undefined;
     if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
@@ -199,8 +227,9 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
           drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
           retryBackoff: config.retryBackoff,
           queueOptions: config.queueOptions,
+          adaptiveConcurrency: config.adaptiveConcurrency,
         },
-                {
+        {
           source: new SharedReceiveSource(hotPath.source),
           invoker,
           metrics: sink,
@@ -263,11 +292,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
 
 /** `workerless check`: one line per check on stdout; exit 0 when every check passed, 1 otherwise. */
 async function runCheck(config: Config, warnings: readonly string[]): Promise<number> {
-  const [{ runChecks, formatReport, allPassed }, { createCheckAdapters }, { OtelConfigError, describeProblem, resolveOtelEnv }] = await Promise.all([
-    import('./check.ts'),
-    import('./check-adapters.ts'),
-    import('./tracing/otel-env.ts'),
-  ]);
+  const [{ runChecks, formatReport, allPassed }, { createCheckAdapters }, { OtelConfigError, describeProblem, resolveOtelEnv }] =
+    await Promise.all([import('./check.ts'), import('./check-adapters.ts'), import('./tracing/otel-env.ts')]);
   // Invalid OTEL_* variables stop a run with exit 2, so they fail the check the same way.
   try {
     resolveOtelEnv(process.env);

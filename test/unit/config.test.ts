@@ -62,6 +62,7 @@ describe('configuration', () => {
         temporal: undefined,
         retryBackoff: undefined,
         queueOptions: new Map(),
+        adaptiveConcurrency: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
@@ -69,17 +70,44 @@ describe('configuration', () => {
 
   it('reads every option from flags', () => {
     const c = valid([
-      '--function', 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live',
-      '--queues', 'payments:3,default:1',
-      '--concurrency', '50', '--poll-for', '5', '--sleep', '1.5', '--batch-size', '10',
-      '--visibility-timeout', '120', '--delete', 'never', '--name', 'app-staging', '--metrics', 'off',
-      '--metrics-interval', '10', '--region', 'eu-west-1', '--endpoint-url', 'http://127.0.0.1:4566',
-      '--shutdown-timeout', '90', '--log-level', 'debug',
+      '--function',
+      'arn:aws:lambda:eu-west-1:123456789012:function:fn:live',
+      '--queues',
+      'payments:3,default:1',
+      '--concurrency',
+      '50',
+      '--poll-for',
+      '5',
+      '--sleep',
+      '1.5',
+      '--batch-size',
+      '10',
+      '--visibility-timeout',
+      '120',
+      '--delete',
+      'never',
+      '--name',
+      'app-staging',
+      '--metrics',
+      'off',
+      '--metrics-interval',
+      '10',
+      '--region',
+      'eu-west-1',
+      '--endpoint-url',
+      'http://127.0.0.1:4566',
+      '--shutdown-timeout',
+      '90',
+      '--log-level',
+      'debug',
     ]);
     assert.equal(c.functionName, 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live');
     assert.equal(c.queues?.mode, 'weighted');
     assert.deepEqual([c.concurrency, c.pollForSec, c.sleepSec, c.batchSize, c.visibilityTimeoutSec], [50, 5, 1.5, 10, 120]);
-    assert.deepEqual([c.deleteMode, c.metricsNamespace, c.metricsEnabled, c.metricsIntervalMs], ['never', 'Workerless-app-staging', false, 10_000]);
+    assert.deepEqual(
+      [c.deleteMode, c.metricsNamespace, c.metricsEnabled, c.metricsIntervalMs],
+      ['never', 'Workerless-app-staging', false, 10_000],
+    );
     assert.deepEqual([c.region, c.endpointUrl, c.shutdownTimeoutMs, c.logLevel], ['eu-west-1', 'http://127.0.0.1:4566', 90_000, 'debug']);
   });
 
@@ -91,7 +119,10 @@ describe('configuration', () => {
     assert.equal(c.pollForSec, 9); // env over file
     assert.equal(c.batchSize, 4); // file (camelCase key) over default
     assert.equal(c.functionName, 'from-file');
-    assert.deepEqual(c.queues?.queues.map((q) => q.ref), ['a', 'b']);
+    assert.deepEqual(
+      c.queues?.queues.map((q) => q.ref),
+      ['a', 'b'],
+    );
     assert.equal(c.sleepSec, 0); // default
     for (const d of CORE_OPTIONS) assert.match(envName(d.flag), /^WORKERLESS_[A-Z_]+$/);
     assert.equal(envName('poll-for'), 'WORKERLESS_POLL_FOR');
@@ -107,10 +138,36 @@ describe('configuration', () => {
   it('reports every invalid option at once, naming the option and the value', () => {
     const { problems } = resolve(
       [
-        '--concurrency', 'abc', '--poll-for', '21', '--sleep', '-1', '--batch-size', '11', '--visibility-timeout', '1.5',
-        '--delete', 'always', '--name', 'bad name', '--metrics', 'maybe', '--metrics-interval', '0', '--region', 'mars',
-        '--endpoint-url', 'localhost:4566', '--shutdown-timeout', 'x', '--log-level', 'loud', '--function', 'bad/fn',
-        '--queues', 'a,a',
+        '--concurrency',
+        'abc',
+        '--poll-for',
+        '21',
+        '--sleep',
+        '-1',
+        '--batch-size',
+        '11',
+        '--visibility-timeout',
+        '1.5',
+        '--delete',
+        'always',
+        '--name',
+        'bad name',
+        '--metrics',
+        'maybe',
+        '--metrics-interval',
+        '0',
+        '--region',
+        'mars',
+        '--endpoint-url',
+        'localhost:4566',
+        '--shutdown-timeout',
+        'x',
+        '--log-level',
+        'loud',
+        '--function',
+        'bad/fn',
+        '--queues',
+        'a,a',
       ],
       {},
     );
@@ -135,7 +192,12 @@ describe('configuration', () => {
   });
 
   it('treats an empty env var as unset', () => {
-    const c = valid(['--function', 'f', '--queues', 'q'], { ...ENV, WORKERLESS_CONCURRENCY: '', WORKERLESS_METRICS: ' ', WORKERLESS_TEMPORAL_ADDRESS: '' });
+    const c = valid(['--function', 'f', '--queues', 'q'], {
+      ...ENV,
+      WORKERLESS_CONCURRENCY: '',
+      WORKERLESS_METRICS: ' ',
+      WORKERLESS_TEMPORAL_ADDRESS: '',
+    });
     assert.equal(c.concurrency, 10);
     assert.equal(c.metricsEnabled, true);
     assert.equal(c.temporal, undefined);
@@ -170,14 +232,19 @@ describe('configuration', () => {
   });
 
   it('requires --function with --queues and a region', () => {
-    assert.deepEqual(resolve(['--queues', 'q'], {}).problems, ['--function is required with --queues (env WORKERLESS_FUNCTION)', '--region is required (or set AWS_REGION)']);
+    assert.deepEqual(resolve(['--queues', 'q'], {}).problems, [
+      '--function is required with --queues (env WORKERLESS_FUNCTION)',
+      '--region is required (or set AWS_REGION)',
+    ]);
     assert.equal(valid(['--function', 'f', '--queues', 'q'], { AWS_DEFAULT_REGION: 'eu-central-1' }).region, 'eu-central-1');
   });
 
   it('Temporal spillover alone needs no --queues, and its problems are reported with the rest', () => {
-    assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_TEMPORAL_MAX_WORKERS: 'abc' }).problems, [
-      '--temporal-max-workers must be an integer from 1 to 1000, got "abc" (from WORKERLESS_TEMPORAL_MAX_WORKERS)',
-    ]);
+    assert.deepEqual(
+      resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_TEMPORAL_MAX_WORKERS: 'abc' })
+        .problems,
+      ['--temporal-max-workers must be an integer from 1 to 1000, got "abc" (from WORKERLESS_TEMPORAL_MAX_WORKERS)'],
+    );
     const c = valid(['--temporal-task-queues', 'orders', '--temporal-function', 'worker-fn', '--temporal-tls'], ENV);
     assert.equal(c.queues, undefined);
     assert.deepEqual(c.temporal?.taskQueues, ['orders']);
@@ -215,11 +282,23 @@ describe('configuration', () => {
       '--temporal-api-key is only used with --temporal-task-queues (none given), got "***" (from WORKERLESS_TEMPORAL_API_KEY)',
     ]);
     // Temporal work configured, a stray --function.
-    assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_FUNCTION: 'f' }).problems, [
-      '--function is only used with --queues (none given), got "f" (from WORKERLESS_FUNCTION)',
-    ]);
+    assert.deepEqual(
+      resolve(['--temporal-task-queues', 'orders', '--temporal-function', 'w'], { ...ENV, WORKERLESS_FUNCTION: 'f' }).problems,
+      ['--function is only used with --queues (none given), got "f" (from WORKERLESS_FUNCTION)'],
+    );
     // Both configured: nothing stray.
-    const both = valid(['--function', 'f', '--queues', 'q', '--temporal-task-queues', 'orders', '--temporal-function', 'w', '--temporal-namespace', 'prod']);
+    const both = valid([
+      '--function',
+      'f',
+      '--queues',
+      'q',
+      '--temporal-task-queues',
+      'orders',
+      '--temporal-function',
+      'w',
+      '--temporal-namespace',
+      'prod',
+    ]);
     assert.equal(both.temporal?.namespace, 'prod');
   });
 
@@ -229,7 +308,9 @@ describe('configuration', () => {
 
   it('the Temporal TLS files must be readable: the real file system by default, injectable for tests', () => {
     const spill = ['--temporal-task-queues', 'orders', '--temporal-function', 'w'];
-    assert.deepEqual(resolve([...spill, '--temporal-tls-ca', '/nonexistent/missing.pem']).problems, ['--temporal-tls-ca cannot read "/nonexistent/missing.pem": ENOENT']);
+    assert.deepEqual(resolve([...spill, '--temporal-tls-ca', '/nonexistent/missing.pem']).problems, [
+      '--temporal-tls-ca cannot read "/nonexistent/missing.pem": ENOENT',
+    ]);
     const ca = tempFile('ca.pem', '-----BEGIN CERTIFICATE-----\n');
     assert.equal(valid([...spill, '--temporal-tls-ca', ca]).temporal?.tls?.caPath, ca);
     const env = { ...ENV, WORKERLESS_TEMPORAL_TLS_CERT: '/etc/wl/client.pem', WORKERLESS_TEMPORAL_TLS_KEY: '/etc/wl/client.key' };
@@ -241,7 +322,14 @@ describe('configuration', () => {
   });
 
   it('accepts the function forms Lambda accepts', () => {
-    for (const fn of ['fn', 'fn:live', 'fn:$LATEST', 'fn:12', '123456789012:function:fn', 'arn:aws:lambda:us-east-1:123456789012:function:fn']) {
+    for (const fn of [
+      'fn',
+      'fn:live',
+      'fn:$LATEST',
+      'fn:12',
+      '123456789012:function:fn',
+      'arn:aws:lambda:us-east-1:123456789012:function:fn',
+    ]) {
       assert.equal(valid(['--function', fn, '--queues', 'q']).functionName, fn);
     }
   });
