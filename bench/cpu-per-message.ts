@@ -177,7 +177,7 @@ function startConsumer(kind: Kind, queueUrl: string, lambdaUrl: string, callsFil
     failReady = reject;
   });
   const readyMsg = kind === 'workerless' ? 'workerless started' : 'ready';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
     pending += chunk;
     let nl: number;
@@ -187,7 +187,7 @@ function startConsumer(kind: Kind, queueUrl: string, lambdaUrl: string, callsFil
       if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === readyMsg) markReady();
     }
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const exited = new Promise<number | null>((resolve) =>
     child.on('close', (code) => {
       live.delete(child);

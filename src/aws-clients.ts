@@ -8,7 +8,7 @@ export interface AwsClients {
   readonly lambda: LambdaClient;
   readonly cloudwatch: CloudWatchClient;
   /** Releases every client's sockets. */
-  destroy(): void;
+  readonly destroy: () => void;
 }
 
 /**
@@ -29,7 +29,7 @@ export function createAwsClients(config: Pick<Config, 'region' | 'endpointUrl'>,
     sqs,
     lambda,
     cloudwatch,
-    destroy() {
+    destroy: () => {
       sqs.destroy();
       lambda.destroy();
       cloudwatch.destroy();

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from './backoff.ts';
@@ -113,9 +114,13 @@ export class Dispatcher {
   readonly #gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
   readonly #limit: ConcurrencyLimit | undefined;
-  /** Loops between the start of a receive and the settlement of what it returned. */
-  #holding = 0;
-  /** Loops waiting for the holding count to fall below the limit. */
+  /**
+   * Loops holding a slot of the adaptive limit: from the start of a receive until the Invoke of what it returned
+   * is over. Settling happens outside the slot, so the limit counts what reaches Lambda, not SQS round trips.
+   */
+  readonly #slots: boolean[];
+  #slotsTaken = 0;
+  /** Loops waiting for a slot. */
   readonly #slotWaiters = new Set<() => void>();
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
@@ -146,6 +151,7 @@ export class Dispatcher {
       : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
+    this.#slots = Array.from({ length: options.concurrency }, () => false);
   }
 
   get state(): DispatcherState {
@@ -205,7 +211,7 @@ export class Dispatcher {
     halt.removeEventListener('abort', onHalt);
     if (failure !== undefined) {
       this.#setState('failed');
-      throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : String(failure)}`, {
+      throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : inspect(failure)}`, {
         cause: failure,
       });
     }
@@ -242,13 +248,14 @@ export class Dispatcher {
         this.#metrics.paused(this.#gate.paused);
         continue;
       }
-      if (this.#limit && this.#holding >= this.#limit.limit) {
+      if (this.#limit && this.#slotsTaken >= this.#limit.limit) {
         // Over the adaptive limit: the loop does not receive, so messages the function cannot take now stay on
         // the queue (visible to other replicas, and to this one once a slot frees) instead of being held.
         await this.#slotFreed(halt);
         continue;
       }
-      this.#holding++;
+      this.#slots[loop] = true;
+      this.#slotsTaken++;
       try {
         this.#step(loop, 'receive', this.#receiveDeadlineMs());
         const startedAt = this.#now();
@@ -259,14 +266,21 @@ export class Dispatcher {
           await this.#process(this.#track(loop, received.queue, received.messages), halt);
         }
       } finally {
-        this.#holding--;
-        this.#wakeSlotWaiters();
+        this.#freeSlot(loop);
       }
     }
     this.#step(loop, undefined);
   }
 
-  /** Waits (idle, for liveness) until a loop lets go of its batch, the limit rises, or `halt` aborts. */
+  /** The loop's Invoke is over (or it received nothing): another loop may start one. */
+  #freeSlot(loop: number): void {
+    if (!this.#slots[loop]) return;
+    this.#slots[loop] = false;
+    this.#slotsTaken--;
+    this.#wakeSlotWaiters();
+  }
+
+  /** Waits (idle, for liveness) until a loop frees its slot, the limit rises, or `halt` aborts. */
   async #slotFreed(halt: AbortSignal): Promise<void> {
     let resolve = () => {};
     const promise = new Promise<void>((r) => (resolve = r));
@@ -366,6 +380,8 @@ export class Dispatcher {
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     const started = this.#now();
     const outcome = await this.#invokeWithRetry(batch, ids(unsettled), payload, halt);
+    // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
+    this.#freeSlot(batch.loop);
     if (outcome.kind === 'interrupted') {
       await lease.drop(unsettled);
       if (outcome.release) {
@@ -553,7 +569,7 @@ export class Dispatcher {
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );
       if (result.ok) {
-        if (this.#limit) this.#limitChanged(this.#limit.accepted(this.#now(), this.#holding));
+        if (this.#limit) this.#limitChanged(this.#limit.accepted(this.#now(), this.#slotsTaken));
         this.#gate.resume();
         this.#metrics.paused(false);
         return { kind: 'answered', response: result.response, durationMs: this.#now() - started };

@@ -41,7 +41,7 @@ export class OptionReader {
 
   /** The option's value, checked against its definition; its default when unset or invalid. */
   read<F extends Flag>(flag: F): OptionValue<F> {
-    return (this.given(flag) ?? defaultOf(flag)) as OptionValue<F>;
+    return this.given(flag) ?? defaultOf(flag);
   }
 
   /** The value given for the option, checked against its definition; undefined when unset or invalid. */

@@ -236,7 +236,7 @@ function matchRule(rule: Rule, value: Json | undefined): boolean {
     case 'numeric':
       return typeof value === 'number' && rule.comparisons.every((c) => compare(value, c));
     case 'anything-but':
-      return (typeof value === 'string' || typeof value === 'number') && !rule.values.includes(value as string | number);
+      return (typeof value === 'string' || typeof value === 'number') && !rule.values.includes(value);
     case 'anything-but-text':
       return typeof value === 'string' && !textTest(rule.test, value, rule.value);
   }

@@ -29,7 +29,7 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
     return { kind: 'function-error', deleteIds: [], keepIds: all, errorType, errorMessage };
   }
   const failures = parseBatchItemFailures(response.payload);
-  if (failures === 'none') return { kind: 'success', deleteIds: all, keepIds: [] };
+  if (failures === undefined) return { kind: 'success', deleteIds: all, keepIds: [] };
   if (typeof failures === 'string') return { kind: 'invalid-response', deleteIds: [], keepIds: all, reason: failures };
   const known = new Set(all);
   const failed = new Set<string>();
@@ -46,12 +46,12 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
 }
 
 /**
- * 'none' when the response does not report item failures (a JSON result that is not an object with a
+ * undefined when the response does not report item failures (a JSON result that is not an object with a
  * batchItemFailures key is a plain success, so functions written for one record per invocation keep working),
  * the failed ids, or a reason string when the response is invalid.
  */
-function parseBatchItemFailures(payload: string | undefined): 'none' | string[] | string {
-  if (payload === undefined || payload.trim() === '') return 'none';
+function parseBatchItemFailures(payload: string | undefined): string[] | string | undefined {
+  if (payload === undefined || payload.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(payload);
@@ -59,10 +59,10 @@ function parseBatchItemFailures(payload: string | undefined): 'none' | string[] 
     // Lambda always serialises results as JSON, so this only happens with a broken response; AWS fails the batch.
     return 'the response is not valid JSON';
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'none';
-  if (!('batchItemFailures' in parsed)) return 'none';
-  const list = (parsed as { batchItemFailures: unknown }).batchItemFailures;
-  if (list === null || list === undefined) return 'none';
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  if (!('batchItemFailures' in parsed)) return undefined;
+  const list = parsed.batchItemFailures;
+  if (list === null || list === undefined) return undefined;
   if (!Array.isArray(list)) return 'batchItemFailures is not a list';
   const ids: string[] = [];
   for (const item of list) {

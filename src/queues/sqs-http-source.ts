@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
 import { callDeadline, joinPath, serviceError, type SignedHttp } from '../aws/signed-http.ts';
 import {
@@ -153,13 +153,12 @@ function checkBodies(messages: readonly Message[]): void {
 
 /** The wire carries binary attribute values as base64; the SDK hands them out as bytes. */
 function decodeBinaryAttributes(m: Message): void {
-  const attributes = m.MessageAttributes as
-    Record<string, MessageAttributeValue & { BinaryValue?: unknown; BinaryListValues?: unknown[] }> | undefined;
+  const attributes = m.MessageAttributes;
   if (!attributes) return;
   for (const value of Object.values(attributes)) {
     if (typeof value.BinaryValue === 'string') value.BinaryValue = Buffer.from(value.BinaryValue, 'base64');
     if (Array.isArray(value.BinaryListValues))
-      value.BinaryListValues = value.BinaryListValues.map((b) => (typeof b === 'string' ? Buffer.from(b, 'base64') : (b as Uint8Array)));
+      value.BinaryListValues = value.BinaryListValues.map((b) => (typeof b === 'string' ? Buffer.from(b, 'base64') : b));
   }
 }
 

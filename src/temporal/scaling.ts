@@ -129,7 +129,7 @@ export interface ScalingDecision {
 }
 
 export const initialScalingState: ScalingState = Object.freeze({
-  workers: Object.freeze([]) as readonly TrackedWorker[],
+  workers: Object.freeze([]),
   backlogSince: undefined,
   lastScaleUpAt: undefined,
 });

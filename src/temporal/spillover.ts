@@ -408,5 +408,5 @@ export async function connectTemporal(config: TemporalConfig): Promise<TemporalS
   }
   const connection = await Connection.connect(options);
   const reader = createTaskQueueStatsReader(statsRpcVia(connection), config.namespace);
-  return { read: reader.read, close: () => connection.close() };
+  return { read: (...args) => reader.read(...args), close: () => connection.close() };
 }

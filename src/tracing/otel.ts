@@ -137,13 +137,13 @@ function reportingFailures(exporter: SpanExporter, log: Logger, endpoint: string
     export(spans, done) {
       exporter.export(spans, (result) => {
         // ExportResultCode.SUCCESS is 0 (@opentelemetry/core).
-        if (result.code !== 0 && !failing) {
+        if (Number(result.code) !== 0 && !failing) {
           failing = true;
           log.warn(
             { endpoint, spans: spans.length, err: result.error },
             'trace export failed; spans are dropped until the collector answers',
           );
-        } else if (result.code === 0 && failing) {
+        } else if (Number(result.code) === 0 && failing) {
           failing = false;
           log.info({ endpoint }, 'trace export recovered');
         }

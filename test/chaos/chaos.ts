@@ -35,10 +35,10 @@ import {
   type TestQueue,
 } from '../support/aws.ts';
 import { CLI } from '../support/cli.ts';
-import { startFaultProxy, type FaultProxy, type Operation, type RequestFault } from '../support/fault-proxy.ts';
+import { startFaultProxy, type Operation, type RequestFault } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
-import type { ChaosBody, InvocationLine, RecordOutcome } from './recording-handler.ts';
+import type { ChaosBody, InvocationLine } from './recording-handler.ts';
 
 export interface ChaosOptions {
   /** Messages to send; default 5000. */
@@ -469,7 +469,7 @@ export function analyse(
   let messageInvocations = 0;
   let functionFailures = 0;
   for (const e of ends) {
-    for (const r of e.records as RecordOutcome[]) {
+    for (const r of e.records) {
       messageInvocations++;
       if (!r.ok) functionFailures++;
       const list = byId.get(r.id) ?? [];

@@ -523,7 +523,7 @@ describe('dashboards', () => {
       for (const entry of widget.properties.metrics ?? []) {
         for (const item of entry) {
           if (item && typeof item === 'object' && 'expression' in item) {
-            const expression = String((item as { expression: unknown }).expression);
+            const expression = String(item.expression);
             const searches = [...expression.matchAll(/SEARCH\('\{([^}]*)\} MetricName="([^"]+)"/g)];
             assert.ok(searches.length > 0, `unexpected expression ${expression}`);
             for (const [, schema = '', metric = ''] of searches) {

@@ -55,11 +55,11 @@ before(
       '-c',
       'for path in /app /app/node_modules /app/dist; do du -sb "$path"; done',
     ]);
-    const bytes = Object.fromEntries(
+    const bytes: Record<string, number> = Object.fromEntries(
       du
         .split('\n')
         .map((line) => line.split('\t'))
-        .map(([size, path]) => [path, Number(size)]),
+        .map(([size, path]): [string, number] => [path ?? '', Number(size)]),
     );
     note(
       `image ${IMAGE}: ${megabytes(imageBytes)}; app ${megabytes(bytes['/app'] ?? NaN)} ` +

@@ -192,7 +192,7 @@ describe('fault proxy in front of LocalStack SQS', () => {
     const missing = await failure(attributes(sqs, q));
     assert.ok(missing.error instanceof QueueDoesNotExist, missing.name);
     assert.equal(missing.status, 400);
-    assert.equal((missing.error as QueueDoesNotExist).$fault, 'client');
+    assert.equal(missing.error.$fault, 'client');
 
     // ReceiveMessage was never faulted; both faulted calls were answered by the proxy, not LocalStack.
     assert.deepEqual(

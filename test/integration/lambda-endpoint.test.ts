@@ -309,7 +309,7 @@ describe('test Lambda endpoint CLI', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    const [code, signal] = await exited;
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
     assert.equal(signal, null);
     assert.equal(code, 0);
   });

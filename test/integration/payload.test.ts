@@ -124,5 +124,5 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
 });
 
 function records(inv: { payload: unknown }): Rec[] {
-  return ((inv.payload as { Records?: Rec[] } | null)?.Records ?? []) as Rec[];
+  return (inv.payload as { Records?: Rec[] } | null)?.Records ?? [];
 }

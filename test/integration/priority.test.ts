@@ -52,7 +52,7 @@ describe('queue priority against LocalStack', () => {
       Array.from({ length: 6 }, (_, i) => `high-${i}`),
     );
     const order = await firstInvocations(endpoint, [high.name, mid.name, low.name].join(','), [high, mid, low], 18);
-    assert.deepEqual(order, [...Array(6).fill(high.name), ...Array(6).fill(mid.name), ...Array(6).fill(low.name)]);
+    assert.deepEqual(order, [...Array<string>(6).fill(high.name), ...Array<string>(6).fill(mid.name), ...Array<string>(6).fill(low.name)]);
     for (const q of [high, mid, low]) assert.equal(await countMessages(q.url), 0);
   });
 

@@ -430,7 +430,7 @@ describe('the real CLI with OTEL_EXPORTER_OTLP_ENDPOINT, against LocalStack', ()
     const linked = (list: OtlpSpan[]) =>
       list
         .flatMap((s) => s.links ?? [])
-        .map((l) => `${attrs(l.attributes)['messaging.message.id']} ${l.traceId} ${l.spanId}`)
+        .map((l) => `${String(attrs(l.attributes)['messaging.message.id'])} ${l.traceId} ${l.spanId}`)
         .sort();
     const expected = [`${sent.MessageId} ${xrayTraceId} 53995c3f42cd8ad8`, `${w3cId} ${w3cTraceId} 00f067aa0ba902b7`].sort();
     assert.deepEqual(linked(process), expected);

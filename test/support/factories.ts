@@ -59,7 +59,7 @@ export class FakeSource implements MessageSource {
   async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
     this.receives.push({ queue: q.name, waitSec: options.waitSec, max: options.max });
     const err = this.receiveError?.(q.name);
-    if (err) throw err;
+    if (err) throw err as Error;
     const deadline = Date.now() + options.waitSec * 1000;
     for (;;) {
       const list = this.visible.get(q.name) ?? [];

@@ -487,6 +487,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const socketState = sockets.get(socket);
     if (socketState !== undefined) socketState.busy += 1;
     let weEnded = false;
+    // eslint-disable-next-line prefer-const -- the close handler reads it before the request has been identified
     let call: CallRecord | undefined;
     res.once('close', () => {
       if (socketState !== undefined) socketState.busy -= 1;
@@ -651,7 +652,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       response = await forward(req, upstreamBody).response;
       record.upstreamStatus = response.status;
       if (response.status !== 200) return response; // A whole-batch error from upstream stays what it was.
-      answer = (parseJsonObject(response.body.toString('utf8')) ?? {}) as typeof answer;
+      answer = parseJsonObject(response.body.toString('utf8')) ?? {};
     }
     const successful = (answer.Successful ?? []).filter((s) => !selected.has(String(s.Id)));
     const rewritten = { ...answer, Successful: successful, Failed: [...(answer.Failed ?? []), ...failed] };

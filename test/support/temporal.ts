@@ -418,7 +418,7 @@ export async function startApiKeyProxy(options: {
     stream.pipe(call);
     let trailers: Record<string, string | string[]> = {};
     call.on('trailers', (t) => {
-      trailers = stripPseudo(t);
+      trailers = stripPseudo(t as Parameters<typeof stripPseudo>[0]);
     });
     call.on('response', (responseHeaders, flags) => {
       const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
@@ -439,7 +439,7 @@ function stripPseudo(headers: Record<string, unknown>): Record<string, string | 
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(':') || value === undefined) continue;
-    out[name] = Array.isArray(value) ? value.map(String) : String(value);
+    out[name] = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value : JSON.stringify(value);
   }
   return out;
 }

@@ -119,13 +119,11 @@ describe('resolveQueues', () => {
 describe('LambdaInvoker', () => {
   it('invokes synchronously and returns the payload and FunctionError', async () => {
     const lambda = mockClient(LambdaClient);
-    lambda
-      .on(InvokeCommand)
-      .resolves({
-        StatusCode: 200,
-        FunctionError: 'Unhandled',
-        Payload: Buffer.from('{"errorType":"Error","errorMessage":"boom"}') as never,
-      });
+    lambda.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      FunctionError: 'Unhandled',
+      Payload: Buffer.from('{"errorType":"Error","errorMessage":"boom"}') as never,
+    });
     const invoker = new LambdaInvoker(new LambdaClient({ region }), 'fn:live');
     const out = await invoker.invoke('{"Records":[]}');
     assert.deepEqual(out, { ok: true, response: { payload: '{"errorType":"Error","errorMessage":"boom"}', functionError: 'Unhandled' } });
@@ -138,15 +136,13 @@ describe('LambdaInvoker', () => {
 
   it('returns AWS errors classified instead of throwing', async () => {
     const lambda = mockClient(LambdaClient);
-    lambda
-      .on(InvokeCommand)
-      .rejects(
-        new TooManyRequestsException({
-          message: 'Rate Exceeded.',
-          $metadata: { httpStatusCode: 429 },
-          Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
-        }),
-      );
+    lambda.on(InvokeCommand).rejects(
+      new TooManyRequestsException({
+        message: 'Rate Exceeded.',
+        $metadata: { httpStatusCode: 429 },
+        Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+      }),
+    );
     const out = await new LambdaInvoker(new LambdaClient({ region }), 'fn').invoke('{}');
     assert.equal(out.ok, false);
     assert.equal(!out.ok && out.error.kind, 'throttled');
@@ -155,14 +151,12 @@ describe('LambdaInvoker', () => {
 
   it('the start-up DryRun check explains a missing function', async () => {
     const lambda = mockClient(LambdaClient);
-    lambda
-      .on(InvokeCommand)
-      .rejects(
-        new ResourceNotFoundException({
-          message: 'Function not found: arn:aws:lambda:us-east-1:000000000000:function:nope',
-          $metadata: { httpStatusCode: 404 },
-        }),
-      );
+    lambda.on(InvokeCommand).rejects(
+      new ResourceNotFoundException({
+        message: 'Function not found: arn:aws:lambda:us-east-1:000000000000:function:nope',
+        $metadata: { httpStatusCode: 404 },
+      }),
+    );
     const invoker = new LambdaInvoker(new LambdaClient({ region }), 'nope');
     await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function "nope" does not exist (ResourceNotFoundException)' });
     assert.equal(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.InvocationType, 'DryRun');

@@ -51,7 +51,7 @@ describe('task queue statistics', () => {
     const requests: unknown[] = [];
     const describeTaskQueue: StatsRpc['describeTaskQueue'] = async (request) => {
       requests.push(request);
-      const activity = request.taskQueueType === 2;
+      const activity = Number(request.taskQueueType) === 2;
       return {
         pollers: activity ? [{ lastAccessTime: { seconds: Long.fromNumber(100), nanos: 0 } }] : [],
         stats: { approximateBacklogCount: Long.fromNumber(activity ? 3 : 4), tasksAddRate: 1, tasksDispatchRate: activity ? 0.5 : 0 },
