@@ -10,7 +10,7 @@ import { ConcurrencyLimit, type AdaptiveConcurrency, type LimitChange } from './
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
-import type { FunctionInvoker, InvokeError } from './invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeError, InvokeResult } from './invoke/lambda-invoker.ts';
 import { buildSqsEvents, toRecord } from './invoke/sqs-event.ts';
 import type { LoopStep } from './health.ts';
 import { DispatchMetrics } from './metrics/dispatch-metrics.ts';
@@ -120,6 +120,8 @@ export class Dispatcher {
    */
   readonly #slots: boolean[];
   #slotsTaken = 0;
+  /** Throttled batches waiting to retry, first come first served (adaptive concurrency only). */
+  readonly #throttledWaiters: (() => void)[] = [];
   /** Loops waiting for a slot. */
   readonly #slotWaiters = new Set<() => void>();
   readonly #metrics: DispatchMetrics;
@@ -270,6 +272,19 @@ export class Dispatcher {
       }
     }
     this.#step(loop, undefined);
+  }
+
+  /** A throttled batch's back-off, cut short when one of this daemon's invocations ends. */
+  async #throttledBackOff(delayMs: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    const wake = () => woken.abort();
+    this.#throttledWaiters.push(wake);
+    try {
+      await sleep(delayMs, AbortSignal.any([signal, woken.signal]));
+    } finally {
+      const at = this.#throttledWaiters.indexOf(wake);
+      if (at >= 0) this.#throttledWaiters.splice(at, 1);
+    }
   }
 
   /** The loop's Invoke is over (or it received nothing): another loop may start one. */
@@ -565,11 +580,16 @@ export class Dispatcher {
         queue,
         this.#opts.functionName,
         batch.lease.messages.filter((m) => unsettledIds.includes(m.MessageId ?? '')),
-        () => this.#deps.invoker.invoke(payload, AbortSignal.timeout(INVOKE_TIMEOUT_MS)),
+        () => this.#invokeWithDeadline(payload),
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );
       if (result.ok) {
-        if (this.#limit) this.#limitChanged(this.#limit.accepted(this.#now(), this.#slotsTaken));
+        if (this.#limit) {
+          this.#limitChanged(this.#limit.accepted(this.#now(), this.#slotsTaken, this.#now() - started));
+          // The function just finished one of ours, so it has a free slot now: the oldest throttled batch
+          // retries at once instead of at the end of its back-off, before a new receive (or another replica) takes it.
+          this.#throttledWaiters.shift()?.();
+        }
         this.#gate.resume();
         this.#metrics.paused(false);
         return { kind: 'answered', response: result.response, durationMs: this.#now() - started };
@@ -611,9 +631,24 @@ export class Dispatcher {
           );
         }
         this.#step(batch.loop, 'invoke back-off', step.delayMs);
-        await sleep(step.delayMs, waitSignal);
+        if (this.#limit && error.kind === 'throttled') await this.#throttledBackOff(step.delayMs, waitSignal);
+        else await sleep(step.delayMs, waitSignal);
       }
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
+    }
+  }
+
+  /**
+   * One Invoke under INVOKE_TIMEOUT_MS. The timer is cleared as soon as the call ends: AbortSignal.timeout()
+   * would keep a 16-minute timer per invocation alive long after its message was settled.
+   */
+  async #invokeWithDeadline(payload: string): Promise<InvokeResult> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('no answer in time', 'TimeoutError')), INVOKE_TIMEOUT_MS);
+    try {
+      return await this.#deps.invoker.invoke(payload, deadline.signal);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
