@@ -48,17 +48,18 @@ describe('fault injection: SIGTERM during long polls', () => {
       const polling = pending();
       const sigtermAt = Date.now();
       daemon.child.kill('SIGTERM');
+      // A long poll answers as soon as the first message lands, possibly before SendMessageBatch returns.
+      const sendingAt = Date.now();
       const ids = await sendMessages(
         q.url,
         Array.from({ length: 10 }, (_, i) => `after-sigterm-${i}`),
       );
-      const sentAt = Date.now();
       const { code } = await daemon.exited;
       const exitMs = Date.now() - sigtermAt;
 
       assert.equal(code, 0, daemon.stderr());
       assert.ok(
-        polling.some((c) => c.endedAt === undefined || c.endedAt > sentAt),
+        polling.some((c) => c.endedAt === undefined || c.endedAt > sendingAt),
         'a long poll was still open when the messages were sent',
       );
       const counts = await messageCounts(q.url);
