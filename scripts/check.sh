@@ -8,5 +8,5 @@ wl_npm_ci
 echo "== typecheck" && npm run --silent typecheck
 echo "== lint" && npm run --silent lint
 echo "== dependencies" && npx --no-install knip
-if [ -x node_modules/.bin/prettier ]; then echo "== format" && npx --no-install prettier --check --log-level warn .; fi
+echo "== format" && npm run --silent format:check
 echo "== unit" && node --test --test-concurrency=8 --test-reporter=dot 'test/unit/**/*.test.ts'

@@ -27,7 +27,7 @@ echo "== typecheck, lint, build"
 npm run --silent typecheck
 npm run --silent lint
 echo "== format check (prettier)"
-npx --no-install prettier --check --log-level warn .
+npm run --silent format:check
 echo "== dependency check (knip: every declared dependency is used, no unused export or file)"
 npx --no-install knip
 npm run --silent build
