@@ -7,6 +7,7 @@ import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { backoffMs, sleep } from '../backoff.ts';
 import type { MetricsSink } from '../metrics/metrics-sink.ts';
+import { TEMPORAL_METRICS } from '../metrics/names.ts';
 import type { TemporalConfig } from './options.ts';
 import {
   aliveWorkers,
@@ -228,8 +229,13 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
     const now = clock.now();
     const backlog = stats.workflow.backlog + stats.activity.backlog;
     const backlogAgeMs = Math.max(stats.workflow.backlogAgeMs, stats.activity.backlogAgeMs);
-    metrics.record({ name: 'Backlog', unit: 'Count', value: backlog, dimensions });
-    metrics.record({ name: 'BacklogAge', unit: 'Milliseconds', value: backlogAgeMs, dimensions });
+    metrics.record({ name: TEMPORAL_METRICS.backlog.cloudwatch, unit: TEMPORAL_METRICS.backlog.unit, value: backlog, dimensions });
+    metrics.record({
+      name: TEMPORAL_METRICS.backlogAge.cloudwatch,
+      unit: TEMPORAL_METRICS.backlogAge.unit,
+      value: backlogAgeMs,
+      dimensions,
+    });
 
     const targets = toTargets(stats);
     const decided: Array<{ target: ScalingTarget; decision: ScalingDecision }> = [];
@@ -252,8 +258,8 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
     for (const state of states.values()) alive += aliveWorkers(state);
     const wanted = decided.reduce((sum, d) => sum + d.decision.desiredWorkers, 0);
     budget.report(taskQueue, alive, wanted);
-    metrics.record({ name: 'WorkersAlive', unit: 'Count', value: alive, dimensions });
-    metrics.record({ name: 'WorkersLost', unit: 'Count', value: lost, dimensions });
+    metrics.record({ name: TEMPORAL_METRICS.workersAlive.cloudwatch, unit: TEMPORAL_METRICS.workersAlive.unit, value: alive, dimensions });
+    metrics.record({ name: TEMPORAL_METRICS.workersLost.cloudwatch, unit: TEMPORAL_METRICS.workersLost.unit, value: lost, dimensions });
     if (lost > 0) logger.info({ workersLost: lost, liveWorkers: alive, backlog }, 'workers stopped polling before their lifetime ended');
 
     let invoked = 0;
@@ -333,8 +339,18 @@ async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<v
         invokeFailures = 0;
       }
     }
-    metrics.record({ name: 'WorkersInvoked', unit: 'Count', value: invoked, dimensions });
-    metrics.record({ name: 'InvocationsRefused', unit: 'Count', value: refused, dimensions });
+    metrics.record({
+      name: TEMPORAL_METRICS.workersInvoked.cloudwatch,
+      unit: TEMPORAL_METRICS.workersInvoked.unit,
+      value: invoked,
+      dimensions,
+    });
+    metrics.record({
+      name: TEMPORAL_METRICS.invocationsRefused.cloudwatch,
+      unit: TEMPORAL_METRICS.invocationsRefused.unit,
+      value: refused,
+      dimensions,
+    });
 
     await clock.sleep(config.pollIntervalMs, signal);
   }
