@@ -25,9 +25,10 @@ export interface ConcurrencyLimitPolicy {
    */
   readonly decreaseWindowMs?: number;
   /**
-   * One loop more per window (default 2 s) in which invocations succeeded, none was throttled and every
-   * allowed loop was in use. Slow on purpose: each replica probes the budget with one invocation at a time,
-   * so three replicas overshoot it by about one invocation every 0.7 s, not by a burst.
+   * One loop more per window in which invocations succeeded, none was throttled and every allowed loop was
+   * in use. The window is this (default 1 s) or three mean invocations, whichever is longer: as TCP adds one
+   * segment per round trip, a loop more is only tried once the last one has shown what it does. Each replica
+   * probes the budget one invocation at a time, so replicas overshoot it now and then, not by a burst.
    */
   readonly increaseWindowMs?: number;
 }
@@ -36,7 +37,7 @@ export interface ConcurrencyLimitPolicy {
 const MIN_DECREASE_FACTOR = 0.5;
 const MAX_DECREASE_FACTOR = 0.9;
 const DEFAULT_DECREASE_WINDOW_MS = 1_000;
-const DEFAULT_INCREASE_WINDOW_MS = 2_000;
+const DEFAULT_INCREASE_WINDOW_MS = 1_000;
 
 /** What a call changed: the new limit, or undefined when it stayed. */
 export type LimitChange = { from: number; to: number } | undefined;
@@ -44,7 +45,7 @@ export type LimitChange = { from: number; to: number } | undefined;
 /**
  * AIMD with a measured decrease: on a throttle, at most once per decrease window, the limit is multiplied by
  * the share of this replica's invocations that Lambda accepted since the last change (at least halved, at
- * least lowered by one, never below `min`). Far over the budget (90 loops for 20 slots) most invocations are
+ * least lowered by a tenth, never below `min`; the limit is kept as a fraction and loops are its whole part). Far over the budget (90 loops for 20 slots) most invocations are
  * throttled and the limit halves each window; near the budget one throttle among many successes lowers it by
  * one, so the replicas settle just under the budget instead of swinging between it and half of it. The limit
  * then grows by one per increase window while it is the bottleneck (every allowed loop busy), never while
@@ -55,6 +56,7 @@ export class ConcurrencyLimit {
   readonly #min: number;
   readonly #decreaseWindowMs: number;
   readonly #increaseWindowMs: number;
+  /** Fractional, so a decrease of a small limit by a tenth is not rounded up to a whole loop. */
   #limit: number;
   /** When the limit last changed (or the controller started). */
   #changedAt: number;
@@ -64,6 +66,8 @@ export class ConcurrencyLimit {
   #accepted = 0;
   #throttled = 0;
   #saturated = false;
+  /** Moving mean of accepted invocations' durations. */
+  #meanDurationMs = 0;
 
   constructor(policy: ConcurrencyLimitPolicy, now: number) {
     if (!(Number.isInteger(policy.min) && Number.isInteger(policy.max) && policy.min >= 1 && policy.min <= policy.max)) {
@@ -79,7 +83,7 @@ export class ConcurrencyLimit {
 
   /** Loops that may hold a batch right now. */
   get limit(): number {
-    return this.#limit;
+    return Math.floor(this.#limit);
   }
 
   /** Lambda throttled an invocation (429). */
@@ -90,20 +94,21 @@ export class ConcurrencyLimit {
     this.#lastDecreaseAt = now;
     const share = this.#accepted / (this.#accepted + this.#throttled);
     const factor = Math.min(MAX_DECREASE_FACTOR, Math.max(MIN_DECREASE_FACTOR, share));
-    const to = Math.max(this.#min, Math.min(this.#limit - 1, Math.floor(this.#limit * factor)));
-    return this.#set(to, now);
+    return this.#set(Math.max(this.#min, this.#limit * factor), now);
   }
 
   /**
-   * Lambda accepted an invocation (whatever the function answered). `inUse`: loops holding a batch now,
-   * this one included.
+   * Lambda accepted an invocation (whatever the function answered) that took `durationMs`. `inUse`: loops
+   * holding a slot now, this one included.
    */
-  accepted(now: number, inUse: number): LimitChange {
+  accepted(now: number, inUse: number, durationMs = 0): LimitChange {
     this.#accepted++;
-    if (inUse >= this.#limit) this.#saturated = true;
+    this.#meanDurationMs = this.#meanDurationMs === 0 ? durationMs : 0.8 * this.#meanDurationMs + 0.2 * durationMs;
+    const windowMs = Math.max(this.#increaseWindowMs, 3 * this.#meanDurationMs);
+    if (inUse >= this.limit) this.#saturated = true;
     // A whole window without a throttle: late throttles of invocations sent before a decrease hold it back too.
-    if (!this.#saturated || now - Math.max(this.#changedAt, this.#lastThrottleAt) < this.#increaseWindowMs) return undefined;
-    return this.#set(Math.min(this.#max, this.#limit + 1), now);
+    if (!this.#saturated || now - Math.max(this.#changedAt, this.#lastThrottleAt) < windowMs) return undefined;
+    return this.#set(Math.min(this.#max, Math.floor(this.#limit) + 1), now);
   }
 
   #set(to: number, now: number): LimitChange {
@@ -112,9 +117,8 @@ export class ConcurrencyLimit {
     this.#accepted = 0;
     this.#throttled = 0;
     this.#saturated = false;
-    const from = this.#limit;
-    if (to === from) return undefined;
+    const from = this.limit;
     this.#limit = to;
-    return { from, to };
+    return this.limit === from ? undefined : { from, to: this.limit };
   }
 }

@@ -61,14 +61,14 @@ describe('Dispatcher with --adaptive-concurrency', () => {
     const { source, metrics, stop, running, limits, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
     source.push('q', ...Array.from({ length: 300 }, () => message()));
     await until(() => dispatcher.concurrencyLimit <= 6, 5_000, 'the limit to fall');
-    // From now on a loop receives only while fewer batches are held than the limit allows (each holds one
-    // message). Batches held when the limit fell are not given back: they retry until the function takes them.
+    // From now on a loop receives only while fewer invocations run than the limit allows. Batches held when
+    // the limit fell are not given back: they retry until the function takes them.
     let overLimit = 0;
     let receives = 0;
     const receive = source.receive.bind(source);
     source.receive = (...args) => {
       receives++;
-      if (source.inflight.size >= dispatcher.concurrencyLimit) overLimit++;
+      if (invoker.active >= dispatcher.concurrencyLimit) overLimit++;
       return receive(...args);
     };
     const throttlesBefore = metrics.sum(SQS_METRICS.throttled.cloudwatch);
