@@ -645,6 +645,8 @@ export class Dispatcher {
   async #invokeWithDeadline(payload: string): Promise<InvokeResult> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('no answer in time', 'TimeoutError')), INVOKE_TIMEOUT_MS);
+    // The call itself keeps the process alive while it runs; the deadline must not do so on its own.
+    timer.unref();
     try {
       return await this.#deps.invoker.invoke(payload, deadline.signal);
     } finally {
