@@ -327,6 +327,9 @@ function version(): string {
 main().then(
   (code) => {
     process.exitCode = code;
+    // Everything is settled and flushed by now. A handle we cannot cancel (the Temporal client's gRPC connect,
+    // which has its own 10 s timeout) must not hold the stop up: exit soon if the event loop does not end itself.
+    setTimeout(() => process.exit(code), 500).unref();
   },
   (err: unknown) => {
     process.stderr.write(`workerless: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
