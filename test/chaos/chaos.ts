@@ -286,6 +286,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
   const stopDaemon = async (d: Daemon, how: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
     d.stopping = true;
+    // A SIGTERM in the first milliseconds of a process, before Node has run a line of ours, kills it by default;
+    // no daemon can handle that. Stop it once it has said it started (or after 15 s), as an orchestrator would.
+    if (how === 'SIGTERM') await Promise.race([d.started, sleep(15_000, undefined, { ref: false })]);
     d.child.kill(how);
     if (how === 'SIGKILL') {
       await d.exited;
