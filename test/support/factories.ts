@@ -1,5 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { pino, type Logger } from 'pino';
+import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
 import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
@@ -195,4 +196,37 @@ export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
   return { logger, lines };
+}
+
+/**
+ * A running Dispatcher over a FakeSource (preloaded by `preload`) and `invoker`, with test defaults: strict
+ * order, one loop, batch 1, 1 s long polls. Stop it with `stop.abort()` and await `running`.
+ */
+export function startDispatcher(
+  queues: ResolvedQueue[],
+  options: Partial<DispatcherOptions> = {},
+  invoker = new FakeInvoker(),
+  preload: (source: FakeSource) => void = () => {},
+  random: () => number = Math.random,
+) {
+  const source = new FakeSource();
+  preload(source);
+  const metrics = new RecordingMetrics();
+  const dispatcher = new Dispatcher(
+    {
+      queues,
+      orderMode: 'strict',
+      concurrency: 1,
+      batchSize: 1,
+      pollForSec: 1,
+      sleepSec: 0,
+      deleteMode: 'on-success',
+      functionName: 'fn',
+      ...options,
+    },
+    { source, invoker, metrics, logger: silentLogger, random },
+  );
+  const stop = new AbortController();
+  const running = dispatcher.run(stop.signal);
+  return { source, metrics, invoker, dispatcher, stop, running };
 }

@@ -2,39 +2,18 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { QueueOptions } from '../../src/delivery-options.ts';
-import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
+import type { DispatcherOptions } from '../../src/dispatcher.ts';
 import { compileFilter } from '../../src/invoke/event-filter.ts';
 import { SQS_METRICS } from '../../src/metrics/names.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, functionError, message, ok, queue, silentLogger, until } from '../support/factories.ts';
+import { FakeInvoker, FakeSource, functionError, message, ok, queue, until, startDispatcher } from '../support/factories.ts';
 
-function setup(
+const setup = (
   queues: ResolvedQueue[],
   options: Partial<DispatcherOptions>,
   invoker: FakeInvoker,
   preload: (source: FakeSource) => void = () => {},
-) {
-  const source = new FakeSource();
-  preload(source);
-  const metrics = new RecordingMetrics();
-  const dispatcher = new Dispatcher(
-    {
-      queues,
-      orderMode: 'strict',
-      concurrency: 1,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      functionName: 'fn',
-      ...options,
-    },
-    { source, invoker, metrics, logger: silentLogger, random: () => 0 },
-  );
-  const stop = new AbortController();
-  const running = dispatcher.run(stop.signal);
-  return { source, metrics, stop, running };
-}
+) => startDispatcher(queues, options, invoker, preload, () => 0);
 
 const opts = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
   new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));

@@ -4,11 +4,9 @@ import { describe, it } from 'node:test';
 import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../src/dispatcher.ts';
 import { SQS_METRICS } from '../../src/metrics/names.ts';
 import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
-import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import {
   FakeInvoker,
   FakeSource,
-  RecordingMetrics,
   functionError,
   message,
   ok,
@@ -17,36 +15,10 @@ import {
   serverError,
   throttled,
   until,
+  startDispatcher,
 } from '../support/factories.ts';
 
-function setup(
-  queues: ResolvedQueue[],
-  options: Partial<DispatcherOptions> = {},
-  invoker = new FakeInvoker(),
-  preload: (source: FakeSource) => void = () => {},
-  random: () => number = Math.random,
-) {
-  const source = new FakeSource();
-  preload(source);
-  const metrics = new RecordingMetrics();
-  const dispatcher = new Dispatcher(
-    {
-      queues,
-      orderMode: 'strict',
-      concurrency: 1,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      functionName: 'fn',
-      ...options,
-    },
-    { source, invoker, metrics, logger: silentLogger, random },
-  );
-  const stop = new AbortController();
-  const running = dispatcher.run(stop.signal);
-  return { source, metrics, invoker, dispatcher, stop, running };
-}
+const setup = startDispatcher;
 
 const idsOf = (invoker: FakeInvoker) => invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId));
 
