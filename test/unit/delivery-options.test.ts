@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { collectOptions } from '../../src/cli.ts';
 import { OPTIONS, resolveConfig } from '../../src/config.ts';
+import { resolveDeliveryConfig } from '../../src/delivery-options.ts';
 import { matchesRecord } from '../../src/invoke/event-filter.ts';
+import { OptionReader } from '../../src/option-reader.ts';
+import { parseQueueList } from '../../src/queues/queue-order.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const BASE = ['--function', 'fn', '--queues', 'high,low,https://sqs.us-east-1.amazonaws.com/123456789012/orders'];
@@ -14,6 +17,14 @@ function resolve(argv: string[], env: Record<string, string> = ENV) {
   const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
   const r = resolveConfig(cli.raw, env);
   return { problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
+}
+
+/** The delivery options alone, read as a route reads them (src/routes.ts) with --concurrency 10. */
+function delivery(argv: string[], env: Record<string, string> = ENV) {
+  const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
+  const r = new OptionReader(cli.raw);
+  const config = resolveDeliveryConfig(r, parseQueueList(r.read('queues')!).list, 10);
+  return { problems: [...cli.problems, ...r.problems], config };
 }
 
 function configFile(text: string): string {
@@ -132,7 +143,7 @@ describe('delivery options', () => {
       [
         'queue-options:',
         '  nope: { max-concurrency: 1 }',
-        '  high: { max-concurrency: 0, rate: -1, colour: red, filter-action: drop, filters: [{ body: { a: [{ wildcard: x }] } }] }',
+        '  high: { max-concurrency: 0, rate: -1, colour: red, filter-action: drop, filters: [{ body: { a: [{ cidr: x }] } }] }',
         '  low: { min-concurrency: 5, max-concurrency: 2, rate-burst: 3 }',
       ].join('\n'),
     );
@@ -143,12 +154,45 @@ describe('delivery options', () => {
       `--queue-options (from queue-options in ${path}) high: rate must be a number of invocations per second above 0, at most 10000, got -1`,
       `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action)`,
       `--queue-options (from queue-options in ${path}) high: filter-action must be delete or leave, got "drop"`,
-      `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "wildcard" (known: prefix, suffix, equals-ignore-case, numeric, exists, anything-but)`,
+      `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "cidr" (known: prefix, suffix, equals-ignore-case, wildcard, numeric, exists, anything-but)`,
       '--queue-rate entries take the form name=value, got "high"',
       'queue "low": min-concurrency 5 is above its max-concurrency 2',
       'queue "low": rate-burst is only used with a rate',
       "the queues' min-concurrency add up to 12, more than --concurrency 10: the reserved loops must fit in the pool",
     ]);
+  });
+
+  it('filters with $or from the config file; an invalid $or is a config error that names the queue and the place', () => {
+    const high = [
+      'queue-options:',
+      '  high:',
+      '    filters:',
+      '      - body: { type: [order], $or: [{ amount: [{ numeric: [">=", 100] }] }, { priority: [high] }] }',
+    ];
+    const path = configFile(
+      [
+        ...high,
+        '  low:',
+        '    filters:',
+        '      - { $or: [{ body: { a: [x] } }] }',
+        '      - { body: { $or: { b: [y] } } }',
+        '      - { body: { $or: [{ c: [z] }, [d]] } }',
+      ].join('\n'),
+    );
+    const { problems } = resolve(['--config', path]);
+    const where = `--queue-options (from queue-options in ${path}) low: filters`;
+    const needs = 'must be a list of at least 2 alternatives, each an object of fields';
+    assert.deepEqual(problems, [
+      `${where}: pattern 1: $or ${needs}, got [{"body":{"a":["x"]}}]`,
+      `${where}: pattern 2: body.$or ${needs}, got {"b":["y"]}`,
+      `${where}: pattern 3: body.$or[1] must be a non-empty object of fields, got ["d"]`,
+    ]);
+    const valid = delivery(['--config', configFile(high.join('\n'))]);
+    assert.deepEqual(valid.problems, []);
+    const filter = valid.config.queueOptions.get('high')!.filter!;
+    assert.equal(matchesRecord(filter, { body: '{"type":"order","priority":"high"}' }), true);
+    assert.equal(matchesRecord(filter, { body: '{"type":"order","amount":120}' }), true);
+    assert.equal(matchesRecord(filter, { body: '{"type":"order","amount":99}' }), false);
   });
 
   it('a --queue-options flag that is not JSON is reported as such', () => {

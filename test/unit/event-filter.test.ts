@@ -52,8 +52,63 @@ const DOCUMENTED: [string, Record<string, unknown>, unknown[], unknown[]][] = [
   ['Ends with', { FileName: [{ suffix: '.png' }] }, [{ FileName: 'photo.png' }], [{ FileName: 'photo.jpg' }]],
 ];
 
+/**
+ * The rows of EventBridge's comparison-operator table that Lambda's table leaves out (EventBridge's grammar, which
+ * the trigger's rule syntax refers to), in the same form. `cidr` is the one row not supported.
+ */
+const EVENTBRIDGE: [string, Record<string, unknown>, unknown[], unknown[]][] = [
+  [
+    'Begins with (ignore case)',
+    { service: [{ prefix: { 'equals-ignore-case': 'eventb' } }] },
+    [{ service: 'EventBridge' }, { service: 'EVENTBUS' }],
+    [{ service: 'Event-Bridge' }, { service: 'bridge' }],
+  ],
+  [
+    'Ends with (ignore case)',
+    { service: [{ suffix: { 'equals-ignore-case': 'tBridge' } }] },
+    [{ service: 'EventBridge' }, { service: 'EVENTBRIDGE' }, { service: 'tbridge' }],
+    [{ service: 'EventBridges' }, { service: 'bridge' }],
+  ],
+  [
+    'Anything-but (begins with)',
+    { Region: [{ 'anything-but': { prefix: 'us-' } }] },
+    [{ Region: 'eu-west-1' }, { Region: 'US-east-1' }],
+    [{ Region: 'us-east-1' }, {}],
+  ],
+  [
+    'Anything-but (ends with)',
+    { FileName: [{ 'anything-but': { suffix: '.png' } }] },
+    [{ FileName: 'photo.jpg' }],
+    [{ FileName: 'photo.png' }, {}],
+  ],
+  [
+    'Anything-but (ignore case)',
+    { state: [{ 'anything-but': { 'equals-ignore-case': 'initializing' } }] },
+    [{ state: 'running' }],
+    [{ state: 'INITIALIZING' }, { state: 'initializing' }],
+  ],
+  [
+    'Anything-but using a wildcard',
+    { FilePath: [{ 'anything-but': { wildcard: '*/lib/*' } }] },
+    [{ FilePath: '/usr/bin/node' }, { FilePath: 'lib/x' }],
+    [{ FilePath: '/usr/lib/node' }, { FilePath: '/lib/' }],
+  ],
+  [
+    'Wildcard',
+    { FileName: [{ wildcard: '*.png' }] },
+    [{ FileName: 'photo.png' }, { FileName: '.png' }],
+    [{ FileName: 'photo.PNG' }, { FileName: 'photo.png.bak' }, { FileName: 1 }],
+  ],
+  [
+    'Or ($or)',
+    { $or: [{ Location: ['New York'] }, { Day: ['Monday'] }] },
+    [{ Location: 'New York' }, { Day: 'Monday' }, { Location: 'Paris', Day: 'Monday' }],
+    [{ Location: 'Paris', Day: 'Tuesday' }, {}],
+  ],
+];
+
 describe("event filter (the trigger's FilterCriteria grammar)", () => {
-  for (const [name, rule, pass, fail] of DOCUMENTED) {
+  for (const [name, rule, pass, fail] of [...DOCUMENTED, ...EVENTBRIDGE]) {
     it(`documented rule: ${name}`, () => {
       const f = filter({ body: rule });
       for (const body of pass) assert.equal(matchesRecord(f, record(json(body))), true, `${name} should match ${json(body)}`);
@@ -81,6 +136,119 @@ describe("event filter (the trigger's FilterCriteria grammar)", () => {
     assert.equal(matchesRecord(f, record('{"kind":"b"}')), true);
     assert.equal(matchesRecord(f, record('{"kind":"c","n":5}')), true);
     assert.equal(matchesRecord(f, record('{"kind":"c","n":4}')), false);
+  });
+
+  describe('$or (EventBridge or-matching), with the examples of its documentation and of Event Ruler', () => {
+    it('"Normal Or": source AND (metricName OR namespace)', () => {
+      const f = filter({
+        source: ['aws.cloudwatch'],
+        $or: [{ metricName: ['CPUUtilization', 'ReadLatency'] }, { namespace: ['AWS/EC2', 'AWS/ES'] }],
+      });
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', metricName: 'CPUUtilization' }), true);
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', namespace: 'AWS/ES' }), true);
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', metricName: 'Other', namespace: 'AWS/S3' }), false);
+      assert.equal(matchesEvent(f, { source: 'aws.ec2', metricName: 'CPUUtilization' }), false);
+    });
+
+    it('"Parallel Or": an $or at the top and another inside detail, AND-ed', () => {
+      const f = filter({
+        $or: [{ metricName: ['CPUUtilization', 'ReadLatency'] }, { namespace: ['AWS/EC2', 'AWS/ES'] }],
+        detail: { $or: [{ source: ['aws.cloudwatch'] }, { 'detail-type': ['CloudWatch Alarm State Change'] }] },
+      });
+      assert.equal(matchesEvent(f, { metricName: 'CPUUtilization', detail: { source: 'aws.cloudwatch' } }), true);
+      assert.equal(matchesEvent(f, { namespace: 'AWS/EC2', detail: { 'detail-type': 'CloudWatch Alarm State Change' } }), true);
+      assert.equal(matchesEvent(f, { metricName: 'CPUUtilization', detail: { source: 'aws.ec2' } }), false);
+      assert.equal(matchesEvent(f, { detail: { source: 'aws.cloudwatch' } }), false);
+    });
+
+    it('"Or has an And inside": an alternative with two fields needs both', () => {
+      const f = filter({
+        source: ['aws.cloudwatch'],
+        $or: [
+          { metricName: ['CPUUtilization', 'ReadLatency'] },
+          { metricType: ['MetricType'], namespace: ['AWS/EC2', 'AWS/ES'] },
+          { scope: ['Service'] },
+        ],
+      });
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', metricType: 'MetricType', namespace: 'AWS/EC2' }), true);
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', metricType: 'MetricType' }), false);
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', scope: 'Service' }), true);
+    });
+
+    it('"Nested Or and And": an $or inside an alternative', () => {
+      const f = filter({
+        source: ['aws.cloudwatch'],
+        $or: [
+          { metricName: ['CPUUtilization', 'ReadLatency'] },
+          { metricType: ['MetricType'], namespace: ['AWS/EC2', 'AWS/ES'], $or: [{ metricId: [1234] }, { spaceId: [1000] }] },
+          { scope: ['Service'] },
+        ],
+      });
+      const base = { source: 'aws.cloudwatch', metricType: 'MetricType', namespace: 'AWS/ES' };
+      assert.equal(matchesEvent(f, { ...base, spaceId: 1000 }), true);
+      assert.equal(matchesEvent(f, { ...base, metricId: 1234 }), true);
+      assert.equal(matchesEvent(f, base), false);
+      assert.equal(matchesEvent(f, { ...base, metricId: '1234' }), false);
+      assert.equal(matchesEvent(f, { source: 'aws.cloudwatch', metricName: 'ReadLatency' }), true);
+    });
+
+    it("EventBridge's example: detail.$or over three numeric fields", () => {
+      const f = filter({
+        detail: {
+          $or: [
+            { 'c-count': [{ numeric: ['>', 0, '<=', 5] }] },
+            { 'd-count': [{ numeric: ['<', 10] }] },
+            { 'x-limit': [{ numeric: ['=', 3.018e2] }] },
+          ],
+        },
+      });
+      assert.equal(matchesEvent(f, { detail: { 'c-count': 3 } }), true);
+      assert.equal(matchesEvent(f, { detail: { 'd-count': 9 } }), true);
+      assert.equal(matchesEvent(f, { detail: { 'x-limit': 301.8 } }), true);
+      assert.equal(matchesEvent(f, { detail: { 'c-count': 6, 'd-count': 10, 'x-limit': 300 } }), false);
+      assert.equal(matchesEvent(f, { other: 1 }), false);
+    });
+
+    it('on SQS records: a top-level $or over body and message attributes, each alternative with its own body format', () => {
+      const attrs = { MessageAttributes: { type: { DataType: 'String', StringValue: 'order' } } };
+      const f = filter({ $or: [{ body: { kind: ['a'] } }, { messageAttributes: { type: { stringValue: ['order'] } } }] });
+      assert.equal(matchesRecord(f, record('{"kind":"a"}')), true);
+      assert.equal(matchesRecord(f, record('plain text', attrs)), true);
+      assert.equal(matchesRecord(f, record('{"kind":"b"}')), false);
+      assert.equal(matchesRecord(f, record('plain text')), false);
+      const formats = filter({ $or: [{ body: { kind: ['a'] } }, { body: [{ prefix: 'Result: ' }] }] });
+      assert.equal(matchesRecord(formats, record('{"kind":"a"}')), true);
+      assert.equal(matchesRecord(formats, record('Result: ok')), true);
+      assert.equal(matchesRecord(formats, record('Error: no')), false);
+      assert.equal(matchesRecord(formats, record('{"kind":"b"}')), false);
+    });
+
+    it('under body, with sibling keys merged in; in a list of objects, one element holds a whole alternative', () => {
+      const f = filter({ body: { type: ['order'], $or: [{ amount: [{ numeric: ['>=', 100] }] }, { priority: ['high'] }] } });
+      assert.equal(matchesRecord(f, record(json({ type: 'order', amount: 150 }))), true);
+      assert.equal(matchesRecord(f, record(json({ type: 'order', priority: 'high' }))), true);
+      assert.equal(matchesRecord(f, record(json({ type: 'refund', priority: 'high' }))), false);
+      assert.equal(matchesRecord(f, record(json({ type: 'order', amount: 99 }))), false);
+      const items = filter({ items: { kind: ['x'], $or: [{ sku: ['A1'] }, { qty: [{ numeric: ['>', 5] }] }] } });
+      assert.equal(
+        matchesEvent(items, {
+          items: [
+            { kind: 'y', sku: 'A1' },
+            { kind: 'x', qty: 6 },
+          ],
+        }),
+        true,
+      );
+      assert.equal(
+        matchesEvent(items, {
+          items: [
+            { kind: 'y', sku: 'A1' },
+            { kind: 'x', qty: 1 },
+          ],
+        }),
+        false,
+      );
+    });
   });
 
   describe('body that is not JSON (the trigger compares formats)', () => {
@@ -196,12 +364,60 @@ describe("event filter (the trigger's FilterCriteria grammar)", () => {
     const problemsOf = (...patterns: unknown[]) => compileFilter(patterns).problems;
 
     it('reports every problem with where it is', () => {
-      assert.deepEqual(problemsOf({ body: { a: [{ wildcard: '*' }], b: 'x' } }, 'not json', {}, { n: [{ numeric: ['>', 'x'] }] }), [
-        'pattern 1: body.a: unknown operator "wildcard" (known: prefix, suffix, equals-ignore-case, numeric, exists, anything-but)',
+      assert.deepEqual(problemsOf({ body: { a: [{ cidr: '10.0.0.0/24' }], b: 'x' } }, 'not json', {}, { n: [{ numeric: ['>', 'x'] }] }), [
+        'pattern 1: body.a: unknown operator "cidr" (known: prefix, suffix, equals-ignore-case, wildcard, numeric, exists, anything-but)',
         'pattern 1: body.b must be a list of rules or an object of fields, got "x"',
         'pattern 2 is not valid JSON',
         'pattern 3 must be a non-empty object such as {"body": {"type": ["order"]}}',
         'pattern 4: n: "numeric" takes [op, number] or a range [op, number, op, number] with ops < <= = > >=, got [">","x"]',
+      ]);
+    });
+
+    it('an invalid $or is refused: not a list, fewer than 2 alternatives, an alternative that is not an object of fields', () => {
+      const needs = 'must be a list of at least 2 alternatives, each an object of fields';
+      assert.deepEqual(problemsOf({ body: { $or: { a: ['x'] } } }), [`pattern 1: body.$or ${needs}, got {"a":["x"]}`]);
+      assert.deepEqual(problemsOf({ $or: [{ a: ['x'] }] }), [`pattern 1: $or ${needs}, got [{"a":["x"]}]`]);
+      assert.deepEqual(problemsOf({ $or: [] }), [`pattern 1: $or ${needs}, got []`]);
+      assert.deepEqual(problemsOf({ a: ['x'], $or: 'b' }), [`pattern 1: $or ${needs}, got "b"`]);
+      assert.deepEqual(problemsOf({ $or: [{ a: ['x'] }, ['b'], {}, 'c'] }), [
+        'pattern 1: $or[1] must be a non-empty object of fields, got ["b"]',
+        'pattern 1: $or[2] must be a non-empty object of fields, got {}',
+        'pattern 1: $or[3] must be a non-empty object of fields, got "c"',
+      ]);
+      // Problems inside an alternative say which one, nested $or included.
+      assert.deepEqual(problemsOf({ body: { $or: [{ a: ['x'] }, { b: { $or: [{ n: [{ numeric: ['>'] }] }, { c: 'd' }] } }] } }), [
+        'pattern 1: body.$or[1].b.$or[0].n: "numeric" takes [op, number] or a range [op, number, op, number] with ops < <= = > >=, got [">"]',
+        'pattern 1: body.$or[1].b.$or[1].c must be a list of rules or an object of fields, got "d"',
+      ]);
+    });
+
+    it('wildcard: * for any run of characters, \\* and \\\\ for the characters; ** and other escapes refused', () => {
+      const wildcard = (w: string) => filter({ s: [{ wildcard: w }] });
+      assert.equal(matchesEvent(wildcard('Simple*Service'), { s: 'SimpleQueueService' }), true);
+      assert.equal(matchesEvent(wildcard('Simple*Service'), { s: 'SimpleService' }), true);
+      assert.equal(matchesEvent(wildcard('Simple*Service'), { s: 'SimpleQueueServices' }), false);
+      assert.equal(matchesEvent(wildcard('a*b*c'), { s: 'abbbc' }), true);
+      assert.equal(matchesEvent(wildcard('a*b*c'), { s: 'ac' }), false);
+      assert.equal(matchesEvent(wildcard('*ab*ab'), { s: 'abab' }), true);
+      assert.equal(matchesEvent(wildcard('a*aa'), { s: 'aa' }), false);
+      assert.equal(matchesEvent(wildcard('exact'), { s: 'exact' }), true);
+      assert.equal(matchesEvent(wildcard('*'), { s: '' }), true);
+      assert.equal(matchesEvent(wildcard('*'), { s: 5 }), false);
+      assert.equal(matchesEvent(wildcard('a\\*b'), { s: 'a*b' }), true);
+      assert.equal(matchesEvent(wildcard('a\\*b'), { s: 'axb' }), false);
+      assert.equal(matchesEvent(wildcard('a\\\\*'), { s: 'a\\tail' }), true);
+      assert.equal(matchesEvent(wildcard('a.c'), { s: 'abc' }), false);
+      assert.deepEqual(
+        problemsOf({ s: [{ wildcard: 'a**b' }] }, { s: [{ wildcard: 'a\\b' }] }, { s: [{ wildcard: 'a\\' }] }, { s: [{ wildcard: 1 }] }),
+        [
+          'pattern 1: s: "wildcard" takes a string without two * in a row, got "a**b"',
+          'pattern 2: s: "wildcard" takes a string in which a backslash escapes only * or \\, got "a\\\\b"',
+          'pattern 3: s: "wildcard" takes a string in which a backslash escapes only * or \\, got "a\\\\"',
+          'pattern 4: s: "wildcard" takes a string, got 1',
+        ],
+      );
+      assert.deepEqual(problemsOf({ s: [{ 'anything-but': { wildcard: 'x**' } }] }), [
+        'pattern 1: s: "anything-but": "wildcard" takes a string without two * in a row, got "x**"',
       ]);
     });
 
@@ -216,7 +432,10 @@ describe("event filter (the trigger's FilterCriteria grammar)", () => {
       assert.equal(problemsOf({ a: [{ prefix: 1 }] }).length, 1);
       assert.equal(problemsOf({ a: [{ exists: 'yes' }] }).length, 1);
       assert.equal(problemsOf({ a: [{ 'anything-but': [] }] }).length, 1);
-      assert.equal(problemsOf({ a: [{ 'anything-but': { wildcard: 'x' } }] }).length, 1);
+      assert.equal(problemsOf({ a: [{ 'anything-but': { cidr: 'x' } }] }).length, 1);
+      assert.equal(problemsOf({ a: [{ 'anything-but': { prefix: { 'equals-ignore-case': 'x' } } }] }).length, 1);
+      assert.equal(problemsOf({ a: [{ prefix: { 'equals-ignore-case': 1 } }] }).length, 1);
+      assert.equal(problemsOf({ a: [{ suffix: { 'equals-ignore-case': 'x', other: 'y' } }] }).length, 1);
       assert.equal(problemsOf({ a: [{ numeric: ['=', 1, '<', 2] }] }).length, 1);
       assert.equal(problemsOf({ a: [] }).length, 1);
       assert.equal(problemsOf({ a: [{ prefix: 'x', suffix: 'y' }] }).length, 1);
