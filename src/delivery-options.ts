@@ -5,17 +5,21 @@
  * --config file (or as JSON in the flag / env var), keyed by queue name or URL as given in --queues:
  *
  *   queue-options:
- *     orders: { max-concurrency: 5, rate: 20, rate-burst: 5 }
+ *     orders: { max-concurrency: 5, rate: 20, rate-burst: 5, retry-backoff: 2s, retry-backoff-max: 5m }
  *     reports: { min-concurrency: 2, filters: [{ body: { type: [report] } }], filter-action: leave }
+ *     audit: { retry-backoff: off }
  *
  * The flags --queue-max-concurrency, --queue-min-concurrency and --queue-rate ("name=value,...") set the same
- * fields and win over the file.
+ * fields and win over the file. A queue's retry-backoff, retry-backoff-max and retry-backoff-jitter take the
+ * flags' values and checks; what a queue leaves out comes from the flags (--retry-backoff ...), and
+ * `retry-backoff: off` turns the back-off off for that queue alone.
  */
 import type { AdaptiveConcurrency } from './invoke/concurrency-limit.ts';
 import { compileFilter, type EventFilter } from './invoke/event-filter.ts';
 import type { RetryBackoff } from './invoke/retry-backoff.ts';
-import type { OptionReader } from './option-reader.ts';
-import { defaultOf } from './options.ts';
+import type { RawValue } from './cli.ts';
+import { OptionReader } from './option-reader.ts';
+import { camel, defaultOf } from './options.ts';
 import type { QueueList } from './queues/queue-order.ts';
 import type { QueueLimit } from './queues/queue-limits.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
@@ -29,6 +33,8 @@ export interface QueueOptions extends QueueLimit {
   readonly filter?: EventFilter | undefined;
   /** Default delete. */
   readonly filterAction: FilterAction;
+  /** This queue's retry back-off; undefined (default): --retry-backoff's; 'off': none, whatever --retry-backoff says. */
+  readonly retryBackoff?: RetryBackoff | 'off' | undefined;
 }
 
 export interface DeliveryConfig {
@@ -41,7 +47,15 @@ export interface DeliveryConfig {
 }
 
 const LIMIT_MAX = 10_000;
-const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action'] as const;
+const BACKOFF_FLAGS = ['retry-backoff', 'retry-backoff-max', 'retry-backoff-jitter'] as const;
+const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action', ...BACKOFF_FLAGS] as const;
+
+/** The --retry-backoff values given (and valid), which a queue's own settings fall back to. */
+interface BackoffGiven {
+  readonly baseMs?: number | undefined;
+  readonly maxMs?: number | undefined;
+  readonly jitter?: number | undefined;
+}
 
 interface Draft {
   maxConcurrency?: number;
@@ -50,6 +64,8 @@ interface Draft {
   burst?: number;
   filter?: EventFilter;
   filterAction?: FilterAction;
+  /** The queue's raw retry-backoff settings, by camelCase flag, read through the flags' definitions later. */
+  backoff?: Map<string, RawValue>;
 }
 
 /**
@@ -57,9 +73,10 @@ interface Draft {
  * which case per-queue settings cannot be checked against it and are only checked for form).
  */
 export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
+  const backoff = resolveRetryBackoff(r);
   return {
-    retryBackoff: resolveRetryBackoff(r),
-    queueOptions: resolveQueueOptions(r, queues, concurrency),
+    retryBackoff: backoff.policy,
+    queueOptions: resolveQueueOptions(r, queues, concurrency, backoff.given),
     adaptiveConcurrency: resolveAdaptiveConcurrency(r, concurrency),
   };
 }
@@ -76,25 +93,44 @@ function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): Adapt
   return Object.freeze({ minConcurrency: Math.min(minConcurrency, concurrency) });
 }
 
-function resolveRetryBackoff(r: OptionReader): RetryBackoff | undefined {
-  const baseMs = r.given('retry-backoff');
-  const maxMs = r.given('retry-backoff-max');
-  const jitter = r.read('retry-backoff-jitter');
-  if (!r.has('retry-backoff')) {
+/**
+ * The back-off policy read by `r`: the flags, or one queue's settings (`queue` names it) over the flags' values
+ * (`inherited`). Returns the values `r` holds too, for the queues to inherit.
+ */
+function resolveRetryBackoff(
+  r: OptionReader,
+  inherited: BackoffGiven = {},
+  queue?: string,
+): { policy: RetryBackoff | undefined; given: BackoffGiven } {
+  const own = { baseMs: r.given('retry-backoff'), maxMs: r.given('retry-backoff-max'), jitter: r.given('retry-backoff-jitter') };
+  if (!r.has('retry-backoff') && inherited.baseMs === undefined) {
     r.reject('retry-backoff-max', 'is only used with --retry-backoff (none given)');
     r.reject('retry-backoff-jitter', 'is only used with --retry-backoff (none given)');
-    return undefined;
+    return { policy: undefined, given: own };
   }
-  if (baseMs === undefined) return undefined;
-  // Without a maximum, a first delay above the default maximum is the maximum (no error for an unset option).
-  const policy = { baseSec: baseMs / 1000, maxSec: (maxMs ?? Math.max(defaultOf('retry-backoff-max'), baseMs)) / 1000, jitter };
-  if (maxMs !== undefined && policy.maxSec < policy.baseSec) {
-    r.problem(`--retry-backoff-max must not be shorter than --retry-backoff (${policy.baseSec}s), got ${policy.maxSec}s`);
+  const baseMs = own.baseMs ?? inherited.baseMs;
+  if (baseMs === undefined) return { policy: undefined, given: own };
+  // A maximum that was not given here (the default, or the flags' for a queue) never stops a longer first delay:
+  // that delay is the maximum then. Only a maximum given with the first delay is checked against it.
+  const maxMs = own.maxMs ?? Math.max(inherited.maxMs ?? defaultOf('retry-backoff-max'), baseMs);
+  const policy = {
+    baseSec: baseMs / 1000,
+    maxSec: maxMs / 1000,
+    jitter: own.jitter ?? inherited.jitter ?? defaultOf('retry-backoff-jitter'),
+  };
+  if (policy.maxSec < policy.baseSec) {
+    const at = queue === undefined ? '' : `queue "${queue}": `;
+    r.problem(`${at}--retry-backoff-max must not be shorter than --retry-backoff (${policy.baseSec}s), got ${policy.maxSec}s`);
   }
-  return Object.freeze(policy);
+  return { policy: Object.freeze(policy), given: own };
 }
 
-function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, concurrency: number): ReadonlyMap<string, QueueOptions> {
+function resolveQueueOptions(
+  r: OptionReader,
+  queues: QueueList | undefined,
+  concurrency: number,
+  backoff: BackoffGiven,
+): ReadonlyMap<string, QueueOptions> {
   const drafts = new Map<string, Draft>();
   const known = queues ? new Set(queues.queues.map((q) => queueNameOf(q.ref))) : undefined;
   const draftFor = (ref: string, where: string): Draft | undefined => {
@@ -116,7 +152,7 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
     } else {
       for (const [ref, settings] of Object.entries(file.value as Record<string, unknown>)) {
         const d = draftFor(ref, where);
-        if (d) readQueueSettings(r, `${where} ${ref}`, settings, d);
+        if (d) readQueueSettings(r, `${where} ${ref}`, `queue "${ref}" in ${file.origin}`, settings, d);
       }
     }
   }
@@ -155,14 +191,15 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
 
   let reserved = 0;
   const out = new Map<string, QueueOptions>();
-  for (const [name, d] of drafts) {
+  for (const [name, { backoff: backoffRaw, ...d }] of drafts) {
     if (d.minConcurrency !== undefined && d.maxConcurrency !== undefined && d.minConcurrency > d.maxConcurrency) {
       r.problem(`queue "${name}": min-concurrency ${d.minConcurrency} is above its max-concurrency ${d.maxConcurrency}`);
     }
     if (d.burst !== undefined && d.ratePerSec === undefined) r.problem(`queue "${name}": rate-burst is only used with a rate`);
     if (d.filterAction !== undefined && d.filter === undefined) r.problem(`queue "${name}": filter-action is only used with filters`);
     reserved += d.minConcurrency ?? 0;
-    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete' }));
+    const retryBackoff = backoffRaw && queueRetryBackoff(r, name, backoffRaw, backoff);
+    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete', ...(retryBackoff && { retryBackoff }) }));
   }
   if (reserved > concurrency) {
     r.problem(
@@ -172,7 +209,31 @@ function resolveQueueOptions(r: OptionReader, queues: QueueList | undefined, con
   return out;
 }
 
-function readQueueSettings(r: OptionReader, where: string, settings: unknown, d: Draft): void {
+/**
+ * One queue's retry-backoff settings, read and checked by the code that reads the flags (through a reader of
+ * its own, so each problem names the queue as where the value came from), over the flags' values.
+ */
+function queueRetryBackoff(
+  r: OptionReader,
+  name: string,
+  raw: Map<string, RawValue>,
+  inherited: BackoffGiven,
+): RetryBackoff | 'off' | undefined {
+  const base = raw.get(camel('retry-backoff'));
+  const off = base !== undefined && (base.value === false || (typeof base.value === 'string' && base.value.trim().toLowerCase() === 'off'));
+  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== camel('retry-backoff'))) : raw);
+  let policy: RetryBackoff | 'off' | undefined = 'off';
+  if (off) {
+    own.reject('retry-backoff-max', `is not used: queue "${name}" has retry-backoff off`);
+    own.reject('retry-backoff-jitter', `is not used: queue "${name}" has retry-backoff off`);
+  } else {
+    policy = resolveRetryBackoff(own, inherited, name).policy;
+  }
+  for (const p of own.problems) r.problem(p);
+  return policy;
+}
+
+function readQueueSettings(r: OptionReader, where: string, origin: string, settings: unknown, d: Draft): void {
   if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
     r.problem(`${where} must be a mapping of ${QUEUE_KEYS.join(', ')}, got ${JSON.stringify(settings)}`);
     return;
@@ -225,6 +286,11 @@ function readQueueSettings(r: OptionReader, where: string, settings: unknown, d:
         if (compiled.filter) d.filter = compiled.filter;
         break;
       }
+      case 'retry-backoff':
+      case 'retry-backoff-max':
+      case 'retry-backoff-jitter':
+        (d.backoff ??= new Map()).set(camel(key), { value, origin });
+        break;
       default:
         r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);
     }

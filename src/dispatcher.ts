@@ -5,7 +5,7 @@ import { sleep } from './backoff.ts';
 import type { DeleteMode } from './config.ts';
 import type { QueueOptions } from './delivery-options.ts';
 import { matchesRecord } from './invoke/event-filter.ts';
-import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, type RetryBackoff } from './invoke/retry-backoff.ts';
+import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from './invoke/retry-backoff.ts';
 import { ConcurrencyLimit, type AdaptiveConcurrency, type LimitChange } from './invoke/concurrency-limit.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
@@ -529,12 +529,13 @@ export class Dispatcher {
   /**
    * --retry-backoff: gives messages kept after a failed invocation a visibility timeout from the back-off curve
    * (src/invoke/retry-backoff.ts), so they return sooner or later than the queue's own timeout. They have
-   * left the lease already, so no extension overrides it. On FIFO the delay is per message group.
+   * left the lease already, so no extension overrides it. On FIFO the delay is per message group. A queue's own
+   * policy (queue-options) comes before --retry-backoff.
    */
   async #backOff(batch: Batch, kept: Message[]): Promise<void> {
-    const policy = this.#opts.retryBackoff;
-    if (policy === undefined || kept.length === 0) return;
     const { queue } = batch;
+    const policy = retryBackoffFor(this.#opts.queueOptions?.get(queue.name)?.retryBackoff, this.#opts.retryBackoff);
+    if (policy === undefined || kept.length === 0) return;
     // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
     const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
     this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);

@@ -23,6 +23,14 @@ export interface RetryBackoff {
   readonly jitter: number;
 }
 
+/**
+ * The policy for one queue: its own (queue-options), none when its own is 'off', else the --retry-backoff one
+ * (undefined: none).
+ */
+export function retryBackoffFor(own: RetryBackoff | 'off' | undefined, global: RetryBackoff | undefined): RetryBackoff | undefined {
+  return own === 'off' ? undefined : (own ?? global);
+}
+
 /** One ChangeMessageVisibility timeout and the messages that get it. */
 export interface BackoffStep {
   readonly timeoutSec: number;

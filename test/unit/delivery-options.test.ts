@@ -7,6 +7,7 @@ import { collectOptions } from '../../src/cli.ts';
 import { OPTIONS, resolveConfig } from '../../src/config.ts';
 import { resolveDeliveryConfig } from '../../src/delivery-options.ts';
 import { matchesRecord } from '../../src/invoke/event-filter.ts';
+import { retryBackoffFor } from '../../src/invoke/retry-backoff.ts';
 import { OptionReader } from '../../src/option-reader.ts';
 import { parseQueueList } from '../../src/queues/queue-order.ts';
 
@@ -16,7 +17,8 @@ const BASE = ['--function', 'fn', '--queues', 'high,low,https://sqs.us-east-1.am
 function resolve(argv: string[], env: Record<string, string> = ENV) {
   const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
   const r = resolveConfig(cli.raw, env);
-  return { problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
+  // The delivery options are route options: with the flags, the one route.
+  return { problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config.routes[0] : undefined };
 }
 
 /** The delivery options alone, read as a route reads them (src/routes.ts) with --concurrency 10. */
@@ -152,7 +154,7 @@ describe('delivery options', () => {
       `--queue-options (from queue-options in ${path}) names queue "nope", which is not in --queues`,
       `--queue-options (from queue-options in ${path}) high: max-concurrency must be an integer from 1 to 10000, got 0`,
       `--queue-options (from queue-options in ${path}) high: rate must be a number of invocations per second above 0, at most 10000, got -1`,
-      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action)`,
+      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action, retry-backoff, retry-backoff-max, retry-backoff-jitter)`,
       `--queue-options (from queue-options in ${path}) high: filter-action must be delete or leave, got "drop"`,
       `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "cidr" (known: prefix, suffix, equals-ignore-case, wildcard, numeric, exists, anything-but)`,
       '--queue-rate entries take the form name=value, got "high"',
@@ -193,6 +195,82 @@ describe('delivery options', () => {
     assert.equal(matchesRecord(filter, { body: '{"type":"order","priority":"high"}' }), true);
     assert.equal(matchesRecord(filter, { body: '{"type":"order","amount":120}' }), true);
     assert.equal(matchesRecord(filter, { body: '{"type":"order","amount":99}' }), false);
+  });
+
+  describe('per-queue retry back-off (queue-options)', () => {
+    it("a queue's own settings, the rest from the flags; queues without any keep the flags' policy", () => {
+      const path = configFile(
+        [
+          'queue-options:',
+          '  high: { retry-backoff: 2s, retry-backoff-max: 5m }',
+          '  low: { retry-backoff-jitter: 0 }',
+          '  orders: { retry-backoff: off, max-concurrency: 2 }',
+        ].join('\n'),
+      );
+      const { config, problems } = delivery(['--config', path, '--retry-backoff', '10s', '--retry-backoff-jitter', '0.2']);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(config.retryBackoff, { baseSec: 10, maxSec: 900, jitter: 0.2 });
+      assert.deepEqual(config.queueOptions.get('high')!.retryBackoff, { baseSec: 2, maxSec: 300, jitter: 0.2 });
+      assert.deepEqual(config.queueOptions.get('low')!.retryBackoff, { baseSec: 10, maxSec: 900, jitter: 0 });
+      assert.equal(config.queueOptions.get('orders')!.retryBackoff, 'off');
+      // What the dispatcher applies to each queue.
+      const policyOf = (name: string) => retryBackoffFor(config.queueOptions.get(name)?.retryBackoff, config.retryBackoff);
+      assert.deepEqual(policyOf('high'), { baseSec: 2, maxSec: 300, jitter: 0.2 });
+      assert.equal(policyOf('orders'), undefined);
+      assert.deepEqual(policyOf('elsewhere'), config.retryBackoff);
+    });
+
+    it("a queue may have a back-off when the flags have none; its own maximum and jitter default as the flags' do", () => {
+      const path = configFile(['queue-options:', '  high: { retry-backoff: 30m }', '  low: { retry-backoff: 1s }'].join('\n'));
+      const { config, problems } = delivery(['--config', path]);
+      assert.deepEqual(problems, []);
+      assert.equal(config.retryBackoff, undefined);
+      assert.deepEqual(config.queueOptions.get('high')!.retryBackoff, { baseSec: 1800, maxSec: 1800, jitter: 0.5 });
+      assert.deepEqual(config.queueOptions.get('low')!.retryBackoff, { baseSec: 1, maxSec: 900, jitter: 0.5 });
+      assert.equal(retryBackoffFor(config.queueOptions.get('orders')?.retryBackoff, config.retryBackoff), undefined);
+      // An inherited maximum below the queue's own first delay is raised to it, as the unset default is.
+      const lifted = delivery(['--config', path, '--retry-backoff', '1s', '--retry-backoff-max', '10m']);
+      assert.deepEqual(lifted.problems, []);
+      assert.deepEqual(lifted.config.queueOptions.get('high')!.retryBackoff, { baseSec: 1800, maxSec: 1800, jitter: 0.5 });
+    });
+
+    it('JSON in WORKERLESS_QUEUE_OPTIONS (numbers are seconds, as in the file)', () => {
+      const json = JSON.stringify({ high: { 'retry-backoff': 3, 'retry-backoff-max': '1m' } });
+      const { config, problems } = delivery([], { ...ENV, WORKERLESS_QUEUE_OPTIONS: json });
+      assert.deepEqual(problems, []);
+      assert.deepEqual(config.queueOptions.get('high')!.retryBackoff, { baseSec: 3, maxSec: 60, jitter: 0.5 });
+    });
+
+    it("the flags' checks, each problem naming the queue and where it came from, all at once", () => {
+      const path = configFile(
+        [
+          'queue-options:',
+          '  high: { retry-backoff: 13h, retry-backoff-jitter: 2 }',
+          '  low: { retry-backoff: 10s, retry-backoff-max: 5s }',
+          '  orders: { retry-backoff-max: 1m }',
+        ].join('\n'),
+      );
+      const from = (queue: string) => `(from queue "${queue}" in queue-options in ${path})`;
+      assert.deepEqual(delivery(['--config', path]).problems, [
+        `--retry-backoff must be a duration from 1s to 720m (e.g. 500ms, 5s, 10m), got "13h" ${from('high')}`,
+        `--retry-backoff-jitter must be a number from 0 to 1, got "2" ${from('high')}`,
+        'queue "low": --retry-backoff-max must not be shorter than --retry-backoff (10s), got 5s',
+        `--retry-backoff-max is only used with --retry-backoff (none given), got "1m" ${from('orders')}`,
+      ]);
+      // With --retry-backoff given, a queue's maximum alone is enough.
+      assert.deepEqual(delivery(['--config', path, '--retry-backoff', '1s']).problems.slice(3), []);
+      const off = configFile(['queue-options:', '  high: { retry-backoff: off, retry-backoff-jitter: 0.1 }'].join('\n'));
+      assert.deepEqual(delivery(['--config', off, '--retry-backoff', '1s']).problems, [
+        `--retry-backoff-jitter is not used: queue "high" has retry-backoff off, got "0.1" (from queue "high" in queue-options in ${off})`,
+      ]);
+    });
+
+    it('through resolveConfig too: an invalid queue back-off fails the config', () => {
+      const path = configFile(['queue-options:', '  high: { retry-backoff: soon }'].join('\n'));
+      assert.deepEqual(resolve(['--config', path]).problems, [
+        `--retry-backoff must be a duration from 1s to 720m (e.g. 500ms, 5s, 10m), got "soon" (from queue "high" in queue-options in ${path})`,
+      ]);
+    });
   });
 
   it('a --queue-options flag that is not JSON is reported as such', () => {

@@ -73,6 +73,32 @@ describe('Dispatcher: retry back-off', () => {
     );
   });
 
+  it("per queue: a queue's own policy, none where it is off, --retry-backoff's for the others", async () => {
+    const invoker = new FakeInvoker(() => functionError());
+    const { source, stop, running } = setup(
+      [queue('own'), queue('off'), queue('plain')],
+      {
+        retryBackoff: policy,
+        queueOptions: opts({ own: { retryBackoff: { baseSec: 5, maxSec: 60, jitter: 0 } }, off: { retryBackoff: 'off' } }),
+      },
+      invoker,
+      (s) => {
+        s.push('own', message(counted(2)));
+        s.push('off', message(counted(2)));
+        s.push('plain', message(counted(2)));
+      },
+    );
+    await until(() => invoker.payloads.length >= 3 && source.visibilityChanges.length >= 2);
+    stop.abort();
+    await running;
+    // Receive count 2: twice the first delay. Each queue's message was invoked once (none came back yet).
+    assert.equal(invoker.payloads.length, 3);
+    assert.deepEqual(source.visibilityChanges.map((c) => [c.queue, c.timeoutSec]).sort(), [
+      ['own', 10],
+      ['plain', 4],
+    ]);
+  });
+
   it('batchItemFailures: only the listed messages back off; the others are deleted', async () => {
     const msgs = [message(counted(2)), message(counted(2)), message(counted(2))];
     const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: msgs[1]!.MessageId }] }));
