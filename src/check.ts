@@ -37,6 +37,7 @@ export interface TemporalCheckConnection {
 /** The I/O the checks need; each call gets a signal that carries the check's deadline. */
 export interface CheckPorts {
   /** Resolves one queue exactly as a run does; throws a QueueResolveError (or StartupError) when it cannot. */
+  /** The queue with its own visibility timeout (check.ts applies the route's --visibility-timeout). */
   resolveQueue(spec: QueueSpec, signal: AbortSignal): Promise<ResolvedQueue>;
   /** An InvocationType DryRun Invoke of the function. */
   dryRun(functionName: string, signal: AbortSignal): Promise<InvokeResult>;
@@ -66,13 +67,14 @@ export const UNCHECKED_SQS_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage',
 /** Runs every check that the configuration calls for, all of them even when some fail, each under its deadline. */
 export async function runChecks(config: Config, ports: CheckPorts, options: CheckOptions = {}): Promise<CheckReport> {
   const deadline = (): AbortSignal => withDeadline(options.deadlineMs ?? DEFAULT_DEADLINE_MS, options.signal);
-  const queueSpecs = config.queues?.queues ?? [];
-  const functions: { what: string; name: string }[] = [];
-  if (config.queues && config.functionName !== undefined) functions.push({ what: 'function', name: config.functionName });
+  const queueSpecs = config.routes.flatMap((route) =>
+    route.queues.queues.map((spec) => ({ spec, visibility: route.visibilityTimeoutSec })),
+  );
+  const functions: { what: string; name: string }[] = config.routes.map((route) => ({ what: 'function', name: route.functionName }));
   if (config.temporal) functions.push({ what: 'Temporal worker function', name: config.temporal.functionName });
 
   const [queues, fns, metrics, temporal] = await Promise.all([
-    Promise.all(queueSpecs.map((spec) => checkQueue(ports, spec, config.visibilityTimeoutSec, deadline()))),
+    Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.visibility, deadline()))),
     Promise.all(functions.map((f) => checkFunctionDryRun(ports, f.what, f.name, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
@@ -113,10 +115,11 @@ async function checkQueue(
   const name = `queue ${queueNameOf(spec.ref)}`;
   try {
     const q = await ports.resolveQueue(spec, signal);
+    const visibilitySec = visibilityOverrideSec ?? q.visibilityTimeoutSec;
     const visibility =
-      q.visibilityTimeoutSec === 0
+      visibilitySec === 0
         ? 'visibility 0 s: a message can be received again while it is processed, set --visibility-timeout'
-        : `visibility ${q.visibilityTimeoutSec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
+        : `visibility ${visibilitySec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
     return { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` };
   } catch (err) {
     if (!(err instanceof QueueResolveError)) return { name, ok: false, detail: err instanceof Error ? err.message : String(err) };

@@ -142,7 +142,7 @@ export function helpText(defs: readonly OptionDef[], extra: string): string {
     'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
     '       workerless check [the same options]',
     '',
-    'Dispatches messages from prioritised SQS queues to one Lambda function.',
+    'Dispatches messages from prioritised SQS queues to a Lambda function (or several: routes in the --config file).',
     '',
     '"workerless check" validates the configuration as a run does, then prints one line per check and exits 0',
     'when all pass: every queue resolves, the functions accept a DryRun invoke, CloudWatch takes one CheckRun',

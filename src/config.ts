@@ -1,8 +1,7 @@
 import type { RawOptions } from './cli.ts';
-import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
 import type { OptionValue } from './options.ts';
-import { parseQueueList, type QueueList } from './queues/queue-order.ts';
+import { resolveRoutes, type RouteConfig } from './routes.ts';
 import { resolveTemporalConfig, type TemporalConfig } from './temporal/options.ts';
 
 /** Every option the daemon accepts, defined once in options.ts. */
@@ -11,6 +10,8 @@ export { OPTIONS } from './options.ts';
 /** on-success: delete what the function processed; never: the function deletes its own messages. */
 export type DeleteMode = OptionValue<'delete'>;
 
+export type { RouteConfig } from './routes.ts';
+
 export type LogLevel = OptionValue<'log-level'>;
 
 /**
@@ -18,22 +19,11 @@ export type LogLevel = OptionValue<'log-level'>;
  * defaults and ranges are defined once, in options.ts (and shown by --help and the README).
  */
 export interface Config {
-  /** --function; required when queues are configured. */
-  readonly functionName: string | undefined;
-  /** --queues; undefined when only other work (Temporal spillover) is configured. */
-  readonly queues: QueueList | undefined;
-  /** --concurrency: worker loops. */
-  readonly concurrency: number;
-  /** --poll-for. */
-  readonly pollForSec: number;
-  /** --sleep. */
-  readonly sleepSec: number;
-  /** --batch-size (by default one record per invocation, as Workerless and Laravel Vapor expect). */
-  readonly batchSize: number;
-  /** --visibility-timeout; undefined: each queue's own. */
-  readonly visibilityTimeoutSec: number | undefined;
-  /** --delete. */
-  readonly deleteMode: DeleteMode;
+  /**
+   * The SQS work: one route per function (src/routes.ts), each with its own pool. From the flags when --queues
+   * is given, from the `routes` list of the --config file otherwise; empty when only Temporal spillover runs.
+   */
+  readonly routes: readonly RouteConfig[];
   /** --name; the CloudWatch namespace is Workerless-<name>. */
   readonly name: string;
   readonly metricsNamespace: string;
@@ -55,12 +45,6 @@ export interface Config {
   readonly httpHost: string;
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
-  /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
-  readonly retryBackoff: DeliveryConfig['retryBackoff'];
-  /** Per-queue limits and filters by queue name; empty by default. */
-  readonly queueOptions: DeliveryConfig['queueOptions'];
-  /** --adaptive-concurrency; undefined (default): every loop receives, throttled or not. */
-  readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
 }
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
@@ -72,28 +56,11 @@ export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: s
  */
 export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, reader = new OptionReader(raw)): ConfigResult<Config> {
   const r = reader;
-  const functionName = r.read('function');
-  const queuesText = r.read('queues');
-  let queues: QueueList | undefined;
-  if (queuesText !== undefined) {
-    const origin = r.origin('queues');
-    const parsed = parseQueueList(queuesText, origin === '--queues' ? '--queues' : `--queues (from ${origin})`);
-    for (const p of parsed.problems) r.problem(p);
-    queues = parsed.list;
-  }
+  const routes = resolveRoutes(r, raw);
   const name = r.read('name');
   const region = r.read('region') ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
-  const concurrency = r.read('concurrency');
-  const delivery = resolveDeliveryConfig(r, queues, concurrency);
   const config: Config = {
-    functionName,
-    queues,
-    concurrency,
-    pollForSec: r.read('poll-for'),
-    sleepSec: r.read('sleep'),
-    batchSize: r.read('batch-size'),
-    visibilityTimeoutSec: r.read('visibility-timeout'),
-    deleteMode: r.read('delete'),
+    routes,
     name,
     metricsNamespace: `Workerless-${name}`,
     metricsEnabled: r.read('metrics'),
@@ -106,19 +73,15 @@ export function resolveConfig(raw: RawOptions, env: NodeJS.ProcessEnv = {}, read
     httpPort: r.read('http-port'),
     httpHost: r.read('http-host'),
     temporal: resolveTemporalConfig(r),
-    retryBackoff: delivery.retryBackoff,
-    queueOptions: delivery.queueOptions,
-    adaptiveConcurrency: delivery.adaptiveConcurrency,
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
-  if (!r.has('queues') && !r.has('temporal-task-queues')) {
+  if (!r.has('queues') && !r.has('routes') && !r.has('temporal-task-queues')) {
     r.problem(
-      'nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)',
+      'nothing to do: --queues (with --function), routes in the --config file, or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)',
     );
   }
-  if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
-  if (!r.has('queues')) r.reject('function', 'is only used with --queues (none given)');
   if (region === undefined) r.problem('--region is required (or set AWS_REGION)');
-  if (r.problems.length > 0) return { ok: false, problems: r.problems };
+  // An invalid value outside `routes` is read again by every route that inherits it: report it once.
+  if (r.problems.length > 0) return { ok: false, problems: [...new Set(r.problems)] };
   return { ok: true, config: Object.freeze(config) };
 }

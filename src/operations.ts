@@ -13,8 +13,9 @@ import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
 /** An event loop blocked this long is not serving its loops, timers or probes: restart it. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
 
-/** What the probes read from the dispatcher. */
+/** What the probes read from a route's dispatcher. */
 export interface DispatcherView {
+  readonly functionName: string;
   readonly state: DispatcherState;
   readonly functionPaused: boolean;
   readonly receivable: boolean;
@@ -34,7 +35,8 @@ export class Operations {
   readonly #version: string;
   readonly #startedAt = Date.now();
   readonly #lag = new EventLoopLag();
-  #dispatcher: DispatcherView | undefined;
+  /** One per route. */
+  #dispatchers: readonly DispatcherView[] = [];
   #started = false;
   #stopping = false;
   #server: HttpServerHandle | undefined;
@@ -44,7 +46,7 @@ export class Operations {
     this.#log = logger;
     this.#version = version;
     this.status = new StatusRecorder({
-      queues: config.queues?.queues.map((q) => queueNameOf(q.ref)) ?? [],
+      queues: config.routes.flatMap((route) => route.queues.queues.map((q) => queueNameOf(q.ref))),
       ...(recentErrors ? { recentErrors } : {}),
     });
   }
@@ -73,9 +75,9 @@ export class Operations {
     this.#log.info({ url: this.#server.url }, 'HTTP server listening: /healthz /readyz /metrics, status page at /');
   }
 
-  /** Start-up checks passed; `dispatcher` is the SQS pool, if any. */
-  running(dispatcher: DispatcherView | undefined): void {
-    this.#dispatcher = dispatcher;
+  /** Start-up checks passed; `dispatchers` are the routes' SQS pools. */
+  running(dispatchers: readonly DispatcherView[]): void {
+    this.#dispatchers = dispatchers;
     this.#started = true;
   }
 
@@ -84,13 +86,14 @@ export class Operations {
     this.#stopping = true;
   }
 
+  /** The daemon's state: the worst of its routes' (a failed or paused route makes the daemon so). */
   state(): DaemonState {
-    const d = this.#dispatcher;
-    if (d?.state === 'failed') return 'failed';
+    const ds = this.#dispatchers;
+    if (ds.some((d) => d.state === 'failed')) return 'failed';
     if (!this.#started) return this.#stopping ? 'stopped' : 'starting';
-    if (d?.state === 'stopped') return 'stopped';
-    if (this.#stopping || d?.state === 'draining') return 'draining';
-    if (d?.functionPaused) return 'paused';
+    if (ds.length > 0 && ds.every((d) => d.state === 'stopped')) return 'stopped';
+    if (this.#stopping || ds.some((d) => d.state === 'draining')) return 'draining';
+    if (ds.some((d) => d.functionPaused)) return 'paused';
     return 'running';
   }
 
@@ -98,10 +101,14 @@ export class Operations {
     const state = this.state();
     const reasons: string[] = [];
     if (state === 'starting') reasons.push('starting: resolving queues and checking the function');
-    else if (state === 'paused') reasons.push('the function is paused: it cannot be invoked (see the logs)');
-    else if (state !== 'running') reasons.push(`${state}: not taking new messages`);
-    else if (this.#dispatcher && !this.#dispatcher.receivable)
-      reasons.push('no queue can be received from (every ReceiveMessage is failing)');
+    else if (state === 'paused') {
+      for (const d of this.#dispatchers.filter((d) => d.functionPaused))
+        reasons.push(`function ${d.functionName} is paused: it cannot be invoked (see the logs)`);
+    } else if (state !== 'running') reasons.push(`${state}: not taking new messages`);
+    else {
+      for (const d of this.#dispatchers.filter((d) => !d.receivable))
+        reasons.push(`no queue of ${d.functionName} can be received from (every ReceiveMessage is failing)`);
+    }
     return { ok: reasons.length === 0, reasons };
   }
 
@@ -109,7 +116,10 @@ export class Operations {
     return checkLiveness({
       lagMs: this.#lag.lagMs(),
       maxLagMs: MAX_EVENT_LOOP_LAG_MS,
-      loops: this.#dispatcher?.loopSteps() ?? [],
+      // With several routes a stuck loop is named by its function: "worker loop 3 stuck in fn-a: invoke".
+      loops: this.#dispatchers.flatMap((d) =>
+        this.#dispatchers.length === 1 ? d.loopSteps() : d.loopSteps().map((s) => s && { ...s, step: `${d.functionName}: ${s.step}` }),
+      ),
       now: Date.now(),
       graceMs: 0,
     });
@@ -118,7 +128,7 @@ export class Operations {
   snapshot(): StatusSnapshot {
     return this.status.snapshot(this.state(), {
       version: this.#version,
-      functionName: this.#config.functionName,
+      functions: this.#config.routes.map((route) => route.functionName),
       startedAt: this.#startedAt,
     });
   }

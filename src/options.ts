@@ -84,6 +84,8 @@ const DELIVERY = 'Delivery control (off by default):';
 const RUN = 'Runtime:';
 const AWS = 'AWS:';
 export const TEMPORAL_GROUP = 'Temporal spillover (optional):';
+/** The groups whose options a route of the `routes` list takes (src/routes.ts); the rest are daemon-wide. */
+export const ROUTE_GROUPS: readonly string[] = [SQS, DELIVERY];
 
 /** name, name:alias/version, full ARN, or partial ARN (account:function:name), as Lambda's Invoke accepts. */
 const FUNCTION_PATTERN =
@@ -315,6 +317,15 @@ export const CORE_OPTIONS = [
     default: 'lean',
     describe: 'Client for the per-message calls: lean (signed HTTP, less CPU and memory) or sdk (the AWS SDK clients)',
     doc: "`lean`: ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and Invoke are signed (AWS's SigV4 signer, the SDK's credential chain) and sent over keep-alive HTTP without the SDK's middleware, for about half the CPU and memory (see [Performance](#performance)); `sdk`: the AWS SDK clients, as before. Start-up checks, CloudWatch and Temporal use the SDK either way",
+  },
+  {
+    flag: 'routes',
+    group: RUN,
+    kind: 'structured',
+    describe: 'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see README',
+    doc: 'several functions in one daemon, each with its own pool; see [Routes](#routes)',
+    defaultText: 'one route, from the flags',
+    valuesText: 'a list in the `--config` file, or JSON',
   },
   {
     flag: 'config',

@@ -202,7 +202,7 @@ const SCRIPT = `
     state.textContent = snap.state;
     state.setAttribute('data-state', snap.state);
     document.title = 'workerless: ' + snap.state;
-    $('function').textContent = snap.functionName ? 'function ' + snap.functionName : 'no function';
+    $('function').textContent = snap.functions.length === 0 ? 'no function' : (snap.functions.length === 1 ? 'function ' : 'functions ') + snap.functions.join(', ');
     $('version').textContent = 'v' + snap.version;
     $('uptime').textContent = 'up ' + fmtDuration(snap.now - snap.startedAt);
     var windowMs = snap.bucketMs * (snap.queues.length > 0 ? snap.queues[0].buckets.length : 0);

@@ -35,7 +35,8 @@ export interface RecentError {
 export interface StatusSnapshot {
   readonly state: DaemonState;
   readonly version: string;
-  readonly functionName: string | undefined;
+  /** The routes' functions (none when only Temporal spillover runs). */
+  readonly functions: readonly string[];
   readonly startedAt: number;
   readonly now: number;
   readonly bucketMs: number;

@@ -32,7 +32,8 @@ interface QueueRing {
 /** What the snapshot says about the process, beside the state. */
 export interface StatusMeta {
   readonly version: string;
-  readonly functionName: string | undefined;
+  /** The routes' functions, in --config order. */
+  readonly functions: readonly string[];
   /** Epoch ms. */
   readonly startedAt: number;
 }
@@ -121,7 +122,7 @@ export class StatusRecorder implements MetricsSink {
     return {
       state,
       version: meta.version,
-      functionName: meta.functionName,
+      functions: meta.functions,
       startedAt: meta.startedAt,
       now: this.#now(),
       bucketMs: this.bucketMs,

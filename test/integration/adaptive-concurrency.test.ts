@@ -4,13 +4,13 @@
 // records (every accepted invocation with its start and end, every 429 it answered); the figures are logged
 // with t.diagnostic and quoted in the README.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueueWithDlq, messageCounts, sendMessages, type TestQueue } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { freePort } from '../support/http.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
@@ -40,17 +40,6 @@ interface Rec {
   eventSourceARN: string;
 }
 const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The function's invocations in flight, averaged over time between `from` and `to`. */
 function meanInFlight(invocations: readonly InvocationRecord[], from: number, to: number): number {

@@ -5,7 +5,6 @@
 // the messages sent, failed and throttled.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -16,6 +15,7 @@ import { countMessages, createQueue, localstackEndpoint, sendMessages } from '..
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { freePort, get, sample, type Answer } from '../support/http.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
@@ -28,43 +28,6 @@ const FAIL_BY_BODY = `export const handler = async (event) => {
   for (const r of event.Records ?? []) if (r.body.startsWith('fail')) throw new Error('failed by body');
 };
 `;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-interface Answer {
-  status: number;
-  body: string;
-}
-
-/** GET, or undefined when nothing listens (before the server starts, after the daemon exits). */
-async function get(base: string, path: string): Promise<Answer | undefined> {
-  try {
-    const res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(2_000) });
-    return { status: res.status, body: await res.text() };
-  } catch {
-    return undefined;
-  }
-}
-
-/** One sample of the Prometheus text format whose labels include `labels`; undefined when there is none. */
-function sample(exposition: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of exposition.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m === null || m[1] !== name) continue;
-    const have = new Map([...(m[2] ?? '').matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
   let endpoint: LambdaEndpoint;
@@ -325,7 +288,7 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     // /status.json: the same totals over its buckets, for the same queue.
     const status = JSON.parse((await get(base, '/status.json'))!.body) as StatusSnapshot;
     assert.equal(status.state, 'running');
-    assert.equal(status.functionName, 'by-body');
+    assert.deepEqual(status.functions, ['by-body']);
     const row = status.queues.find((s) => s.name === q.name);
     assert.ok(row, JSON.stringify(status.queues.map((s) => s.name)));
     const sum = (k: 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted') => row.buckets.reduce((n, b) => n + b[k], 0);

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,6 +18,7 @@ import { createQueue, localstackEndpoint, sendMessages, type TestQueue } from '.
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { freePort } from '../support/http.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
@@ -63,17 +63,6 @@ function ensureChromium(): string {
   if (process.env['WORKERLESS_CHROMIUM']) return process.env['WORKERLESS_CHROMIUM'];
   const script = fileURLToPath(new URL('scripts/chromium.sh', ROOT));
   return execFileSync(script, ['ensure'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 15 * 60_000 }).trim();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Polls `check` until it stops throwing, or rethrows its last error after `timeoutMs`. */

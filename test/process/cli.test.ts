@@ -9,7 +9,7 @@ import { until } from '../support/factories.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 const NOTHING_TO_DO =
-  'workerless: nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
+  'workerless: nothing to do: --queues (with --function), routes in the --config file, or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
 const HELP_HINT = 'Run "workerless --help" for the options.';
 
 /** Exit 2 with exactly these problem lines (and the help hint) on stderr, nothing on stdout. */

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import * as http2 from 'node:http2';
-import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import * as tls from 'node:tls';
 import { promisify } from 'node:util';
 import { homedir, tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { freePort } from './http.ts';
 import { startLambdaEndpoint, type FunctionSpec, type LambdaEndpoint } from './lambda-endpoint/server.ts';
 
 export interface TemporalDevServer {
@@ -40,21 +41,6 @@ export function temporalCliPath(): string {
   if (explicit !== undefined && explicit !== '') return explicit;
   const cache = process.env['WORKERLESS_CACHE_DIR'] ?? join(homedir(), '.cache', 'workerless');
   return join(cache, 'bin', 'temporal');
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port'));
-      });
-    });
-  });
 }
 
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort } from './temporal.ts';
+import { freePort } from './http.ts';
 
 const ENSURE_SCRIPT = fileURLToPath(new URL('../../scripts/toxiproxy.sh', import.meta.url));
 

@@ -7,12 +7,12 @@ import { collectOptions, helpText } from '../../src/cli.ts';
 import { CORE_OPTIONS, defaultText, envName } from '../../src/options.ts';
 
 const DEFS = OPTIONS;
-import { OPTIONS, resolveConfig, type Config } from '../../src/config.ts';
+import { OPTIONS, resolveConfig, type Config, type RouteConfig } from '../../src/config.ts';
 import { OptionReader } from '../../src/option-reader.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const NOTHING_TO_DO =
-  'nothing to do: --queues (with --function) or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
+  'nothing to do: --queues (with --function), routes in the --config file, or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)';
 
 /** Resolves as main does; `readable` replaces the file system for the TLS file checks (default: the real one). */
 function resolve(argv: string[], env: Record<string, string> = ENV, readable?: (path: string) => string | undefined) {
@@ -27,6 +27,12 @@ function valid(argv: string[], env: Record<string, string> = ENV): Config {
   return config!;
 }
 
+/** The one route the flags make. */
+function routeOf(c: Config): RouteConfig {
+  assert.equal(c.routes.length, 1);
+  return c.routes[0]!;
+}
+
 function tempFile(name: string, content: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'wl-config-'));
   const path = join(dir, name);
@@ -37,17 +43,25 @@ function tempFile(name: string, content: string): string {
 describe('configuration', () => {
   it('fills in every default', () => {
     const c = valid(['--function', 'my-fn', '--queues', 'a']);
-    assert.deepEqual(
-      { ...c, queues: undefined },
+    assert.deepEqual(c.routes, [
       {
         functionName: 'my-fn',
-        queues: undefined,
+        queues: { mode: 'strict', queues: [{ ref: 'a', weight: 1 }] },
         concurrency: 10,
         pollForSec: 20,
         sleepSec: 0,
         batchSize: 1,
         visibilityTimeoutSec: undefined,
         deleteMode: 'on-success',
+        retryBackoff: undefined,
+        queueOptions: new Map(),
+        adaptiveConcurrency: undefined,
+      },
+    ]);
+    assert.deepEqual(
+      { ...c, routes: undefined },
+      {
+        routes: undefined,
         name: 'default',
         metricsNamespace: 'Workerless-default',
         metricsEnabled: true,
@@ -60,12 +74,10 @@ describe('configuration', () => {
         httpPort: undefined,
         httpHost: '127.0.0.1',
         temporal: undefined,
-        retryBackoff: undefined,
-        queueOptions: new Map(),
-        adaptiveConcurrency: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
+    assert.ok(Object.isFrozen(c.routes[0]));
   });
 
   it('reads every option from flags', () => {
@@ -101,11 +113,15 @@ describe('configuration', () => {
       '--log-level',
       'debug',
     ]);
-    assert.equal(c.functionName, 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live');
-    assert.equal(c.queues?.mode, 'weighted');
-    assert.deepEqual([c.concurrency, c.pollForSec, c.sleepSec, c.batchSize, c.visibilityTimeoutSec], [50, 5, 1.5, 10, 120]);
+    const route = routeOf(c);
+    assert.equal(route.functionName, 'arn:aws:lambda:eu-west-1:123456789012:function:fn:live');
+    assert.equal(route.queues.mode, 'weighted');
     assert.deepEqual(
-      [c.deleteMode, c.metricsNamespace, c.metricsEnabled, c.metricsIntervalMs],
+      [route.concurrency, route.pollForSec, route.sleepSec, route.batchSize, route.visibilityTimeoutSec],
+      [50, 5, 1.5, 10, 120],
+    );
+    assert.deepEqual(
+      [route.deleteMode, c.metricsNamespace, c.metricsEnabled, c.metricsIntervalMs],
       ['never', 'Workerless-app-staging', false, 10_000],
     );
     assert.deepEqual([c.region, c.endpointUrl, c.shutdownTimeoutMs, c.logLevel], ['eu-west-1', 'http://127.0.0.1:4566', 90_000, 'debug']);
@@ -114,13 +130,13 @@ describe('configuration', () => {
   it('every flag has a WORKERLESS_ env var, and flag > env > file > default', () => {
     const file = tempFile('wl.yaml', 'function: from-file\nqueues: [a, b]\nconcurrency: 3\npoll-for: 7\nbatchSize: 4\n');
     const env = { ...ENV, WORKERLESS_CONFIG: file, WORKERLESS_CONCURRENCY: '5', WORKERLESS_POLL_FOR: '9' };
-    const c = valid(['--concurrency', '8'], env);
+    const c = routeOf(valid(['--concurrency', '8'], env));
     assert.equal(c.concurrency, 8); // flag over env and file
     assert.equal(c.pollForSec, 9); // env over file
     assert.equal(c.batchSize, 4); // file (camelCase key) over default
     assert.equal(c.functionName, 'from-file');
     assert.deepEqual(
-      c.queues?.queues.map((q) => q.ref),
+      c.queues.queues.map((q) => q.ref),
       ['a', 'b'],
     );
     assert.equal(c.sleepSec, 0); // default
@@ -132,7 +148,7 @@ describe('configuration', () => {
     const file = tempFile('wl.json', JSON.stringify({ function: 'f', queues: 'a:2,b:1', metrics: false }));
     const c = valid(['--config', file]);
     assert.equal(c.metricsEnabled, false);
-    assert.equal(c.queues?.mode, 'weighted');
+    assert.equal(routeOf(c).queues.mode, 'weighted');
   });
 
   it('reports every invalid option at once, naming the option and the value', () => {
@@ -174,14 +190,14 @@ describe('configuration', () => {
     assert.deepEqual(problems, [
       '--function must be a function name, name:alias or function ARN, got "bad/fn"',
       '--queues lists "a" more than once',
-      '--name must be 1-244 characters of A-Z a-z 0-9 . _ - / # :, got "bad name"',
-      '--region must be an AWS region such as us-east-1, got "mars"',
       '--concurrency must be an integer from 1 to 10000, got "abc"',
       '--poll-for must be an integer from 0 to 20, got "21"',
       '--sleep must be a number from 0 to 3600, got "-1"',
       '--batch-size must be an integer from 1 to 10, got "11"',
       '--visibility-timeout must be an integer from 1 to 43200, got "1.5"',
       '--delete must be one of on-success, never, got "always"',
+      '--name must be 1-244 characters of A-Z a-z 0-9 . _ - / # :, got "bad name"',
+      '--region must be an AWS region such as us-east-1, got "mars"',
       '--metrics must be true or false (on/off), got "maybe"',
       '--metrics-interval must be an integer from 1 to 3600, got "0"',
       '--endpoint-url must be an http(s) URL, got "localhost:4566"',
@@ -198,7 +214,7 @@ describe('configuration', () => {
       WORKERLESS_METRICS: ' ',
       WORKERLESS_TEMPORAL_ADDRESS: '',
     });
-    assert.equal(c.concurrency, 10);
+    assert.equal(routeOf(c).concurrency, 10);
     assert.equal(c.metricsEnabled, true);
     assert.equal(c.temporal, undefined);
   });
@@ -246,7 +262,7 @@ describe('configuration', () => {
       ['--temporal-max-workers must be an integer from 1 to 1000, got "abc" (from WORKERLESS_TEMPORAL_MAX_WORKERS)'],
     );
     const c = valid(['--temporal-task-queues', 'orders', '--temporal-function', 'worker-fn', '--temporal-tls'], ENV);
-    assert.equal(c.queues, undefined);
+    assert.deepEqual(c.routes, []);
     assert.deepEqual(c.temporal?.taskQueues, ['orders']);
     assert.ok(c.temporal?.tls, '--temporal-tls given alone means true');
     assert.deepEqual(resolve(['--temporal-task-queues', 'orders', '--concurrency', '0'], ENV).problems, [
@@ -270,9 +286,9 @@ describe('configuration', () => {
 
   it('--function and --temporal-function without any queues: nothing to do, and each function named', () => {
     assert.deepEqual(resolve(['--function', 'f', '--temporal-function', 'w']).problems, [
+      '--function is only used with --queues (none given), got "f"',
       '--temporal-function is only used with --temporal-task-queues (none given), got "w"',
       NOTHING_TO_DO,
-      '--function is only used with --queues (none given), got "f"',
     ]);
   });
 
@@ -330,7 +346,7 @@ describe('configuration', () => {
       '123456789012:function:fn',
       'arn:aws:lambda:us-east-1:123456789012:function:fn',
     ]) {
-      assert.equal(valid(['--function', fn, '--queues', 'q']).functionName, fn);
+      assert.equal(routeOf(valid(['--function', fn, '--queues', 'q'])).functionName, fn);
     }
   });
 

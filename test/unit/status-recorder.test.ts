@@ -143,10 +143,10 @@ describe('StatusRecorder: snapshot', () => {
     recentErrors.write(`${JSON.stringify({ level: 50, time: T0 - 2, msg: 'first' })}\n`);
     recentErrors.write(`${JSON.stringify({ level: 40, time: T0 - 1, msg: 'second' })}\n`);
 
-    const snap = recorder.snapshot('draining', { version: '1.2.3', functionName: 'fn', startedAt: T0 - 1000 });
+    const snap = recorder.snapshot('draining', { version: '1.2.3', functions: ['fn'], startedAt: T0 - 1000 });
     assert.equal(snap.state, 'draining');
     assert.equal(snap.version, '1.2.3');
-    assert.equal(snap.functionName, 'fn');
+    assert.deepEqual(snap.functions, ['fn']);
     assert.equal(snap.startedAt, T0 - 1000);
     assert.equal(snap.now, T0 + 42);
     assert.equal(snap.bucketMs, 5000);
@@ -164,7 +164,7 @@ describe('StatusRecorder: snapshot', () => {
 
   it('has no recent errors when no RecentErrors is given', () => {
     const { recorder } = recorderAt();
-    assert.deepEqual(recorder.snapshot('running', { version: '0', functionName: undefined, startedAt: T0 }).recentErrors, []);
+    assert.deepEqual(recorder.snapshot('running', { version: '0', functions: [], startedAt: T0 }).recentErrors, []);
   });
 });
 

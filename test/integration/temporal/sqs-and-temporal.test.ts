@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { awsTestEnv, countMessages, createQueue, deleteQueue, sendMessages, type TestQueue } from '../../support/aws.ts';
-import { freePort, startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
+import { freePort } from '../../support/http.ts';
+import { startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TASK_QUEUE = 'sqs-and-temporal';
