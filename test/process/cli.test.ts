@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CORE_OPTIONS, envName } from '../../src/options.ts';
@@ -124,6 +126,21 @@ describe('the workerless CLI as a process', () => {
       'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n',
     );
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
+  });
+
+  it('bad routes in the config file: exit 2, each problem naming its route and key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wl-routes-'));
+    const file = join(dir, 'wl.yaml');
+    writeFileSync(
+      file,
+      'routes:\n  - { function: a-fn, queues: a, concurrency: 0 }\n  - { function: b-fn, queues: a, region: eu-west-1 }\n',
+    );
+    const run = runCli(['--config', file], { AWS_REGION: 'us-east-1' });
+    await assertUsageError(run, [
+      `workerless: --concurrency must be an integer from 1 to 10000, got "0" (from routes[0].concurrency in ${file})`,
+      `workerless: routes[1] in ${file}: region applies to the whole daemon; set it outside routes`,
+      'workerless: queue a is in routes[0] and routes[1]: a queue belongs to one route',
+    ]);
   });
 
   it('--http-port abc: exit 2 naming the option and the value', async () => {

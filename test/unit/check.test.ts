@@ -40,6 +40,26 @@ function ports(overrides: Partial<CheckPorts> = {}): CheckPorts {
 const lines = async (argv: string[], p: CheckPorts) => formatReport(await runChecks(config(argv), p)).filter((l) => !l.startsWith('note'));
 
 describe('runChecks', () => {
+  it("checks the queues and function of every route, each queue with its route's --visibility-timeout", async () => {
+    const routes = JSON.stringify([
+      { function: 'a-fn', queues: 'a1,a2', 'visibility-timeout': 90 },
+      { function: 'b-fn', queues: 'b1' },
+    ]);
+    const env = { AWS_REGION: 'us-east-1', WORKERLESS_ROUTES: routes };
+    const r = resolveConfig(collectOptions(['--metrics', 'off'], env, OPTIONS).raw, env);
+    assert.ok(r.ok);
+    assert.deepEqual(
+      formatReport(await runChecks(r.config, ports())).filter((l) => !l.startsWith('note')),
+      [
+        'ok   queue a1 (http://sqs/a1, fifo: no, visibility 90 s (--visibility-timeout))',
+        'ok   queue a2 (http://sqs/a2, fifo: no, visibility 90 s (--visibility-timeout))',
+        'ok   queue b1 (http://sqs/b1, fifo: no, visibility 30 s)',
+        'ok   function a-fn (DryRun invoke allowed)',
+        'ok   function b-fn (DryRun invoke allowed)',
+      ],
+    );
+  });
+
   it('a queue given by URL that GetQueueAttributes refuses names only sqs:GetQueueAttributes', async () => {
     const url = 'https://sqs.us-east-1.amazonaws.com/1/payments';
     const p = ports({
