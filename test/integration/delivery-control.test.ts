@@ -1,5 +1,5 @@
-// Issue 10 against LocalStack and the test Lambda endpoint, through the built CLI: retry back-off, per-queue
-// maximum, reserved minimum and rate, and filters with both non-match actions. Measured figures are logged
+// Issue 10 against LocalStack and the test Lambda endpoint, through the built CLI: retry back-off (the flags' and
+// per queue), per-queue maximum, reserved minimum and rate, and filters with both non-match actions. Measured figures are logged
 // (t.diagnostic) so a run shows how close they came to the targets.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -95,6 +95,69 @@ describe('delivery control against LocalStack (issue 10)', () => {
       set.slice(0, 4).map((l) => l['delaySec']),
       [2, 4, 6, 6],
     );
+  });
+
+  it("per-queue back-off: a queue's own curve, the flags' curve for a queue without one, the visibility timeout where it is off", async (t) => {
+    // Three queues with a 10 s visibility timeout, one poison message each, one daemon. The flags give 1 s flat;
+    // "own" has 3 s doubling to 6 s (its jitter, 0, from the flags); "off" has retry-backoff off.
+    const own = await createQueue('wl-pq-own', { VisibilityTimeout: '10' });
+    const plain = await createQueue('wl-pq-plain', { VisibilityTimeout: '10' });
+    const off = await createQueue('wl-pq-off', { VisibilityTimeout: '10' });
+    const ids = new Map<TestQueue, string>();
+    for (const q of [own, plain, off]) ids.set(q, (await sendMessages(q.url, [`poison-${q.name}`]))[0]!);
+    const config = configFile({
+      'queue-options': { [own.name]: { 'retry-backoff': '3s', 'retry-backoff-max': '6s' }, [off.name]: { 'retry-backoff': 'off' } },
+    });
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'fail',
+      '--queues',
+      `${own.name}:1,${plain.name}:1,${off.name}:1`,
+      '--concurrency',
+      '3',
+      '--retry-backoff',
+      '1s',
+      '--retry-backoff-max',
+      '1s',
+      '--retry-backoff-jitter',
+      '0',
+      '--config',
+      config,
+    ]);
+    await started(daemon);
+    const runs = (q: TestQueue) => endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === ids.get(q)));
+    await until(() => runs(own).length >= 4 && runs(plain).length >= 4 && runs(off).length >= 3, 60_000, 'redeliveries', 100);
+    assert.equal(await stopDaemon(daemon), 0);
+    // Gap = from the end of a failed invocation to the start of the next delivery of the same message. Off: the
+    // message returns 10 s after its receive, so a little less than 10 s after the (fast) invocation ends.
+    // LocalStack makes a message visible up to about a second late (measured +0.2 to +1.0 s on every gap, here
+    // and in the test above), hence the wider upper bound.
+    const cases: [string, TestQueue, number[], number, number][] = [
+      ['own', own, [3, 6, 6], 0.2, 1.5],
+      ['plain', plain, [1, 1, 1], 0.2, 1.5],
+      ['off', off, [10, 10], 1, 1.5],
+    ];
+    for (const [label, q, expected, early, late] of cases) {
+      const attempts = runs(q).slice(0, expected.length + 1);
+      assert.deepEqual(
+        attempts.map((i) => records(i)[0]!.attributes['ApproximateReceiveCount']),
+        expected.concat(0).map((_, k) => String(k + 1)),
+        `${label}: receive counts`,
+      );
+      const gaps = attempts.slice(1).map((inv, k) => (inv.startedAt - attempts[k]!.endedAt!) / 1000);
+      t.diagnostic(`${label}: redelivery gaps ${gaps.map((g) => g.toFixed(2)).join(', ')} s; expected ${expected.join(', ')} s`);
+      gaps.forEach((gap, k) =>
+        assert.ok(gap >= expected[k]! - early && gap <= expected[k]! + late, `${label} gap ${k + 1}: ${gap} s, expected ${expected[k]} s`),
+      );
+    }
+    const delays = (q: TestQueue) =>
+      daemon
+        .logs()
+        .filter((l) => l['msg'] === 'retry back-off set' && l['queue'] === q.name)
+        .map((l) => l['delaySec']);
+    assert.deepEqual(delays(own).slice(0, 3), [3, 6, 6]);
+    assert.deepEqual(delays(plain).slice(0, 3), [1, 1, 1]);
+    assert.deepEqual(delays(off), []);
   });
 
   it('maximum concurrency: a queue capped at 3 never has more than 3 invocations in flight, as the endpoint counts them', async (t) => {
