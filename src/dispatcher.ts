@@ -11,10 +11,11 @@ import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from './invoke/lambda-invoker.ts';
-import { buildSqsEvents, toRecord } from './invoke/sqs-event.ts';
+import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from './invoke/sqs-event.ts';
 import type { LoopStep } from './health.ts';
 import { DispatchMetrics } from './metrics/dispatch-metrics.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
+import { gathers, nextGatherStep, type BatchWindow } from './queues/batch-window.ts';
 import { idsToKeep } from './queues/fifo-rule.ts';
 import type { OrderMode, Random } from './queues/queue-order.ts';
 import { Receiver } from './queues/receiver.ts';
@@ -28,8 +29,13 @@ export interface DispatcherOptions {
   readonly orderMode: OrderMode;
   /** Number of worker loops = the most concurrent invocations. */
   readonly concurrency: number;
-  /** Messages per invocation, 1-10. */
+  /** Messages per invocation, 1-10,000 (above 10 only with a batch window). */
   readonly batchSize: number;
+  /**
+   * --batch-window: how long a batch may gather (from its first receive) before it is invoked, 0-300,000 ms;
+   * default 0: one receive per batch. Never on FIFO queues (src/queues/batch-window.ts).
+   */
+  readonly batchWindowMs?: number | undefined;
   /** Long-poll wait when every queue was empty, 0-20 s. */
   readonly pollForSec: number;
   /** Pause after an empty long poll. */
@@ -132,6 +138,7 @@ export class Dispatcher {
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
+  readonly #window: BatchWindow;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -154,6 +161,13 @@ export class Dispatcher {
     this.#tracer = deps.tracer ?? noopTracer;
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#slots = Array.from({ length: options.concurrency }, () => false);
+    this.#window = {
+      batchSize: options.batchSize,
+      windowMs: options.batchWindowMs ?? 0,
+      maxBytes: MAX_SYNC_PAYLOAD_BYTES,
+      // ReceiveMessage waits 20 s at most.
+      maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+    };
   }
 
   get state(): DispatcherState {
@@ -353,6 +367,8 @@ export class Dispatcher {
     const { queue } = batch;
     let batchIds = ids(batch.messages);
     try {
+      if (gathers(this.#window, queue.fifo)) await this.#gather(batch, halt);
+      batchIds = ids(batch.messages);
       const messages = await this.#filter(batch);
       batchIds = ids(messages);
       let offset = 0;
@@ -477,6 +493,61 @@ export class Dispatcher {
   }
 
   /**
+   * --batch-window: receives more from the batch's queue until the batch is full, its window (from the first
+   * receive) is over, or the next message would take the payload past Lambda's limit (src/queues/batch-window.ts).
+   * What arrives joins the batch's lease at once, so a window longer than the visibility timeout hands nothing
+   * out twice; the queue's slot stays with the loop. A stop ends the gathering before the next receive (one
+   * already sent completes, and what it returns joins the batch), and so does a failed receive: either way what
+   * was gathered is invoked and settled.
+   */
+  async #gather(batch: Batch, halt: AbortSignal): Promise<void> {
+    const { queue, lease, messages } = batch;
+    let bytes = EMPTY_EVENT_BYTES;
+    let largestRecordBytes = 0;
+    const count = (added: readonly Message[]) => {
+      for (const m of added) {
+        const b = recordBytes(m, queue);
+        bytes += b;
+        largestRecordBytes = Math.max(largestRecordBytes, b);
+      }
+    };
+    count(messages);
+    let receives = 1;
+    for (;;) {
+      const step = nextGatherStep(
+        { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt },
+        this.#window,
+        this.#now(),
+      );
+      const context = { queue: queue.name, messages: messages.length, bytes, receives, gatheredMs: this.#now() - batch.receivedAt };
+      if (step.action === 'invoke') {
+        this.#log.debug({ ...context, reason: step.reason }, 'batch gathered');
+        return;
+      }
+      // Liveness: each receive of a long window is a step of its own, with the deadline of that receive.
+      this.#step(batch.loop, 'gather', step.delayMs + step.waitSec * 1000 + RECEIVE_MARGIN_MS);
+      await sleep(step.delayMs, halt);
+      if (halt.aborted) {
+        this.#log.debug({ ...context, reason: 'stopping' }, 'batch gathered');
+        return;
+      }
+      const startedAt = this.#now();
+      const more = await this.#receiver.more(queue, step.max, step.waitSec, halt);
+      receives++;
+      if (more === undefined) {
+        this.#log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
+        return;
+      }
+      if (more.length === 0) continue;
+      lease.add(more, this.#now());
+      messages.push(...more);
+      count(more);
+      this.#tracer.received(queue, more, startedAt, this.#now());
+      this.#metrics.gathered(queue.name, more.length);
+    }
+  }
+
+  /**
    * The queue's filter (FilterCriteria), applied before the invocation: returns the messages to invoke. The
    * others are counted as filtered out, then deleted unseen (action delete, the trigger's semantics) or left to
    * return after their visibility timeout (action leave). On a FIFO queue with leave, the later messages of a
@@ -573,6 +644,7 @@ export class Dispatcher {
   > {
     const { queue } = batch;
     let attempts: InvokeAttempts = NO_ATTEMPTS;
+    const unsettled = new Set(unsettledIds);
     const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
       this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
@@ -580,7 +652,8 @@ export class Dispatcher {
       const result = await this.#tracer.process(
         queue,
         this.#opts.functionName,
-        batch.lease.messages.filter((m) => unsettledIds.includes(m.MessageId ?? '')),
+        // A Set: a batch may hold 10,000 messages.
+        batch.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
         () => this.#invokeWithDeadline(payload),
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );

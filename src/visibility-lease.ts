@@ -40,6 +40,8 @@ export class VisibilityLease {
   readonly #calls = new Set<Promise<unknown>>();
   readonly #ended = new AbortController();
   #timer: NodeJS.Timeout | undefined;
+  /** An extension is on its way; it schedules the next one when it is done. */
+  #extending = false;
 
   constructor(queue: ResolvedQueue, messages: readonly Message[], timeoutMs: number, receivedAt: number, deps: LeaseDeps) {
     this.#queue = queue;
@@ -53,6 +55,18 @@ export class VisibilityLease {
   /** The messages still leased. */
   get messages(): Message[] {
     return [...this.#held.keys()];
+  }
+
+  /**
+   * Adds messages received later for the same batch (the batching window gathers a batch over several
+   * receives); they are extended with the others from now on. A no-op after end().
+   */
+  add(messages: readonly Message[], receivedAt: number): void {
+    if (this.#ended.signal.aborted || this.#timeoutMs <= 0) return;
+    for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + this.#timeoutMs });
+    // An extension on its way schedules the next one itself; scheduling now could send a second one for the
+    // messages it is extending, whose visibleAt it has not updated yet.
+    if (!this.#extending) this.#schedule();
   }
 
   /** When the first of these messages that is still leased becomes visible again; 0 when none is. */
@@ -92,7 +106,12 @@ export class VisibilityLease {
     const all = [...this.#held.values()];
     const chunks: Held[][] = [];
     for (let i = 0; i < all.length; i += SQS_BATCH_MAX) chunks.push(all.slice(i, i + SQS_BATCH_MAX));
-    await Promise.all(chunks.map((chunk) => this.#extendChunk(chunk)));
+    this.#extending = true;
+    try {
+      await Promise.all(chunks.map((chunk) => this.#extendChunk(chunk)));
+    } finally {
+      this.#extending = false;
+    }
     this.#schedule();
   }
 

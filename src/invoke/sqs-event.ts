@@ -35,7 +35,8 @@ export interface SqsEvent {
 
 /** Lambda's limit for a synchronous invocation payload; AWS's trigger also cuts batches there. */
 export const MAX_SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024;
-const EMPTY_EVENT_BYTES = '{"Records":[]}'.length;
+/** Bytes of an event without records: `{"Records":[]}`. */
+export const EMPTY_EVENT_BYTES = '{"Records":[]}'.length;
 
 export function toRecord(message: Message, queue: EventSourceQueue): SqsRecord {
   const body = message.Body ?? '';
@@ -105,6 +106,7 @@ export function buildSqsEvents(
   for (const message of messages) {
     const record = toRecord(message, queue);
     const json = JSON.stringify(record);
+    // As recordBytes() counts it, so a batch gathered up to the limit is one invocation.
     const recordSize = Buffer.byteLength(json) + 1;
     if (records.length > 0 && size + recordSize > maxBytes) push();
     records.push(record);
@@ -114,4 +116,9 @@ export function buildSqsEvents(
   }
   push();
   return out;
+}
+
+/** Bytes a message adds to an event's payload (its record and a comma), as buildSqsEvents counts them. */
+export function recordBytes(message: Message, queue: EventSourceQueue): number {
+  return Buffer.byteLength(JSON.stringify(toRecord(message, queue))) + 1;
 }

@@ -22,9 +22,14 @@ export class DispatchMetrics {
   }
 
   polled(queue: string, count: number): void {
+    this.gathered(queue, count);
+    this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, ++this.#busyLoops);
+  }
+
+  /** More messages joined a batch being gathered over a batching window; its loop was counted busy by polled(). */
+  gathered(queue: string, count: number): void {
     this.#count(SQS_METRICS.polled, queue, count);
     this.#moveInFlight(queue, count);
-    this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, ++this.#busyLoops);
   }
 
   /** The function answered an invocation of `count` messages after `durationMs`. */

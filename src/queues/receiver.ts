@@ -2,6 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { callErrorOf } from '../aws-errors.ts';
 import { backoffMs, sleep } from '../backoff.ts';
+import { firstReceiveMax } from './batch-window.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import type { MessageSource, ReceiveOptions, ResolvedQueue } from './sqs-source.ts';
@@ -9,7 +10,7 @@ import type { MessageSource, ReceiveOptions, ResolvedQueue } from './sqs-source.
 export interface ReceiverOptions {
   readonly queues: readonly ResolvedQueue[];
   readonly orderMode: OrderMode;
-  /** Messages per receive, 1-10. */
+  /** Messages per invocation, 1-10,000; one receive asks for at most 10 (the Dispatcher gathers more). */
   readonly batchSize: number;
   /** Long-poll wait when every queue was empty, 0-20 s. */
   readonly pollForSec: number;
@@ -133,6 +134,7 @@ export class Receiver {
    */
   async next(stop: AbortSignal): Promise<Received | undefined> {
     const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
+    const max = firstReceiveMax(batchSize);
     const now = this.#deps.now();
     const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
     if (drawn.length === 0) {
@@ -147,7 +149,7 @@ export class Receiver {
     for (const index of order) {
       if (stop.aborted) return undefined;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
-      const messages = await this.#receive(index, { max: batchSize, waitSec: 0, visibilityTimeoutSec, startBefore: stop });
+      const messages = (await this.#receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
       if (messages.length > 0) return { queue: queues[index]!, messages };
       this.#release(index);
     }
@@ -174,7 +176,7 @@ export class Receiver {
       this.#longPollers[index]!++;
       let got = false;
       try {
-        const messages = await this.#receive(index, { max: batchSize, waitSec, visibilityTimeoutSec, startBefore: stop });
+        const messages = (await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop })) ?? [];
         got = messages.length > 0;
         if (got) return { queue: queues[index]!, messages };
         if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
@@ -187,8 +189,24 @@ export class Receiver {
     return undefined;
   }
 
-  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as an empty result. */
-  async #receive(index: number, options: ReceiveOptions): Promise<Message[]> {
+  /**
+   * One more receive from `queue` for the batch a loop is gathering over a batching window: the loop keeps the
+   * queue's slot, and the queue's health is the one next() keeps (a long poll counts as covering the queue).
+   * Undefined when the receive failed or the queue is backing off; [] when `stop` aborted before it was sent.
+   */
+  async more(queue: ResolvedQueue, max: number, waitSec: number, stop: AbortSignal): Promise<Message[] | undefined> {
+    const index = this.#opts.queues.indexOf(queue);
+    if (index < 0 || this.#health[index]!.retryAt > this.#deps.now()) return undefined;
+    if (waitSec > 0) this.#longPollers[index]!++;
+    try {
+      return await this.#receive(index, { max, waitSec, visibilityTimeoutSec: this.#opts.visibilityTimeoutSec, startBefore: stop });
+    } finally {
+      if (waitSec > 0) this.#longPollers[index]!--;
+    }
+  }
+
+  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
+  async #receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
     const queue = this.#opts.queues[index]!;
     const health = this.#health[index]!;
     try {
@@ -205,7 +223,7 @@ export class Receiver {
     } catch (err) {
       const now = this.#deps.now();
       // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
-      if (now < health.retryAt) return [];
+      if (now < health.retryAt) return undefined;
       const e = callErrorOf(err);
       const { baseMs, capMs } = e.kind === 'fatal' ? FATAL_BACKOFF : TRANSIENT_BACKOFF;
       if (health.failures === 0) health.since = now;
@@ -220,7 +238,7 @@ export class Receiver {
             : 'ReceiveMessage failed; skipping this queue while backing off',
         );
       }
-      return [];
+      return undefined;
     }
   }
 
