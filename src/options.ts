@@ -129,7 +129,27 @@ export const CORE_OPTIONS = [
   },
   { flag: 'poll-for', group: SQS, kind: 'integer', min: 0, max: 20, default: 20, describe: 'Long-poll seconds when every queue is empty' },
   { flag: 'sleep', group: SQS, kind: 'number', min: 0, max: 3600, default: 0, describe: 'Seconds to sleep after an empty long poll' },
-  { flag: 'batch-size', group: SQS, kind: 'integer', min: 1, max: 10, default: 1, describe: 'Messages per invocation' },
+  {
+    flag: 'batch-size',
+    group: SQS,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe: 'Messages per invocation (above 10 with --batch-window; at most 10 on FIFO)',
+    doc: 'messages per invocation; above 10 needs `--batch-window` of at least 1s, FIFO queues take at most 10; see [Batching window](#batching-window)',
+  },
+  {
+    flag: 'batch-window',
+    group: SQS,
+    kind: 'duration',
+    minMs: 0,
+    maxMs: 300_000,
+    default: 0,
+    describe:
+      'How long a batch may gather from its first message before it is invoked (it is invoked sooner when full or at 6 MB); not on FIFO queues; a duration such as 500ms, 5s or 2m, a bare number means seconds',
+    doc: "Lambda's MaximumBatchingWindowInSeconds: receive until the batch is full, this long after its first message, or 6 MB; not on FIFO queues; see [Batching window](#batching-window)",
+  },
   {
     flag: 'visibility-timeout',
     group: SQS,

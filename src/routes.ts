@@ -2,6 +2,7 @@ import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
 import { OPTIONS, ROUTE_GROUPS, camel, type OptionDef, type OptionValue } from './options.ts';
+import { batchWindowProblems } from './queues/batch-window.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
 
@@ -31,6 +32,8 @@ export interface RouteConfig {
   readonly sleepSec: number;
   /** --batch-size (by default one record per invocation, as Workerless and Laravel Vapor expect). */
   readonly batchSize: number;
+  /** --batch-window, in milliseconds; 0 (default): one receive per batch. */
+  readonly batchWindowMs: number;
   /** --visibility-timeout; undefined: each queue's own. */
   readonly visibilityTimeoutSec: number | undefined;
   /** --delete. */
@@ -149,12 +152,21 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
     pollForSec: r.read('poll-for'),
     sleepSec: r.read('sleep'),
     batchSize: r.read('batch-size'),
+    batchWindowMs: r.read('batch-window'),
     visibilityTimeoutSec: r.read('visibility-timeout'),
     deleteMode: r.read('delete'),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
   };
+  const batchOrigins = { batchSize: r.origin('batch-size'), batchWindow: r.origin('batch-window') };
+  for (const p of batchWindowProblems(
+    route.batchSize,
+    route.batchWindowMs,
+    route.queues.queues.map((q) => q.ref),
+    batchOrigins,
+  ))
+    r.problem(p);
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }
 

@@ -51,6 +51,7 @@ describe('configuration', () => {
         pollForSec: 20,
         sleepSec: 0,
         batchSize: 1,
+        batchWindowMs: 0,
         visibilityTimeoutSec: undefined,
         deleteMode: 'on-success',
         retryBackoff: undefined,
@@ -161,7 +162,9 @@ describe('configuration', () => {
         '--sleep',
         '-1',
         '--batch-size',
-        '11',
+        '10001',
+        '--batch-window',
+        '301',
         '--visibility-timeout',
         '1.5',
         '--delete',
@@ -193,7 +196,8 @@ describe('configuration', () => {
       '--concurrency must be an integer from 1 to 10000, got "abc"',
       '--poll-for must be an integer from 0 to 20, got "21"',
       '--sleep must be a number from 0 to 3600, got "-1"',
-      '--batch-size must be an integer from 1 to 10, got "11"',
+      '--batch-size must be an integer from 1 to 10000, got "10001"',
+      '--batch-window must be a duration from 0 to 5m (e.g. 500ms, 5s, 10m), got "301"',
       '--visibility-timeout must be an integer from 1 to 43200, got "1.5"',
       '--delete must be one of on-success, never, got "always"',
       '--name must be 1-244 characters of A-Z a-z 0-9 . _ - / # :, got "bad name"',
@@ -220,11 +224,23 @@ describe('configuration', () => {
   });
 
   it('names the env var or file a bad value came from', () => {
-    const file = tempFile('bad.yaml', 'batch-size: 99\n');
+    const file = tempFile('bad.yaml', 'batch-size: 10001\n');
     const { problems } = resolve(['--function', 'f', '--queues', 'q', '--config', file], { ...ENV, WORKERLESS_CONCURRENCY: 'abc' });
     assert.deepEqual(problems, [
       '--concurrency must be an integer from 1 to 10000, got "abc" (from WORKERLESS_CONCURRENCY)',
-      `--batch-size must be an integer from 1 to 10, got "99" (from batch-size in ${file})`,
+      `--batch-size must be an integer from 1 to 10000, got "10001" (from batch-size in ${file})`,
+    ]);
+  });
+
+  it("batch window: above 10 needs a window of 1s or more, FIFO takes neither, as on Lambda's trigger (src/queues/batch-window.ts)", () => {
+    const ok = valid(['--function', 'f', '--queues', 'q', '--batch-size', '500', '--batch-window', '2.5s']);
+    assert.deepEqual([routeOf(ok).batchSize, routeOf(ok).batchWindowMs], [500, 2_500]);
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'q'], { ...ENV, WORKERLESS_BATCH_SIZE: '50' }).problems, [
+      "--batch-size above 10 needs a --batch-window of at least 1s (as on Lambda's trigger), got --batch-size 50 (from WORKERLESS_BATCH_SIZE) with --batch-window 0s",
+    ]);
+    assert.deepEqual(resolve(['--function', 'f', '--queues', 'a,orders.fifo', '--batch-size', '20', '--batch-window', '5']).problems, [
+      "--batch-size must be at most 10 with FIFO queue orders.fifo (as on Lambda's trigger), got 20",
+      "--batch-window is not available with FIFO queue orders.fifo (Lambda's trigger has no window on FIFO), got 5s",
     ]);
   });
 
