@@ -21,19 +21,16 @@ const LOOPS = 30;
 const PER_QUEUE = 500;
 /**
  * Each invocation sleeps this long: 20 slots then process 20 messages a second, so 1,500 messages (the issue
- * says 3,000) take about 95 s on this 2-core machine. A slot spends an estimated 100-150 ms per invocation
- * outside the function there, mostly in the LocalStack receive (SQS: tens of ms); with 1 s invocations that overhead weighs about
- * what it would against SQS with 200 ms ones. Figures for 400 ms and 2 s invocations are in the README.
+ * says 3,000) take about 90 s on this 2-core machine.
  */
 const SLOW_MS = 1_000;
 /** The issue's allowance for convergence: throttles and concurrency are judged after it. */
 const CONVERGE_MS = 30_000;
 /**
- * Share of the budget in use once converged. The issue asks for 0.9; this machine measured 0.86-0.885 alone and
- * 0.843 while the CI phase ran the chaos run beside it (README), so the test holds what is proven under CI load
- * rather than a target that fails on every run.
+ * Share of the budget in use once converged: the issue's 0.9, measured 0.92 with a load average of 6. The margin
+ * below it is for CI, which runs the chaos run on the same two cores.
  */
-const MIN_IN_USE = 0.8;
+const MIN_IN_USE = 0.85;
 
 interface Rec {
   messageId: string;
@@ -174,9 +171,8 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
     assert.ok(midAfterLow <= RESERVED + REPLICAS * 5, `${midAfterLow} mid invocations after low began`);
     assert.equal(highAfterLow, 0);
     assert.ok(inUse >= MIN_IN_USE * RESERVED, `mean in use ${inUse.toFixed(2)} of ${RESERVED}`);
-    // The issue asks below 5 %: measured 3.2-4.6 %, but 5.06 % once in the full CI run beside the chaos run on
-    // the same two cores; the test holds 8 % so that CI load alone cannot fail it (README gives the figures).
-    assert.ok(share < 0.08, `${(share * 100).toFixed(2)}% of invocations throttled after the first 30 s`);
+    // The issue's 5 %: measured 1.6 % with invocations received ahead (README gives the figures).
+    assert.ok(share < 0.05, `${(share * 100).toFixed(2)}% of invocations throttled after the first 30 s`);
     for (const l of limits) assert.ok(l !== undefined && l >= 1 && l < LOOPS, `ConcurrencyLimit ${l}: lowered from ${LOOPS}`);
   });
 });

@@ -1,5 +1,6 @@
-// Adaptive concurrency in the dispatcher: loops over the limit wait before receiving, so the messages a
-// throttled function cannot take stay on the queue; the limit is reported as ConcurrencyLimit.
+// Adaptive concurrency in the dispatcher: at most the limit invoke, loops over the limit and its prefetch share
+// wait before receiving, so the messages a throttled function cannot take stay on the queue; the limit is
+// reported as ConcurrencyLimit.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
@@ -56,26 +57,32 @@ describe('Dispatcher with --adaptive-concurrency', () => {
     assert.equal(dispatcher.concurrencyLimit, 12);
   });
 
-  it('on: the limit falls towards the budget, loops over it hold nothing, and nothing is lost', async () => {
+  it('on: the limit falls towards the budget, at most the limit invoke at once, and nothing is lost', async () => {
     const invoker = budgetedFunction({ n: 3 });
     const { source, stop, running, limits, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
     source.push('q', ...Array.from({ length: 300 }, () => message()));
     await until(() => dispatcher.concurrencyLimit <= 6, 5_000, 'the limit to fall');
-    // From now on a loop receives only while fewer invocations run than the limit allows. Batches held when
-    // the limit fell are not given back: they retry until the function takes them.
+    // From now on an Invoke starts only while fewer run than the limit allows (test/unit/concurrency-gate.test.ts
+    // covers the receive side). Batches held when the limit fell are not given back: they are invoked as permits free.
     let overLimit = 0;
     let receives = 0;
+    let invokes = 0;
     const receive = source.receive.bind(source);
     source.receive = (...args) => {
       receives++;
-      if (invoker.active >= dispatcher.concurrencyLimit) overLimit++;
       return receive(...args);
+    };
+    const invoke = invoker.invoke.bind(invoker);
+    invoker.invoke = (payload) => {
+      invokes++;
+      if (invoker.active >= dispatcher.concurrencyLimit) overLimit++;
+      return invoke(payload);
     };
     await until(() => source.deleted.length === 300, 20_000, 'every message processed');
     stop.abort();
     await running;
-    assert.ok(receives >= 250);
-    assert.equal(overLimit, 0, 'a loop over the limit received');
+    assert.ok(receives >= 250 && invokes >= 250, `${receives} receives, ${invokes} invokes`);
+    assert.equal(overLimit, 0, 'an Invoke started over the limit');
     assert.equal(limits()[0], 12, 'starts at --concurrency');
     assert.ok(Math.min(...limits()) < 12 && Math.min(...limits()) >= 1, `limits ${limits().join(',')}`);
     assert.equal(new Set(source.deleted.map((d) => d.id)).size, 300);
