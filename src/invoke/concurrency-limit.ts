@@ -1,11 +1,10 @@
 /**
- * Adaptive concurrency (--adaptive-concurrency): how many worker loops may hold a batch at once, lowered when
+ * Adaptive concurrency (--adaptive-concurrency): how many invocations may run at once, lowered when
  * Lambda throttles and raised again while invocations succeed. Replicas that share one function learn its
  * reserved (or account) concurrency this way without talking to each other, as TCP senders share a link:
  * every replica sees throttles when their sum passes the budget, and every one backs off.
  *
- * Pure: the caller passes the time, and the dispatcher decides what a loop over the limit does (it waits
- * before receiving, so messages the function cannot take stay on the queue instead of being held).
+ * Pure: the caller passes the time; ConcurrencyGate (concurrency-gate.ts) makes loops and invocations wait for it.
  */
 
 /** --adaptive-concurrency on; off (the default) keeps every loop in use, as before. */
@@ -81,7 +80,7 @@ export class ConcurrencyLimit {
     this.#changedAt = now;
   }
 
-  /** Loops that may hold a batch right now. */
+  /** Invocations allowed at once right now. */
   get limit(): number {
     return Math.floor(this.#limit);
   }
@@ -98,8 +97,8 @@ export class ConcurrencyLimit {
   }
 
   /**
-   * Lambda accepted an invocation (whatever the function answered) that took `durationMs`. `inUse`: loops
-   * holding a slot now, this one included.
+   * Lambda accepted an invocation (whatever the function answered) that took `durationMs`. `inUse`: invocations
+   * in flight when it ended, this one included.
    */
   accepted(now: number, inUse: number, durationMs = 0): LimitChange {
     this.#accepted++;
