@@ -95,7 +95,12 @@ describe('routes: several functions in one daemon (issue 10)', { timeout: 120_00
       ['route-orders', [orders, refunds]],
       ['route-reports', [reports]],
     ] as const) {
-      const arns = new Set(endpoint.invocations.filter((i) => i.functionName === fn).flatMap(sqsRecords).map((r) => r.eventSourceARN));
+      const arns = new Set(
+        endpoint.invocations
+          .filter((i) => i.functionName === fn)
+          .flatMap(sqsRecords)
+          .map((r) => r.eventSourceARN),
+      );
       assert.deepEqual([...arns].sort(), queues.map((q) => q.arn).sort(), `${fn} got only its own queues`);
     }
     for (const [name, q] of [
