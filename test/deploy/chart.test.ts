@@ -25,6 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
 import { ALL_METRICS } from '../../src/metrics/names.ts';
+import { collectOptions } from '../../src/cli.ts';
+import { OPTIONS, resolveConfig } from '../../src/config.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const chart = join(root, 'deploy/helm/workerless');
@@ -150,7 +152,51 @@ describe('the Helm chart', { skip: noHelm }, () => {
   test('refuses to render without a function, naming the values to set', () => {
     const r = helmRun(['template', 'wl', chart]);
     assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /set config\.WORKERLESS_FUNCTION and config\.WORKERLESS_QUEUES/);
+    assert.match(r.stderr, /set config\.WORKERLESS_FUNCTION and config\.WORKERLESS_QUEUES, or routes/);
+  });
+
+  test("routes: passed as WORKERLESS_ROUTES JSON the daemon reads, and KEDA scales on every route's queues", () => {
+    const values = join(mkdtempSync(join(tmpdir(), 'wl-chart-')), 'routes.yaml');
+    writeFileSync(
+      values,
+      [
+        'routes:',
+        '  - { function: payments-fn, queues: "payments:3,refunds:1", concurrency: 20 }',
+        '  - { function: reports-fn, queues: [reports], batch-size: 10 }',
+        'keda: { enabled: true, awsRegion: eu-west-1 }',
+        '',
+      ].join('\n'),
+    );
+    const r = helmRun(['template', 'wl', chart, '-f', values]);
+    assert.equal(r.code, 0, r.stderr);
+    const docs = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Manifest)
+      .filter((d) => d !== null);
+    const deployment = byKind(docs, 'Deployment')[0] as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    const env = deployment.spec.template.spec.containers[0]!.env;
+    const routes = env.find((e) => e.name === 'WORKERLESS_ROUTES')?.value;
+    assert.deepEqual(JSON.parse(routes!), [
+      { function: 'payments-fn', queues: 'payments:3,refunds:1', concurrency: 20 },
+      { function: 'reports-fn', queues: ['reports'], 'batch-size': 10 },
+    ]);
+    // The daemon takes what the chart renders.
+    const cli = collectOptions([], { AWS_REGION: 'eu-west-1', WORKERLESS_ROUTES: routes! }, OPTIONS);
+    const config = resolveConfig(cli.raw, { AWS_REGION: 'eu-west-1' });
+    assert.ok(config.ok, JSON.stringify(config));
+    assert.deepEqual(
+      config.config.routes.map((route) => [route.functionName, route.concurrency, route.batchSize]),
+      [
+        ['payments-fn', 20, 1],
+        ['reports-fn', 10, 10],
+      ],
+    );
+    const so = byKind(docs, 'ScaledObject')[0] as { spec: { triggers: { metadata: Record<string, string> }[] } };
+    assert.deepEqual(
+      so.spec.triggers.map((t) => t.metadata['queueURL']),
+      ['payments', 'refunds', 'reports'],
+    );
   });
 
   test('refuses a shutdown timeout that is not a number of seconds', () => {

@@ -91,8 +91,13 @@ seconds. A SIGKILL before that leaves messages invisible until their visibility 
 {{- end }}
 {{- else }}
 {{- $queues := index .Values.config "WORKERLESS_QUEUES" | default "" | toString }}
-{{- if eq (trim $queues) "" }}
-{{- fail "keda.enabled needs keda.queueURLs or config.WORKERLESS_QUEUES" }}
+{{- range .Values.routes }}
+{{- $routeQueues := .queues | default "" }}
+{{- if kindIs "slice" $routeQueues }}{{ $routeQueues = join "," $routeQueues }}{{ end }}
+{{- $queues = printf "%s,%s" $queues $routeQueues }}
+{{- end }}
+{{- if eq (trim (trimAll "," $queues)) "" }}
+{{- fail "keda.enabled needs keda.queueURLs, config.WORKERLESS_QUEUES or routes" }}
 {{- end }}
 {{- range splitList "," $queues }}
 {{- $q := regexReplaceAll ":[0-9]+$" (trim .) "" }}
