@@ -2,7 +2,7 @@ import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
 import { OPTIONS, ROUTE_GROUPS, camel, type OptionDef, type OptionValue } from './options.ts';
-import { batchWindowProblems } from './queues/batch-window.ts';
+import { resolveBatchWindowMs } from './queues/batch-window.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
 
@@ -144,6 +144,7 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
     if (!r.has('queues')) r.problem(`${where} needs queues`);
   } else if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
   const concurrency = r.read('concurrency');
+  const batchSize = r.read('batch-size');
   const delivery = resolveDeliveryConfig(r, queues, concurrency);
   const route: RouteConfig = {
     functionName: functionName ?? '',
@@ -151,22 +152,14 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
     concurrency,
     pollForSec: r.read('poll-for'),
     sleepSec: r.read('sleep'),
-    batchSize: r.read('batch-size'),
-    batchWindowMs: r.read('batch-window'),
+    batchSize,
+    batchWindowMs: resolveBatchWindowMs(r, batchSize, queues?.queues.map((q) => q.ref) ?? []),
     visibilityTimeoutSec: r.read('visibility-timeout'),
     deleteMode: r.read('delete'),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
   };
-  const batchOrigins = { batchSize: r.origin('batch-size'), batchWindow: r.origin('batch-window') };
-  for (const p of batchWindowProblems(
-    route.batchSize,
-    route.batchWindowMs,
-    route.queues.queues.map((q) => q.ref),
-    batchOrigins,
-  ))
-    r.problem(p);
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }
 

@@ -9,6 +9,8 @@
  * receive next. The Dispatcher does the receiving, and keeps what it gathered invisible with the batch's lease.
  */
 
+import type { OptionReader } from '../option-reader.ts';
+import { defaultOf } from '../options.ts';
 import { queueNameOf } from './sqs-source.ts';
 
 /** SQS returns at most 10 messages per ReceiveMessage. */
@@ -79,6 +81,20 @@ export function nextGatherStep(g: Gathered, window: BatchWindow, now: number): G
   if (remainingMs >= 1_000)
     return { action: 'receive', max, waitSec: Math.min(window.maxWaitSec, Math.floor(remainingMs / 1_000)), delayMs: 0 };
   return { action: 'receive', max, waitSec: 0, delayMs: remainingMs };
+}
+
+/**
+ * Reads --batch-window (ms) and checks the trigger's rules against the batch size and queues it goes with;
+ * problems go to `r`. An invalid --batch-window is reported as such, not also against the rules.
+ */
+export function resolveBatchWindowMs(r: OptionReader, batchSize: number, queueRefs: readonly string[]): number {
+  const given = r.given('batch-window');
+  const windowMs = given ?? defaultOf('batch-window');
+  if (given !== undefined || !r.has('batch-window')) {
+    const origins = { batchSize: r.origin('batch-size'), batchWindow: r.origin('batch-window') };
+    for (const p of batchWindowProblems(batchSize, windowMs, queueRefs, origins)) r.problem(p);
+  }
+  return windowMs;
 }
 
 /** Where the values came from, when not from their flag (`WORKERLESS_BATCH_SIZE`, `batch-size in wl.yaml`). */

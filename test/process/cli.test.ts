@@ -55,10 +55,27 @@ describe('the workerless CLI as a process', () => {
       'workerless: unknown option --concurency (did you mean --concurrency?)',
       'workerless: --queues mixes weighted and unweighted queues (give every queue a weight, or none), got "a:1,b"',
       'workerless: --poll-for must be an integer from 0 to 20, got "99"',
-      'workerless: --batch-size must be an integer from 1 to 10, got "ten" (from WORKERLESS_BATCH_SIZE)',
+      'workerless: --batch-size must be an integer from 1 to 10000, got "ten" (from WORKERLESS_BATCH_SIZE)',
       'Run "workerless --help" for the options.',
     ]);
     assert.equal(run.stdout(), '');
+  });
+
+  it("batching window rules, as on Lambda's trigger: exit 2 naming the flag, the value and the FIFO queue", async () => {
+    const env = { AWS_REGION: 'us-east-1' };
+    await assertUsageError(runCli(['--function', 'f', '--queues', 'q', '--batch-size', '11'], env), [
+      "workerless: --batch-size above 10 needs a --batch-window of at least 1s (as on Lambda's trigger), got --batch-size 11 with --batch-window 0s",
+    ]);
+    await assertUsageError(runCli(['--function', 'f', '--queues', 'q,jobs.fifo', '--batch-size', '10', '--batch-window', '5s'], env), [
+      "workerless: --batch-window is not available with FIFO queue jobs.fifo (Lambda's trigger has no window on FIFO), got 5s",
+    ]);
+    await assertUsageError(runCli(['--function', 'f', '--queues', 'jobs.fifo', '--batch-size', '50'], env), [
+      "workerless: --batch-size must be at most 10 with FIFO queue jobs.fifo (as on Lambda's trigger), got 50",
+    ]);
+    await assertUsageError(
+      runCli(['--function', 'f', '--queues', 'q', '--batch-size', '100'], { ...env, WORKERLESS_BATCH_WINDOW: '301' }),
+      ['workerless: --batch-window must be a duration from 0 to 5m (e.g. 500ms, 5s, 10m), got "301" (from WORKERLESS_BATCH_WINDOW)'],
+    );
   });
 
   it('nothing to do is a configuration error', async () => {
