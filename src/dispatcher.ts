@@ -6,7 +6,8 @@ import type { DeleteMode } from './config.ts';
 import type { QueueOptions } from './delivery-options.ts';
 import { matchesRecord } from './invoke/event-filter.ts';
 import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from './invoke/retry-backoff.ts';
-import { ConcurrencyLimit, type AdaptiveConcurrency, type LimitChange } from './invoke/concurrency-limit.ts';
+import { ConcurrencyGate } from './invoke/concurrency-gate.ts';
+import type { AdaptiveConcurrency, LimitChange } from './invoke/concurrency-limit.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
@@ -119,17 +120,12 @@ export class Dispatcher {
   readonly #deleter: DeleteBatcher;
   readonly #gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
-  readonly #limit: ConcurrencyLimit | undefined;
+  readonly #adaptive: ConcurrencyGate | undefined;
   /**
-   * Loops holding a slot of the adaptive limit: from the start of a receive until the Invoke of what it returned
-   * is over. Settling happens outside the slot, so the limit counts what reaches Lambda, not SQS round trips.
+   * Loops counted by the adaptive gate: from the start of a receive until the Invoke of what it returned is over.
+   * Settling happens outside, so the gate counts what reaches Lambda, not SQS round trips.
    */
-  readonly #slots: boolean[];
-  #slotsTaken = 0;
-  /** Throttled batches waiting to retry, first come first served (adaptive concurrency only). */
-  readonly #throttledWaiters: (() => void)[] = [];
-  /** Loops waiting for a slot. */
-  readonly #slotWaiters = new Set<() => void>();
+  readonly #holding: boolean[];
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
@@ -155,12 +151,15 @@ export class Dispatcher {
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
     const adaptive = options.adaptiveConcurrency;
-    this.#limit = adaptive
-      ? new ConcurrencyLimit({ max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) }, this.#now())
+    this.#adaptive = adaptive
+      ? new ConcurrencyGate(
+          { max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) },
+          { now: this.#now, onChange: (change) => this.#limitChanged(change) },
+        )
       : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
-    this.#slots = Array.from({ length: options.concurrency }, () => false);
+    this.#holding = Array.from({ length: options.concurrency }, () => false);
     this.#window = {
       batchSize: options.batchSize,
       windowMs: options.batchWindowMs ?? 0,
@@ -172,6 +171,11 @@ export class Dispatcher {
 
   get state(): DispatcherState {
     return this.#state;
+  }
+
+  /** The function this pool invokes (its route, with several). */
+  get functionName(): string {
+    return this.#opts.functionName;
   }
 
   /** Whether the function is paused because it cannot be invoked. */
@@ -186,7 +190,7 @@ export class Dispatcher {
 
   /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
   get concurrencyLimit(): number {
-    return this.#limit?.limit ?? this.#opts.concurrency;
+    return this.#adaptive?.limit ?? this.#opts.concurrency;
   }
 
   /** Each worker loop's current step and its deadline, for the liveness probe. */
@@ -264,14 +268,9 @@ export class Dispatcher {
         this.#metrics.paused(this.#gate.paused);
         continue;
       }
-      if (this.#limit && this.#slotsTaken >= this.#limit.limit) {
-        // Over the adaptive limit: the loop does not receive, so messages the function cannot take now stay on
-        // the queue (visible to other replicas, and to this one once a slot frees) instead of being held.
-        await this.#slotFreed(halt);
-        continue;
-      }
-      this.#slots[loop] = true;
-      this.#slotsTaken++;
+      // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
+      // take now stay on the queue, visible to other replicas and to this one once a slot frees.
+      if (this.#adaptive && !(this.#holding[loop] = await this.#adaptive.enter(halt))) continue;
       try {
         this.#step(loop, 'receive', this.#receiveDeadlineMs());
         const startedAt = this.#now();
@@ -288,57 +287,20 @@ export class Dispatcher {
     this.#step(loop, undefined);
   }
 
-  /** A throttled batch's back-off, cut short when one of this daemon's invocations ends. */
-  async #throttledBackOff(delayMs: number, signal: AbortSignal): Promise<void> {
-    const woken = new AbortController();
-    const wake = () => woken.abort();
-    this.#throttledWaiters.push(wake);
-    try {
-      await sleep(delayMs, AbortSignal.any([signal, woken.signal]));
-    } finally {
-      const at = this.#throttledWaiters.indexOf(wake);
-      if (at >= 0) this.#throttledWaiters.splice(at, 1);
-    }
-  }
-
-  /** The loop's Invoke is over (or it received nothing): another loop may start one. */
+  /** The loop's Invoke is over (or it received nothing): another loop may receive. */
   #freeSlot(loop: number): void {
-    if (!this.#slots[loop]) return;
-    this.#slots[loop] = false;
-    this.#slotsTaken--;
-    this.#wakeSlotWaiters();
+    if (!this.#holding[loop]) return;
+    this.#holding[loop] = false;
+    this.#adaptive?.leave();
   }
 
-  /** Waits (idle, for liveness) until a loop frees its slot, the limit rises, or `halt` aborts. */
-  async #slotFreed(halt: AbortSignal): Promise<void> {
-    let resolve = () => {};
-    const promise = new Promise<void>((r) => (resolve = r));
-    this.#slotWaiters.add(resolve);
-    const onHalt = () => resolve();
-    halt.addEventListener('abort', onHalt, { once: true });
-    try {
-      await promise;
-    } finally {
-      halt.removeEventListener('abort', onHalt);
-      this.#slotWaiters.delete(resolve);
-    }
-  }
-
-  #wakeSlotWaiters(): void {
-    // Every waiter rechecks the limit; few loops wait, and only while the limit is below --concurrency.
-    for (const wake of this.#slotWaiters) wake();
-    this.#slotWaiters.clear();
-  }
-
-  /** Adaptive concurrency moved the limit: record it, log it, and let waiting loops recheck a higher one. */
-  #limitChanged(change: LimitChange): void {
-    if (change === undefined) return;
+  /** Adaptive concurrency moved the limit: record it and log it. */
+  #limitChanged(change: NonNullable<LimitChange>): void {
     this.#metrics.limit(change.to);
     this.#log.info(
       { function: this.#opts.functionName, from: change.from, to: change.to },
       change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
     );
-    if (change.to > change.from) this.#wakeSlotWaiters();
   }
 
   #track(loop: number, queue: ResolvedQueue, messages: Message[]): Batch {
@@ -648,22 +610,22 @@ export class Dispatcher {
     const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
       this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
-      const started = this.#now();
-      const result = await this.#tracer.process(
-        queue,
-        this.#opts.functionName,
-        // A Set: a batch may hold 10,000 messages.
-        batch.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
-        () => this.#invokeWithDeadline(payload),
-        (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
-      );
+      let started = this.#now();
+      const invoke = () => {
+        // After the wait for a permit: the duration is the Invoke's own.
+        started = this.#now();
+        return this.#tracer.process(
+          queue,
+          this.#opts.functionName,
+          // A Set: a batch may hold 10,000 messages.
+          batch.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
+          () => this.#invokeWithDeadline(payload),
+          (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
+        );
+      };
+      // With adaptive concurrency the call waits for a permit, and its outcome moves the limit.
+      const result = this.#adaptive ? await this.#adaptive.invoke(invoke, (r) => !r.ok && r.error.kind === 'throttled') : await invoke();
       if (result.ok) {
-        if (this.#limit) {
-          this.#limitChanged(this.#limit.accepted(this.#now(), this.#slotsTaken, this.#now() - started));
-          // The function just finished one of ours, so it has a free slot now: the oldest throttled batch
-          // retries at once instead of at the end of its back-off, before a new receive (or another replica) takes it.
-          this.#throttledWaiters.shift()?.();
-        }
         this.#gate.resume();
         this.#metrics.paused(false);
         return { kind: 'answered', response: result.response, durationMs: this.#now() - started };
@@ -683,10 +645,7 @@ export class Dispatcher {
       const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
-      if (error.kind === 'throttled') {
-        this.#metrics.throttled(queue.name);
-        if (this.#limit) this.#limitChanged(this.#limit.throttled(this.#now()));
-      }
+      if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
       if (step.action === 'pause-function') {
         this.#gate.pause(error);
         this.#metrics.paused(true);
@@ -705,7 +664,7 @@ export class Dispatcher {
           );
         }
         this.#step(batch.loop, 'invoke back-off', step.delayMs);
-        if (this.#limit && error.kind === 'throttled') await this.#throttledBackOff(step.delayMs, waitSignal);
+        if (this.#adaptive && error.kind === 'throttled') await this.#adaptive.throttledBackOff(step.delayMs, waitSignal);
         else await sleep(step.delayMs, waitSignal);
       }
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
