@@ -1,38 +1,78 @@
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from './config.ts';
-
-export interface AwsClients {
-  readonly sqs: SQSClient;
-  readonly lambda: LambdaClient;
-  readonly cloudwatch: CloudWatchClient;
-  /** Releases every client's sockets. */
-  readonly destroy: () => void;
-}
+import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
+import type { MetricsSink } from './metrics/metrics-sink.ts';
 
 /**
- * The SDK clients, built one way for a run and for `workerless check`, so the check proves what a run will do.
- * `env`: the process environment, read only to learn whether SQS has a custom endpoint.
+ * The AWS SDK clients, each built (and its package loaded) on first use: importing one costs 15-30 MiB of
+ * resident memory, and the lean path (the default) needs none of them unless CloudWatch metrics or Temporal
+ * spillover are on. Built one way for a run and for `workerless check`, so the check proves what a run will do.
  */
-export function createAwsClients(config: Pick<Config, 'region' | 'endpointUrl'>, env: NodeJS.ProcessEnv, maxSockets = 50): AwsClients {
+export interface SdkClients {
+  sqs(): Promise<SQSClient>;
+  lambda(): Promise<LambdaClient>;
+  cloudwatch(): Promise<CloudWatchClient>;
+  /** Releases the sockets of every client built so far. */
+  destroy(): void;
+}
+
+export interface SdkClientOptions {
+  /** Sockets per host for SQS and Lambda: every worker loop may hold one long poll and one invocation open. Default 50. */
+  readonly maxSockets?: number | undefined;
+  /** Counts every call by operation and outcome (src/metrics/aws-calls.ts). */
+  readonly metrics?: MetricsSink | undefined;
+}
+
+/** `env`: the process environment, read only to learn whether SQS has a custom endpoint. */
+export function createSdkClients(
+  config: Pick<Config, 'region' | 'endpointUrl'>,
+  env: NodeJS.ProcessEnv,
+  options: SdkClientOptions = {},
+): SdkClients {
   const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
+  const maxSockets = options.maxSockets ?? 50;
   const requestHandler = { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } };
-  // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
-  // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
-  const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
-  const sqs = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
-  // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
-  const lambda = new LambdaClient({ ...base, requestHandler, maxAttempts: 1 });
-  const cloudwatch = new CloudWatchClient(base);
+  const built: { destroy(): void }[] = [];
+  let destroyed = false;
+  /** Builds a client once; concurrent first calls share it. */
+  const lazy = <C extends { destroy(): void }>(build: () => Promise<C>): (() => Promise<C>) => {
+    let client: Promise<C> | undefined;
+    return () =>
+      (client ??= build().then((c) => {
+        // Built after destroy(): release it at once, like the others.
+        if (destroyed) c.destroy();
+        else built.push(c);
+        return c;
+      }));
+  };
   return {
-    sqs,
-    lambda,
-    cloudwatch,
+    sqs: lazy(async () => {
+      const { SQSClient } = await import('@aws-sdk/client-sqs');
+      // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
+      // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
+      const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
+      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
+      if (options.metrics) client.middlewareStack.add(countAwsCalls('sqs', options.metrics), COUNT_AWS_CALLS);
+      return client;
+    }),
+    lambda: lazy(async () => {
+      const { LambdaClient } = await import('@aws-sdk/client-lambda');
+      // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
+      const client = new LambdaClient({ ...base, requestHandler, maxAttempts: 1 });
+      if (options.metrics) client.middlewareStack.add(countAwsCalls('lambda', options.metrics), COUNT_AWS_CALLS);
+      return client;
+    }),
+    cloudwatch: lazy(async () => {
+      const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
+      const client = new CloudWatchClient(base);
+      if (options.metrics) client.middlewareStack.add(countAwsCalls('cloudwatch', options.metrics), COUNT_AWS_CALLS);
+      return client;
+    }),
     destroy: () => {
-      sqs.destroy();
-      lambda.destroy();
-      cloudwatch.destroy();
+      destroyed = true;
+      for (const c of built.splice(0)) c.destroy();
     },
   };
 }

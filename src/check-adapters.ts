@@ -1,26 +1,28 @@
-// The real I/O behind `workerless check`: SDK clients built the way a run builds them (region, --endpoint-url,
-// the AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
+// The real I/O behind `workerless check`: the AWS adapters a run builds (the same --aws-client, region,
+// --endpoint-url, AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
 import { connect as tcpConnect } from 'node:net';
-import { PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { createAwsClients } from './aws-clients.ts';
 import { AwsCallError, classifyAwsError } from './aws-errors.ts';
+import { createAwsAdapters } from './aws/hot-path.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
 import type { Config } from './config.ts';
-import { LambdaInvoker } from './invoke/lambda-invoker.ts';
 import { resolveQueue } from './queues/sqs-source.ts';
 
 export interface CheckAdapters extends CheckPorts {
-  /** Releases the SDK clients' sockets. */
+  /** Releases the clients' sockets. */
   close(): void;
 }
 
 /** `env`: the process environment, read only to learn whether SQS has a custom endpoint (as a run does). */
 export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): CheckAdapters {
-  const { sqs, lambda, cloudwatch, destroy } = createAwsClients(config, env);
+  const aws = createAwsAdapters(config.awsClient, config, env, { maxSockets: 50 });
   return {
-    resolveQueue: (spec, signal) => resolveQueue(sqs, spec, config.visibilityTimeoutSec, signal),
-    dryRun: (functionName, signal) => new LambdaInvoker(lambda, functionName).dryRun(signal),
+    resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal),
+    dryRun: async (functionName, signal) => (await aws).invoker(functionName).dryRun(signal),
     async putCheckDatum(namespace, signal) {
+      const [{ PutMetricDataCommand }, cloudwatch] = await Promise.all([
+        import('@aws-sdk/client-cloudwatch'),
+        aws.then((a) => a.sdk.cloudwatch()),
+      ]);
       try {
         await cloudwatch.send(
           new PutMetricDataCommand({ Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] }),
@@ -38,7 +40,12 @@ export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): Che
       return connectTemporal(temporal);
     },
     probeTcp,
-    close: destroy,
+    close: () => {
+      aws.then(
+        (a) => a.destroy(),
+        () => {},
+      );
+    },
   };
 }
 

@@ -76,30 +76,24 @@ async function main(): Promise<number> {
 
 async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErrors | undefined): Promise<number> {
   const [
-    { createAwsClients },
+    { createAwsAdapters },
     { Dispatcher },
     { checkFunction },
-    { LambdaInvoker },
-    { CloudWatchMetrics },
     { StartupError, resolveQueues },
     { SharedReceiveSource },
     { redactTemporalConfig },
     { fanOut },
-    { countAwsCalls, COUNT_AWS_CALLS },
     { Operations },
     { createOtelTracer },
     { OtelConfigError, describeProblem },
   ] = await Promise.all([
-    import('./aws-clients.ts'),
+    import('./aws/hot-path.ts'),
     import('./dispatcher.ts'),
     import('./invoke/function-check.ts'),
-    import('./invoke/lambda-invoker.ts'),
-    import('./metrics/cloudwatch.ts'),
     import('./queues/sqs-source.ts'),
     import('./queues/shared-receive.ts'),
     import('./temporal/options.ts'),
     import('./metrics/metrics-sink.ts'),
-    import('./metrics/aws-calls.ts'),
     import('./operations.ts'),
     import('./tracing/otel.ts'),
     import('./tracing/otel-env.ts'),
@@ -150,45 +144,37 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   if (stop.signal.aborted) beginShutdown('earlier signal');
 
   // Every worker loop may hold one long poll and one invocation open at a time.
-  const { sqs, lambda, cloudwatch, destroy: destroyClients } = createAwsClients(config, process.env, config.concurrency + 16);
-  if (ops) {
-    sqs.middlewareStack.add(countAwsCalls('sqs', ops.prometheus), COUNT_AWS_CALLS);
-    lambda.middlewareStack.add(countAwsCalls('lambda', ops.prometheus), COUNT_AWS_CALLS);
-    cloudwatch.middlewareStack.add(countAwsCalls('cloudwatch', ops.prometheus), COUNT_AWS_CALLS);
-  }
-  // Receive, delete, visibility and Invoke go through the lean signed-HTTP client unless --aws-client sdk.
-  const hotPath = await (
-    await import('./aws/hot-path.ts')
-  ).createHotPath(config.awsClient, {
-    sqs,
-    lambda,
-    region: config.region,
-    endpointUrl: config.endpointUrl,
+  // Receive, delete, visibility, Invoke and the start-up checks go through the lean signed-HTTP client unless
+  // --aws-client sdk; the SDK clients for CloudWatch and Temporal are loaded only when those are on.
+  const aws = await createAwsAdapters(config.awsClient, config, process.env, {
     maxSockets: config.concurrency + 16,
-    env: process.env,
     metrics: ops?.prometheus,
   });
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
     const sqsWork = config.queues && config.functionName ? { list: config.queues, functionName: config.functionName } : undefined;
-    const queues = sqsWork ? await resolveQueues(sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
+    const queues = sqsWork ? await resolveQueues(aws.sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
     for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
       logger.warn(
         { queue: q.name },
         'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
       );
     }
-    const invoker = sqsWork ? hotPath.invoker(sqsWork.functionName) : undefined;
+    const invoker = sqsWork ? aws.invoker(sqsWork.functionName) : undefined;
     if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
     // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
     // --temporal-function would go unnoticed until the day it is needed.
     const spillFn = config.temporal?.functionName;
-    if (spillFn !== undefined) await checkFunction(new LambdaInvoker(lambda, spillFn), spillFn, startup, 'Temporal worker function');
+    if (spillFn !== undefined) await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function');
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled
-      ? new CloudWatchMetrics(cloudwatch, logger.child({ component: 'metrics' }), { namespace: config.metricsNamespace })
+      ? new (await import('./metrics/cloudwatch.ts')).CloudWatchMetrics(
+          await aws.sdk.cloudwatch(),
+          logger.child({ component: 'metrics' }),
+          { namespace: config.metricsNamespace },
+        )
       : undefined;
     const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
     const metricsStop = new AbortController();
@@ -230,7 +216,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
           adaptiveConcurrency: config.adaptiveConcurrency,
         },
         {
-          source: new SharedReceiveSource(hotPath.source),
+          source: new SharedReceiveSource(aws.sqs),
           invoker,
           metrics: sink,
           logger: logger.child({ component: 'dispatcher' }),
@@ -242,7 +228,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
       const { runTemporalSpillover } = await import('./temporal/spillover.ts');
-      work.push(runTemporalSpillover(config.temporal, { logger, metrics: sink, lambda }, stop.signal));
+      work.push(runTemporalSpillover(config.temporal, { logger, metrics: sink, lambda: await aws.sdk.lambda() }, stop.signal));
     }
     ops?.running(dispatcher);
     // A part that fails (a worker loop's bug, spillover) stops the others the way a signal does, so they
@@ -285,8 +271,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   } finally {
     await tracer?.shutdown();
     await ops?.close();
-    hotPath.destroy();
-    destroyClients();
+    aws.destroy();
   }
 }
 

@@ -1,44 +1,66 @@
-import type { LambdaClient } from '@aws-sdk/client-lambda';
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import { createSdkClients, type SdkClients } from '../aws-clients.ts';
 import { classifyAwsError } from '../aws-errors.ts';
+import type { Config } from '../config.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import type { MetricsSink } from '../metrics/metrics-sink.ts';
 import { AWS_METRICS } from '../metrics/names.ts';
-import type { MessageSource } from '../queues/sqs-source.ts';
+import type { MessageSource, QueueLookup } from '../queues/sqs-source.ts';
 
 /**
- * Which client carries the per-message calls (ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch,
- * Invoke): `lean` (default) signs and sends them itself (src/aws/signed-http.ts); `sdk` uses the AWS SDK
- * clients, as before. Start-up checks, CloudWatch and Temporal use the SDK either way.
+ * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,
+ * ChangeMessageVisibilityBatch and Invoke, and the start-up GetQueueUrl, GetQueueAttributes and DryRun):
+ * `lean` (default) signs and sends them itself (src/aws/signed-http.ts); `sdk` uses the AWS SDK clients, as
+ * before. CloudWatch and Temporal spillover use the SDK either way, loaded only when they are on.
  */
 export type AwsClientKind = 'sdk' | 'lean';
 export const AWS_CLIENT_KINDS = ['lean', 'sdk'] as const;
 
-export interface HotPath {
-  readonly source: MessageSource;
+/** Every AWS adapter a run (or `workerless check`) uses, built one way for both. */
+export interface AwsAdapters {
+  /** The queues: receive, delete, change visibility, and resolving them at start-up. */
+  readonly sqs: MessageSource & QueueLookup;
+  /** Invoke and the start-up DryRun of a function. */
   invoker(functionName: string): FunctionInvoker;
+  /** The SDK clients, each loaded on first use: CloudWatch, and Lambda for Temporal spillover. */
+  readonly sdk: SdkClients;
+  /** Invoke and DryRun through the SDK's Lambda client (loaded on first use): what Temporal spillover invokes with. */
+  sdkInvoker(functionName: string): Promise<FunctionInvoker>;
+  /** Releases every socket. */
   destroy(): void;
 }
 
-export interface HotPathOptions {
-  readonly sqs: SQSClient;
-  readonly lambda: LambdaClient;
-  readonly region: string | undefined;
-  readonly endpointUrl: string | undefined;
-  /** Sockets per host (the SDK clients get the same). */
+export interface AwsAdapterOptions {
+  /** Sockets per host (SQS and Lambda): every worker loop may hold one long poll and one invocation open at a time. */
   readonly maxSockets: number;
-  readonly env: NodeJS.ProcessEnv;
-  /** Counts calls by operation and outcome, like the SDK clients' countAwsCalls middleware. */
+  /** Counts calls by operation and outcome, on the lean path as on the SDK clients (countAwsCalls). */
   readonly metrics?: MetricsSink | undefined;
 }
 
-export async function createHotPath(kind: AwsClientKind, options: HotPathOptions): Promise<HotPath> {
+export async function createAwsAdapters(
+  kind: AwsClientKind,
+  config: Pick<Config, 'region' | 'endpointUrl'>,
+  env: NodeJS.ProcessEnv,
+  options: AwsAdapterOptions,
+): Promise<AwsAdapters> {
+  const sdk = createSdkClients(config, env, options);
+  const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
+    const [{ LambdaInvoker }, lambda] = await Promise.all([import('../invoke/lambda-sdk-invoker.ts'), sdk.lambda()]);
+    return new LambdaInvoker(lambda, fn);
+  };
   if (kind === 'sdk') {
-    const [{ SqsMessageSource }, { LambdaInvoker }] = await Promise.all([
-      import('../queues/sqs-source.ts'),
-      import('../invoke/lambda-invoker.ts'),
+    const [{ SqsMessageSource }, { LambdaInvoker }, sqs, lambda] = await Promise.all([
+      import('../queues/sqs-sdk-source.ts'),
+      import('../invoke/lambda-sdk-invoker.ts'),
+      sdk.sqs(),
+      sdk.lambda(),
     ]);
-    return { source: new SqsMessageSource(options.sqs), invoker: (fn) => new LambdaInvoker(options.lambda, fn), destroy: () => {} };
+    return {
+      sqs: new SqsMessageSource(sqs),
+      invoker: (fn) => new LambdaInvoker(lambda, fn),
+      sdk,
+      sdkInvoker,
+      destroy: () => sdk.destroy(),
+    };
   }
   const [{ SignedHttp, serviceEndpoint }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all([
     import('./signed-http.ts'),
@@ -46,22 +68,23 @@ export async function createHotPath(kind: AwsClientKind, options: HotPathOptions
     import('../invoke/lambda-http-invoker.ts'),
     import('@aws-sdk/credential-provider-node'),
   ]);
-  // The SDK clients were given the same region; config validation guarantees one.
-  const region = options.region ?? options.env['AWS_REGION'] ?? options.env['AWS_DEFAULT_REGION'] ?? '';
+  // The SDK clients are given the same region; config validation guarantees one.
+  const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? '';
   // One provider chain for both services: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
   const credentials = defaultProvider();
   const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets });
   const lambdaHttp = new SignedHttp({ service: 'lambda', region, credentials, maxSockets: options.maxSockets });
-  const sqsEndpoint = serviceEndpoint('sqs', region, options.endpointUrl, options.env);
-  const lambdaEndpoint = serviceEndpoint('lambda', region, options.endpointUrl, options.env);
-  const sqsCalls = callCounter('sqs', options.metrics);
+  const lambdaEndpoint = serviceEndpoint('lambda', region, config.endpointUrl, env);
   const lambdaCalls = callCounter('lambda', options.metrics);
   return {
-    source: new SqsHttpSource(sqsHttp, sqsEndpoint.custom ? sqsEndpoint.url : undefined, sqsCalls),
+    sqs: new SqsHttpSource(sqsHttp, serviceEndpoint('sqs', region, config.endpointUrl, env), callCounter('sqs', options.metrics)),
     invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, lambdaEndpoint.url, fn, lambdaCalls),
+    sdk,
+    sdkInvoker,
     destroy: () => {
       sqsHttp.destroy();
       lambdaHttp.destroy();
+      sdk.destroy();
     },
   };
 }

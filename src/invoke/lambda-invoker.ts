@@ -1,4 +1,3 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { classifyAwsError } from '../aws-errors.ts';
 import type { InvocationResponse } from './invoke-result.ts';
 
@@ -74,46 +73,4 @@ export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeE
   if (e.kind === 'fatal' && e.status !== undefined && e.status >= 400 && e.status < 500) return { kind: 'rejected', ...base };
   // 5xx, resets, timeouts, and anything that failed without an HTTP answer we understand.
   return { kind: 'unknown', ...base };
-}
-
-const decoder = new TextDecoder();
-
-export class LambdaInvoker implements FunctionInvoker {
-  readonly #client: LambdaClient;
-  readonly #functionName: string;
-
-  constructor(client: LambdaClient, functionName: string) {
-    this.#client = client;
-    this.#functionName = functionName;
-  }
-
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal);
-  }
-
-  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('DryRun', undefined, signal);
-  }
-
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string | undefined, signal?: AbortSignal): Promise<InvokeResult> {
-    try {
-      const out = await this.#client.send(
-        new InvokeCommand({
-          FunctionName: this.#functionName,
-          InvocationType: type,
-          ...(payload !== undefined ? { Payload: Buffer.from(payload) } : {}),
-        }),
-        signal ? { abortSignal: signal } : {},
-      );
-      return {
-        ok: true,
-        response: {
-          payload: out.Payload && out.Payload.length > 0 ? decoder.decode(out.Payload) : undefined,
-          functionError: out.FunctionError,
-        },
-      };
-    } catch (err) {
-      return { ok: false, error: classifyInvokeError(err, signal) };
-    }
-  }
 }

@@ -2,37 +2,44 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
-import { callDeadline, joinPath, serviceError, type SignedHttp } from '../aws/signed-http.ts';
+import { callDeadline, joinPath, serviceError, type HttpAnswer, type ServiceError, type SignedHttp } from '../aws/signed-http.ts';
 import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSource,
+  type QueueLookup,
   type ReceiptEntry,
   type ReceiveOptions,
   type ResolvedQueue,
 } from './sqs-source.ts';
 
 /**
- * MessageSource on the lean hot path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken directly over
- * SignedHttp, with what the SDK's SQSClient did that matters kept the same:
+ * MessageSource and QueueLookup on the lean path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken
+ * directly over SignedHttp, with what the SDK's SQSClient did that matters kept the same:
  * - the endpoint: a configured one (--endpoint-url, AWS_ENDPOINT_URL[_SQS]) for every call, else each queue
- *   URL's own host (the SDK's useQueueUrlAsEndpoint);
+ *   URL's own host (the SDK's useQueueUrlAsEndpoint) and the regional endpoint for GetQueueUrl;
+ * - the error names: the SDK's exception names, not SQS's older awsQuery codes (QueueDoesNotExist, not
+ *   AWS.SimpleQueueService.NonExistentQueue), so that messages and logs read the same on both paths;
  * - the deadlines and the classification (AwsCallError from classifyAwsError) of SqsMessageSource;
  * - the SDK's standard retries inside each call's deadline (3 attempts for throttling, 5xx and network errors,
  *   jittered exponential back-off);
  * - the MD5OfBody check of every received message (an "Invalid MD5 checksum" error, as the SDK throws);
  * - Message objects of the SDK's shape (BinaryValue as bytes), so payloads are built exactly as before.
  */
-export class SqsHttpSource implements MessageSource {
+export class SqsHttpSource implements MessageSource, QueueLookup {
   readonly #http: SignedHttp;
+  /** The configured endpoint, or undefined to send each call to its queue URL's host. */
   readonly #endpoint: URL | undefined;
+  /** Where calls without a queue URL (GetQueueUrl) go. */
+  readonly #serviceUrl: URL;
   readonly #onCall: ((operation: string, err: unknown) => void) | undefined;
 
-  /** `endpoint`: the configured SQS endpoint, or undefined to send each call to its queue URL's host. */
-  constructor(http: SignedHttp, endpoint: URL | undefined, onCall?: (operation: string, err: unknown) => void) {
+  /** `endpoint`: serviceEndpoint('sqs', ...): a configured endpoint (`custom`) or the regional one. */
+  constructor(http: SignedHttp, endpoint: { url: URL; custom: boolean }, onCall?: (operation: string, err: unknown) => void) {
     this.#http = http;
-    this.#endpoint = endpoint;
+    this.#endpoint = endpoint.custom ? endpoint.url : undefined;
+    this.#serviceUrl = endpoint.url;
     this.#onCall = onCall;
   }
 
@@ -73,6 +80,21 @@ export class SqsHttpSource implements MessageSource {
     return entryFailures(await this.#call(queue.url, 'ChangeMessageVisibilityBatch', CALL_DEADLINE_MS, signal, input));
   }
 
+  async queueUrl(name: string, signal?: AbortSignal): Promise<string> {
+    const out = await this.#attempts(this.#serviceUrl, 'GetQueueUrl', signal, JSON.stringify({ QueueName: name }));
+    return typeof out['QueueUrl'] === 'string' ? out['QueueUrl'] : '';
+  }
+
+  async queueAttributes(url: string, names: readonly string[], signal?: AbortSignal): Promise<Record<string, string>> {
+    const out = await this.#attempts(
+      this.#endpoint ?? this.#originOf(url),
+      'GetQueueAttributes',
+      signal,
+      JSON.stringify({ QueueUrl: url, AttributeNames: names }),
+    );
+    return (out['Attributes'] as Record<string, string> | undefined) ?? {};
+  }
+
   /** Each queue URL's host, parsed once (the dispatcher uses a handful of queues). */
   readonly #origins = new Map<string, URL>();
   #originOf(queueUrl: string): URL {
@@ -94,26 +116,26 @@ export class SqsHttpSource implements MessageSource {
   ): Promise<Record<string, unknown>> {
     const deadline = callDeadline(deadlineMs, signal);
     try {
-      return await this.#attempts(queueUrl, operation, deadline.signal, body);
+      return await this.#attempts(this.#endpoint ?? this.#originOf(queueUrl), operation, deadline.signal, body);
     } finally {
       deadline.clear();
     }
   }
 
-  async #attempts(queueUrl: string, operation: string, abortSignal: AbortSignal, body: string): Promise<Record<string, unknown>> {
-    const origin = this.#endpoint ?? this.#originOf(queueUrl);
-    const path = this.#endpoint ? joinPath(this.#endpoint, '/') : '/';
+  /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once, here. */
+  async #attempts(origin: URL, operation: string, abortSignal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+    const path = joinPath(origin, '/');
     const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}` };
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = await this.#http.post(origin, path, headers, body, abortSignal);
-        if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
+        if (answer.status < 200 || answer.status >= 300) throw sqsError(answer);
         const out = answer.body.length === 0 ? {} : (JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>);
         this.#onCall?.(operation, undefined);
         return out;
       } catch (err) {
         const e = classifyAwsError(err, abortSignal);
-        if (e.kind === 'fatal' || abortSignal.aborted || attempt >= SDK_ATTEMPTS) {
+        if (e.kind === 'fatal' || abortSignal?.aborted || attempt >= SDK_ATTEMPTS) {
           this.#onCall?.(operation, err);
           throw new AwsCallError(operation, e);
         }
@@ -126,6 +148,40 @@ export class SqsHttpSource implements MessageSource {
       }
     }
   }
+}
+
+/**
+ * SQS's awsQuery error codes (the x-amzn-query-error header) that the SDK reports under another name: it
+ * throws the exception whose awsQueryError trait matches (@aws-sdk/client-sqs's schema). Codes not listed
+ * keep their name there too. test/unit/lean-adapters.test.ts holds this table to the installed SDK.
+ */
+const SDK_ERROR_NAMES: Readonly<Record<string, string>> = {
+  'AWS.SimpleQueueService.BatchEntryIdsNotDistinct': 'BatchEntryIdsNotDistinct',
+  'AWS.SimpleQueueService.BatchRequestTooLong': 'BatchRequestTooLong',
+  'AWS.SimpleQueueService.EmptyBatchRequest': 'EmptyBatchRequest',
+  'AWS.SimpleQueueService.InvalidBatchEntryId': 'InvalidBatchEntryId',
+  'AWS.SimpleQueueService.MessageNotInflight': 'MessageNotInflight',
+  'AWS.SimpleQueueService.NonExistentQueue': 'QueueDoesNotExist',
+  'AWS.SimpleQueueService.PurgeQueueInProgress': 'PurgeQueueInProgress',
+  'AWS.SimpleQueueService.QueueDeletedRecently': 'QueueDeletedRecently',
+  'AWS.SimpleQueueService.TooManyEntriesInBatchRequest': 'TooManyEntriesInBatchRequest',
+  'AWS.SimpleQueueService.UnsupportedOperation': 'UnsupportedOperation',
+  'KMS.AccessDeniedException': 'KmsAccessDenied',
+  'KMS.DisabledException': 'KmsDisabled',
+  'KMS.InvalidKeyUsageException': 'KmsInvalidKeyUsage',
+  'KMS.InvalidStateException': 'KmsInvalidState',
+  'KMS.NotFoundException': 'KmsNotFound',
+  'KMS.OptInRequired': 'KmsOptInRequired',
+  'KMS.ThrottlingException': 'KmsThrottled',
+  QueueAlreadyExists: 'QueueNameExists',
+};
+
+/** An SQS error answer as the SDK's SQSClient throws it. */
+function sqsError(answer: HttpAnswer): ServiceError {
+  const err = serviceError(answer);
+  const name = SDK_ERROR_NAMES[err.name];
+  if (name !== undefined) err.name = name;
+  return err;
 }
 
 /** The SDK's standard retry mode: 3 attempts. */

@@ -1,13 +1,5 @@
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { AwsCallError, classifyAwsError, unreachableReason, withDeadline, type ClassifiedError } from '../aws-errors.ts';
+import type { Message } from '@aws-sdk/client-sqs';
+import { callErrorOf, unreachableReason, type ClassifiedError } from '../aws-errors.ts';
 import type { QueueSpec } from './queue-order.ts';
 
 /** A queue as the dispatcher uses it, resolved once at start-up. */
@@ -74,80 +66,6 @@ export const RECEIVE_MARGIN_MS = 5_000;
 /** Every other SQS call answers in milliseconds when SQS is healthy. */
 export const CALL_DEADLINE_MS = 5_000;
 
-export class SqsMessageSource implements MessageSource {
-  readonly #client: SQSClient;
-
-  constructor(client: SQSClient) {
-    this.#client = client;
-  }
-
-  async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
-    if (options.startBefore?.aborted) return [];
-    const command = new ReceiveMessageCommand({
-      QueueUrl: queue.url,
-      MaxNumberOfMessages: options.max,
-      WaitTimeSeconds: options.waitSec,
-      ...(options.visibilityTimeoutSec !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSec } : {}),
-      MessageSystemAttributeNames: ['All'],
-      MessageAttributeNames: ['All'],
-    });
-    const out = await this.#call('ReceiveMessage', options.waitSec * 1000 + RECEIVE_MARGIN_MS, signal, (abortSignal) =>
-      this.#client.send(command, { abortSignal }),
-    );
-    return out.Messages ?? [];
-  }
-
-  async deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
-    if (entries.length === 0) return [];
-    const command = new DeleteMessageBatchCommand({
-      QueueUrl: queue.url,
-      Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle })),
-    });
-    const out = await this.#call('DeleteMessageBatch', CALL_DEADLINE_MS, signal, (abortSignal) =>
-      this.#client.send(command, { abortSignal }),
-    );
-    return entryFailures(out.Failed);
-  }
-
-  async changeVisibility(
-    queue: ResolvedQueue,
-    entries: readonly ReceiptEntry[],
-    timeoutSec: number,
-    signal?: AbortSignal,
-  ): Promise<EntryFailure[]> {
-    if (entries.length === 0) return [];
-    const command = new ChangeMessageVisibilityBatchCommand({
-      QueueUrl: queue.url,
-      Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
-    });
-    const out = await this.#call('ChangeMessageVisibilityBatch', CALL_DEADLINE_MS, signal, (abortSignal) =>
-      this.#client.send(command, { abortSignal }),
-    );
-    return entryFailures(out.Failed);
-  }
-
-  /** Runs one call under its deadline and classifies what it throws, once, here at the boundary. */
-  async #call<T>(
-    operation: string,
-    deadlineMs: number,
-    signal: AbortSignal | undefined,
-    send: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const abortSignal = withDeadline(deadlineMs, signal);
-    try {
-      return await send(abortSignal);
-    } catch (err) {
-      throw new AwsCallError(operation, classifyAwsError(err, abortSignal));
-    }
-  }
-}
-
-function entryFailures(
-  failed: readonly { Id?: string | undefined; Code?: string | undefined; Message?: string | undefined }[] | undefined,
-): EntryFailure[] {
-  return (failed ?? []).map((f) => ({ id: f.Id ?? '', code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
-}
-
 /** The short name of a queue reference (a name, or a URL's last path segment): the name in logs and metrics. */
 export function queueNameOf(ref: string): string {
   return /^https?:\/\//i.test(ref) ? (ref.replace(/\/+$/, '').split('/').pop() ?? ref) : ref;
@@ -175,23 +93,37 @@ export class QueueResolveError extends StartupError {
   }
 }
 
+/** The SQS attributes resolveQueue reads. */
+export const RESOLVE_ATTRIBUTES = ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] as const;
+
+/**
+ * The two start-up calls that resolve a queue, with the SDK's retries and no deadline but `signal`'s.
+ * Failures are thrown as an AwsCallError (classified by the adapter, like every MessageSource call).
+ */
+export interface QueueLookup {
+  /** GetQueueUrl: the URL of the queue with this name. */
+  queueUrl(name: string, signal?: AbortSignal): Promise<string>;
+  /** GetQueueAttributes: the named attributes of the queue at this URL. */
+  queueAttributes(url: string, names: readonly string[], signal?: AbortSignal): Promise<Record<string, string>>;
+}
+
 /**
  * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag and visibility timeout
  * (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
  * Any failure here is fatal: the daemon must not start with a queue it cannot read.
  */
 export async function resolveQueues(
-  client: SQSClient,
+  lookup: QueueLookup,
   specs: readonly QueueSpec[],
   visibilityTimeoutOverrideSec: number | undefined,
   signal?: AbortSignal,
 ): Promise<ResolvedQueue[]> {
-  return Promise.all(specs.map((spec) => resolveQueue(client, spec, visibilityTimeoutOverrideSec, signal)));
+  return Promise.all(specs.map((spec) => resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal)));
 }
 
 /** Resolves one queue (see resolveQueues); throws a StartupError, a QueueResolveError when an SQS call failed. */
 export async function resolveQueue(
-  client: SQSClient,
+  lookup: QueueLookup,
   spec: QueueSpec,
   visibilityTimeoutOverrideSec: number | undefined,
   signal?: AbortSignal,
@@ -200,18 +132,10 @@ export async function resolveQueue(
   const name = queueNameOf(spec.ref);
   let operation: ResolveOperation = isUrl ? 'GetQueueAttributes' : 'GetQueueUrl';
   try {
-    const url = isUrl
-      ? spec.ref
-      : ((await client.send(new GetQueueUrlCommand({ QueueName: spec.ref }), { abortSignal: signal })).QueueUrl ?? '');
+    const url = isUrl ? spec.ref : await lookup.queueUrl(spec.ref, signal);
     operation = 'GetQueueAttributes';
-    const attrs =
-      (
-        await client.send(
-          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }),
-          { abortSignal: signal },
-        )
-      ).Attributes ?? {};
-    const arn = attrs.QueueArn ?? '';
+    const attrs = await lookup.queueAttributes(url, RESOLVE_ATTRIBUTES, signal);
+    const arn = attrs['QueueArn'] ?? '';
     const region = arn.split(':')[3] ?? '';
     if (!arn || !region) throw new StartupError(`queue "${spec.ref}" has no usable QueueArn (got "${arn}")`);
     return {
@@ -219,13 +143,13 @@ export async function resolveQueue(
       url,
       arn,
       region,
-      fifo: attrs.FifoQueue === 'true' || name.endsWith('.fifo'),
-      visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs.VisibilityTimeout ?? 30),
+      fifo: attrs['FifoQueue'] === 'true' || name.endsWith('.fifo'),
+      visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs['VisibilityTimeout'] ?? 30),
       weight: spec.weight,
     };
   } catch (err) {
     if (err instanceof StartupError) throw err;
-    throw new QueueResolveError(spec.ref, operation, classifyAwsError(err));
+    throw new QueueResolveError(spec.ref, operation, callErrorOf(err));
   }
 }
 

@@ -14,9 +14,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { classifyAwsError } from '../../src/aws-errors.ts';
 import { backoffMs } from '../../src/backoff.ts';
 import { checkFunction } from '../../src/invoke/function-check.ts';
-import { LambdaInvoker } from '../../src/invoke/lambda-invoker.ts';
+import { LambdaInvoker } from '../../src/invoke/lambda-sdk-invoker.ts';
 import { CloudWatchMetrics } from '../../src/metrics/cloudwatch.ts';
-import { SqsMessageSource, StartupError, resolveQueues } from '../../src/queues/sqs-source.ts';
+import { SqsMessageSource } from '../../src/queues/sqs-sdk-source.ts';
+import { StartupError, resolveQueues } from '../../src/queues/sqs-source.ts';
 import { queue, silentLogger } from '../support/factories.ts';
 
 const region = 'us-east-1';
@@ -65,7 +66,7 @@ describe('resolveQueues', () => {
       Attributes: { QueueArn: 'arn:aws:sqs:eu-west-1:123456789012:orders.fifo', VisibilityTimeout: '30', FifoQueue: 'true' },
     });
     const got = await resolveQueues(
-      new SQSClient({ region }),
+      new SqsMessageSource(new SQSClient({ region })),
       [
         { ref: 'jobs', weight: 3 },
         { ref: 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo', weight: 1 },
@@ -101,15 +102,18 @@ describe('resolveQueues', () => {
     sqs
       .on(GetQueueUrlCommand, { QueueName: 'nope' })
       .rejects(new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: {} }));
-    await assert.rejects(resolveQueues(new SQSClient({ region }), [{ ref: 'nope', weight: 1 }], undefined), (err: unknown) => {
-      assert.ok(err instanceof StartupError);
-      assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
-      return true;
-    });
+    await assert.rejects(
+      resolveQueues(new SqsMessageSource(new SQSClient({ region })), [{ ref: 'nope', weight: 1 }], undefined),
+      (err: unknown) => {
+        assert.ok(err instanceof StartupError);
+        assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
+        return true;
+      },
+    );
     sqs
       .on(GetQueueUrlCommand, { QueueName: 'far' })
       .rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
-    await assert.rejects(resolveQueues(new SQSClient({ region }), [{ ref: 'far', weight: 1 }], undefined), {
+    await assert.rejects(resolveQueues(new SqsMessageSource(new SQSClient({ region })), [{ ref: 'far', weight: 1 }], undefined), {
       message: 'cannot reach SQS for queue "far": ECONNREFUSED (check --endpoint-url / --region and the network)',
     });
     sqs.restore();

@@ -6,11 +6,12 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AwsCallError } from '../../src/aws-errors.ts';
 import { sanitizeErrorCode, serviceEndpoint, SignedHttp } from '../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../src/invoke/lambda-http-invoker.ts';
 import { SqsHttpSource } from '../../src/queues/sqs-http-source.ts';
-import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
+import { QueueResolveError, resolveQueues, type ResolvedQueue } from '../../src/queues/sqs-source.ts';
 
 interface Seen {
   path: string;
@@ -30,6 +31,34 @@ const queue = (url: string): ResolvedQueue => ({
   visibilityTimeoutSec: 30,
   weight: 1,
 });
+
+/** Every awsQueryError code in @aws-sdk/client-sqs's error schemas (3.1169), and one it does not know. */
+const AWS_QUERY_ERRORS = [
+  'AWS.SimpleQueueService.BatchEntryIdsNotDistinct',
+  'AWS.SimpleQueueService.BatchRequestTooLong',
+  'AWS.SimpleQueueService.EmptyBatchRequest',
+  'InvalidAddress',
+  'AWS.SimpleQueueService.InvalidBatchEntryId',
+  'InvalidSecurity',
+  'KMS.AccessDeniedException',
+  'KMS.DisabledException',
+  'KMS.InvalidKeyUsageException',
+  'KMS.InvalidStateException',
+  'KMS.NotFoundException',
+  'KMS.OptInRequired',
+  'KMS.ThrottlingException',
+  'AWS.SimpleQueueService.MessageNotInflight',
+  'OverLimit',
+  'AWS.SimpleQueueService.PurgeQueueInProgress',
+  'AWS.SimpleQueueService.QueueDeletedRecently',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'QueueAlreadyExists',
+  'ReceiptHandleIsInvalid',
+  'RequestThrottled',
+  'ResourceNotFoundException',
+  'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
+  'AWS.SimpleQueueService.UnsupportedOperation',
+];
 
 describe('lean adapters', () => {
   let handler: Handler = (_req, res) => res.end('{}');
@@ -72,7 +101,7 @@ describe('lean adapters', () => {
           ],
         }),
       );
-    const source = new SqsHttpSource(http, origin);
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
     const [m] = await source.receive(queue(`${origin.origin}/000000000000/q`), { max: 10, waitSec: 0 });
     assert.equal(m?.Body, 'hello');
     assert.deepEqual([...(m?.MessageAttributes?.['b']?.BinaryValue ?? [])], [1, 2]);
@@ -95,7 +124,7 @@ describe('lean adapters', () => {
   it('fails a receive whose body does not match MD5OfBody, as the SDK does (fatal)', async () => {
     handler = (_req, res) =>
       res.end(JSON.stringify({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('other') }] }));
-    const source = new SqsHttpSource(http, origin);
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
     await assert.rejects(source.receive(queue(`${origin.origin}/000000000000/q`), { max: 1, waitSec: 0 }), (err: unknown) => {
       assert.ok(err instanceof AwsCallError);
       assert.equal(err.error.kind, 'fatal');
@@ -110,7 +139,7 @@ describe('lean adapters', () => {
       res.writeHead(500, { 'x-amzn-query-error': 'InternalError;Receiver' });
       res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'boom' }));
     };
-    const source = new SqsHttpSource(http, origin);
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
     await assert.rejects(source.deleteBatch(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }]), (err: unknown) => {
       assert.ok(err instanceof AwsCallError);
       assert.deepEqual({ ...err.error }, { kind: 'retryable', code: 'InternalError', message: 'boom', status: 500 });
@@ -119,10 +148,10 @@ describe('lean adapters', () => {
     assert.equal(seen.length, 3);
   });
 
-  it('reads the entries SQS refused, and a 400 QueueDoesNotExist is fatal at once', async () => {
+  it('reads the entries SQS refused, and a 400 QueueDoesNotExist is fatal at once, named as the SDK names it', async () => {
     handler = (_req, res) =>
       res.end(JSON.stringify({ Successful: [], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', Message: 'bad', SenderFault: true }] }));
-    const source = new SqsHttpSource(http, origin);
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
     assert.deepEqual(await source.changeVisibility(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }], 0), [
       { id: '1', code: 'ReceiptHandleIsInvalid', message: 'bad' },
     ]);
@@ -134,15 +163,89 @@ describe('lean adapters', () => {
     await assert.rejects(source.deleteBatch(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }]), (err: unknown) => {
       assert.ok(err instanceof AwsCallError);
       assert.equal(err.error.kind, 'fatal');
-      assert.equal(err.error.code, 'AWS.SimpleQueueService.NonExistentQueue');
+      assert.equal(err.error.code, 'QueueDoesNotExist');
       return true;
     });
     assert.equal(seen.length, 1);
   });
 
+  it('resolves queues as the SDK path does: GetQueueUrl for a name, GetQueueAttributes, a missing queue in one line', async () => {
+    seen.length = 0;
+    const url = `${origin.origin}/000000000000/jobs`;
+    handler = (req, res) => {
+      const target = req.headers['x-amz-target'];
+      if (target === 'AmazonSQS.GetQueueUrl' && (JSON.parse(req.body) as { QueueName?: string }).QueueName === 'jobs')
+        return res.end(JSON.stringify({ QueueUrl: url }));
+      if (target === 'AmazonSQS.GetQueueAttributes')
+        return res.end(JSON.stringify({ Attributes: { QueueArn: 'arn:aws:sqs:eu-west-1:000000000000:jobs', VisibilityTimeout: '90' } }));
+      res.writeHead(400, { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' });
+      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }));
+    };
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
+    assert.deepEqual(await resolveQueues(source, [{ ref: 'jobs', weight: 2 }], undefined), [
+      {
+        name: 'jobs',
+        url,
+        arn: 'arn:aws:sqs:eu-west-1:000000000000:jobs',
+        region: 'eu-west-1',
+        fifo: false,
+        visibilityTimeoutSec: 90,
+        weight: 2,
+      },
+    ]);
+    assert.deepEqual(
+      seen.map((r): unknown[] => [r.headers['x-amz-target'], JSON.parse(r.body)]),
+      [
+        ['AmazonSQS.GetQueueUrl', { QueueName: 'jobs' }],
+        ['AmazonSQS.GetQueueAttributes', { QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }],
+      ],
+    );
+    await assert.rejects(resolveQueues(source, [{ ref: 'nope', weight: 1 }], undefined), (err: unknown) => {
+      assert.ok(err instanceof QueueResolveError);
+      assert.equal(err.operation, 'GetQueueUrl');
+      assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
+      return true;
+    });
+    // Without a configured endpoint, GetQueueUrl goes to the regional endpoint and GetQueueAttributes to the queue URL's host.
+    seen.length = 0;
+    const regional = new SqsHttpSource(http, { url: new URL('http://127.0.0.1:1'), custom: false });
+    assert.equal((await regional.queueAttributes(url, ['QueueArn']))['QueueArn'], 'arn:aws:sqs:eu-west-1:000000000000:jobs');
+    await assert.rejects(regional.queueUrl('jobs'), (err: unknown) => err instanceof AwsCallError && err.error.code === 'ECONNREFUSED');
+    assert.equal(seen.length, 1);
+  });
+
+  it('names SQS errors as the installed SDK does (SDK_ERROR_NAMES), for every awsQuery code of its schema', async () => {
+    const sdk = new SQSClient({
+      region: 'us-east-1',
+      endpoint: origin.href,
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      maxAttempts: 1,
+    });
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
+    try {
+      for (const code of [...AWS_QUERY_ERRORS, 'AccessDenied']) {
+        handler = (_req, res) => {
+          res.writeHead(400, { 'x-amzn-query-error': `${code};Sender` });
+          res.end(JSON.stringify({ message: 'refused' }));
+        };
+        const sdkName = await sdk.send(new GetQueueUrlCommand({ QueueName: 'q' })).then(
+          () => 'no error',
+          (err: unknown) => (err as Error).name,
+        );
+        const leanName = await source.queueUrl('q').then(
+          () => 'no error',
+          (err: unknown) => (err instanceof AwsCallError ? err.error.code : String(err)),
+        );
+        assert.equal(leanName, sdkName, code);
+      }
+    } finally {
+      sdk.destroy();
+    }
+  });
+
   it('gives up a hung call at its deadline as a retryable TimeoutError', async () => {
     handler = () => {}; // never answers
-    const source = new SqsHttpSource(http, origin);
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
     const started = Date.now();
     // waitSec 0: the receive deadline is RECEIVE_MARGIN_MS (5 s); the caller's own signal is shorter here.
     await assert.rejects(source.receive(queue(`${origin.origin}/q`), { max: 1, waitSec: 0 }, AbortSignal.timeout(300)), (err: unknown) => {
