@@ -9,32 +9,16 @@
 # Environment: WORKERLESS_CACHE_DIR (default ~/.cache/workerless), HELM_VERSION, KUBERNETES_VALIDATE_VERSION,
 # WORKERLESS_PYTHON (interpreter for the venv, default python3).
 set -euo pipefail
+source "$(dirname "$0")/lib/go-tool.sh"
 
-WORKERLESS_CACHE_DIR="${WORKERLESS_CACHE_DIR:-$HOME/.cache/workerless}"
 # The newest Helm 3 release; it builds with the machine's Go (1.26) in about 2 minutes (it compiles client-go).
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
 KUBERNETES_VALIDATE_VERSION="${KUBERNETES_VALIDATE_VERSION:-1.37.0}"
-bin_dir="$WORKERLESS_CACHE_DIR/bin"
-helm="$bin_dir/helm"
-helm_stamp="$bin_dir/helm.version"
 venv="$WORKERLESS_CACHE_DIR/kv-venv"
 kv="$venv/bin/kubernetes-validate"
 kv_stamp="$venv/.workerless-kubernetes-validate"
 
 log() { echo "helm.sh: $*" >&2; }
-
-ensure_helm() {
-  if [ -x "$helm" ] && [ "$(cat "$helm_stamp" 2>/dev/null)" = "$HELM_VERSION" ]; then
-    echo "$helm"
-    return 0
-  fi
-  command -v go >/dev/null || { log "Go is needed to build helm"; return 1; }
-  mkdir -p "$bin_dir"
-  log "building helm $HELM_VERSION into $bin_dir (about 2 minutes the first time)"
-  GOBIN="$bin_dir" GOFLAGS="${GOFLAGS:--trimpath}" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2
-  echo "$HELM_VERSION" >"$helm_stamp"
-  echo "$helm"
-}
 
 ensure_kv() {
   if [ -x "$kv" ] && [ "$(cat "$kv_stamp" 2>/dev/null)" = "$KUBERNETES_VALIDATE_VERSION" ]; then
@@ -58,9 +42,9 @@ ensure_kv() {
 }
 
 case "${1:-}" in
-  ensure) ensure_helm ;;
+  ensure) GO_TOOL_HINT='about 2 minutes' go_tool_ensure helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION" ;;
   ensure-kv) ensure_kv ;;
-  path) echo "$helm" ;;
+  path) echo "$GO_TOOL_BIN/helm" ;;
   kv-path) echo "$kv" ;;
   *) echo "usage: $0 ensure|ensure-kv|path|kv-path" >&2; exit 2 ;;
 esac
