@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type { parse } from 'yaml';
 import yargs from 'yargs';
 import { camel, defaultText, envName, rangeText, type OptionDef } from './options.ts';
 
@@ -86,6 +87,8 @@ const INTERNAL_ENV = new Set(['WORKERLESS_CACHE_DIR']);
 
 function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<string, RawValue>, problems: string[]): void {
   let data: unknown;
+  // Loaded only for a config file: the YAML parser is about 10 MiB of resident memory a run does not need otherwise.
+  const parseYaml = (createRequire(import.meta.url)('yaml') as { parse: typeof parse }).parse;
   try {
     data = parseYaml(readFileSync(path, 'utf8'));
   } catch (err) {

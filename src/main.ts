@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { RecentErrors } from './status/status-recorder.ts';
+import type { OtelDispatchTracer } from './tracing/otel.ts';
 
 /** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
 const EXIT_OK = 0;
@@ -64,8 +65,8 @@ async function main(): Promise<number> {
       )
     : pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of cli.warnings) logger.warn(w);
-  if (config.queues && config.pollForSec === 0 && config.sleepSec === 0) {
-    logger.warn('--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
+  for (const route of config.routes.filter((r) => r.pollForSec === 0 && r.sleepSec === 0)) {
+    logger.warn({ function: route.functionName }, '--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
   }
   if (stop.signal.aborted) {
     logger.info('stopped before start-up');
@@ -83,9 +84,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     { SharedReceiveSource },
     { redactTemporalConfig },
     { fanOut },
-    { Operations },
-    { createOtelTracer },
-    { OtelConfigError, describeProblem },
+    { OtelConfigError, describeProblem, resolveOtelEnv },
   ] = await Promise.all([
     import('./aws/hot-path.ts'),
     import('./dispatcher.ts'),
@@ -94,14 +93,17 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     import('./queues/shared-receive.ts'),
     import('./temporal/options.ts'),
     import('./metrics/metrics-sink.ts'),
-    import('./operations.ts'),
-    import('./tracing/otel.ts'),
     import('./tracing/otel-env.ts'),
   ]);
   // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
-  let tracer: Awaited<ReturnType<typeof createOtelTracer>>;
+  // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
+  let tracer: OtelDispatchTracer | undefined;
   try {
-    tracer = await createOtelTracer(process.env, logger, config.region !== undefined ? { functionRegion: config.region } : {});
+    tracer = resolveOtelEnv(process.env)
+      ? await (
+          await import('./tracing/otel.ts')
+        ).createOtelTracer(process.env, logger, config.region !== undefined ? { functionRegion: config.region } : {})
+      : undefined;
   } catch (err) {
     if (!(err instanceof OtelConfigError)) throw err;
     for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
@@ -109,7 +111,9 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   }
   // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
   const ops =
-    config.httpPort !== undefined ? new Operations(config, logger.child({ component: 'http' }), version(), recentErrors) : undefined;
+    config.httpPort !== undefined
+      ? new (await import('./operations.ts')).Operations(config, logger.child({ component: 'http' }), version(), recentErrors)
+      : undefined;
   try {
     await ops?.start();
   } catch (err) {
@@ -120,10 +124,10 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     return EXIT_FAILURE;
   }
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
-  let dispatcher: Dispatcher | undefined;
+  const dispatchers: Dispatcher[] = [];
   const forceExit = (reason: string) => {
     logger.error(
-      { reason, left: dispatcher?.inFlight() ?? [] },
+      { reason, left: dispatchers.flatMap((d) => d.inFlight()) },
       'forced exit; messages left in flight return after their visibility timeout',
     );
     process.exit(EXIT_FAILURE);
@@ -144,25 +148,28 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   if (stop.signal.aborted) beginShutdown('earlier signal');
 
   // Every worker loop may hold one long poll and one invocation open at a time.
+  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
   // Receive, delete, visibility, Invoke and the start-up checks go through the lean signed-HTTP client unless
   // --aws-client sdk; the SDK clients for CloudWatch and Temporal are loaded only when those are on.
-  const aws = await createAwsAdapters(config.awsClient, config, process.env, {
-    maxSockets: config.concurrency + 16,
-    metrics: ops?.prometheus,
-  });
+  const aws = await createAwsAdapters(config.awsClient, config, process.env, { maxSockets: loops + 16, metrics: ops?.prometheus });
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
-    const sqsWork = config.queues && config.functionName ? { list: config.queues, functionName: config.functionName } : undefined;
-    const queues = sqsWork ? await resolveQueues(aws.sqs, sqsWork.list.queues, config.visibilityTimeoutSec, startup) : [];
-    for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
+    // Each route's queues and function, checked before anything is received.
+    const routes = await Promise.all(
+      config.routes.map(async (route) => {
+        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup);
+        const invoker = aws.invoker(route.functionName);
+        await checkFunction(invoker, route.functionName, startup);
+        return { route, queues, invoker };
+      }),
+    );
+    for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
       logger.warn(
         { queue: q.name },
         'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
       );
     }
-    const invoker = sqsWork ? aws.invoker(sqsWork.functionName) : undefined;
-    if (sqsWork && invoker) await checkFunction(invoker, sqsWork.functionName, startup);
     // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
     // --temporal-function would go unnoticed until the day it is needed.
     const spillFn = config.temporal?.functionName;
@@ -182,13 +189,16 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
 
     logger.info(
       {
-        function: config.functionName,
-        queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
-        order: config.queues?.mode,
-        concurrency: config.concurrency,
-        batchSize: config.batchSize,
-        pollForSec: config.pollForSec,
-        deleteMode: config.deleteMode,
+        routes: routes.map(({ route, queues }) => ({
+          function: route.functionName,
+          queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
+          order: route.queues.mode,
+          concurrency: route.concurrency,
+          batchSize: route.batchSize,
+          batchWindowMs: route.batchWindowMs,
+          pollForSec: route.pollForSec,
+          deleteMode: route.deleteMode,
+        })),
         metrics: cloudwatchMetrics ? config.metricsNamespace : 'off',
         http: config.httpPort !== undefined ? `${config.httpHost}:${config.httpPort}` : 'off',
         tracing: tracer ? 'otlp' : 'off',
@@ -196,41 +206,45 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
       },
       'workerless started',
     );
-    const work: Promise<void>[] = [];
-    if (sqsWork && invoker) {
-      dispatcher = new Dispatcher(
-        {
-          queues,
-          orderMode: sqsWork.list.mode,
-          concurrency: config.concurrency,
-          batchSize: config.batchSize,
-          pollForSec: config.pollForSec,
-          sleepSec: config.sleepSec,
-          visibilityTimeoutSec: config.visibilityTimeoutSec,
-          deleteMode: config.deleteMode,
-          functionName: sqsWork.functionName,
-          // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
-          drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
-          retryBackoff: config.retryBackoff,
-          queueOptions: config.queueOptions,
-          adaptiveConcurrency: config.adaptiveConcurrency,
-        },
-        {
-          source: new SharedReceiveSource(aws.sqs),
-          invoker,
-          metrics: sink,
-          logger: logger.child({ component: 'dispatcher' }),
-          ...(tracer ? { tracer } : {}),
-        },
+    for (const { route, queues, invoker } of routes) {
+      dispatchers.push(
+        new Dispatcher(
+          {
+            queues,
+            orderMode: route.queues.mode,
+            concurrency: route.concurrency,
+            batchSize: route.batchSize,
+            batchWindowMs: route.batchWindowMs,
+            pollForSec: route.pollForSec,
+            sleepSec: route.sleepSec,
+            visibilityTimeoutSec: route.visibilityTimeoutSec,
+            deleteMode: route.deleteMode,
+            functionName: route.functionName,
+            // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
+            drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
+            retryBackoff: route.retryBackoff,
+            queueOptions: route.queueOptions,
+            adaptiveConcurrency: route.adaptiveConcurrency,
+          },
+          {
+            source: new SharedReceiveSource(aws.sqs),
+            invoker,
+            metrics: sink,
+            logger: logger.child(
+              routes.length === 1 ? { component: 'dispatcher' } : { component: 'dispatcher', function: route.functionName },
+            ),
+            ...(tracer ? { tracer } : {}),
+          },
+        ),
       );
-      work.push(dispatcher.run(stop.signal));
     }
+    const work = dispatchers.map((d) => d.run(stop.signal));
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
       const { runTemporalSpillover } = await import('./temporal/spillover.ts');
       work.push(runTemporalSpillover(config.temporal, { logger, metrics: sink, lambda: await aws.sdk.lambda() }, stop.signal));
     }
-    ops?.running(dispatcher);
+    ops?.running(dispatchers);
     // A part that fails (a worker loop's bug, spillover) stops the others the way a signal does, so they
     // drain and settle what they hold; the daemon then exits 1 with the reason instead of reporting a stop.
     const failures: unknown[] = [];
