@@ -1,0 +1,250 @@
+// The batching window (issue 10) against LocalStack and the test Lambda endpoint, through the built CLI: batch
+// sizes and the wait before each invocation follow the window, the batch size and the 6 MB limit; a window longer
+// than the visibility timeout hands no message out twice; a SIGTERM while a batch gathers invokes and deletes
+// it. Measured figures are logged (t.diagnostic).
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { countMessages, createQueue, messageCounts, sendMessages } from '../support/aws.ts';
+import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { until } from '../support/factories.ts';
+import {
+  MAX_SYNC_PAYLOAD_BYTES,
+  startLambdaEndpoint,
+  type InvocationRecord,
+  type LambdaEndpoint,
+} from '../support/lambda-endpoint/server.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
+
+interface Rec {
+  messageId: string;
+  body: string;
+  attributes: Record<string, string>;
+}
+const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
+const of = (fn: string) => (inv: InvocationRecord) => inv.functionName === fn;
+
+/** The daemon's 'batch gathered' lines: why each batch was invoked, its size and how long it gathered. */
+function gatheredLines(logs: Record<string, unknown>[]): { reason: string; messages: number; gatheredMs: number }[] {
+  return logs
+    .filter((l) => l['msg'] === 'batch gathered')
+    .map((l) => ({ reason: l['reason'] as string, messages: l['messages'] as number, gatheredMs: l['gatheredMs'] as number }));
+}
+
+/** Milliseconds from the batch's first message being received (SQS's own timestamp) to the invocation. */
+const waitOf = (inv: InvocationRecord) =>
+  inv.startedAt - Math.min(...records(inv).map((r) => Number(r.attributes['ApproximateFirstReceiveTimestamp'])));
+
+describe('batching window against LocalStack (issue 10)', () => {
+  let endpoint: LambdaEndpoint;
+  before(async () => {
+    endpoint = await startLambdaEndpoint({
+      functions: {
+        'window-slow': { handler: fixture('record.mjs') },
+        'window-size': { handler: fixture('record.mjs') },
+        'window-6mb': { handler: fixture('record.mjs') },
+        'window-visibility': { handler: fixture('record.mjs') },
+        'window-sigterm': { handler: fixture('record.mjs') },
+      },
+    });
+  });
+  after(() => endpoint.stop());
+
+  it('window 2 s, 25 messages sent one every 200 ms: each invocation comes 2 s after its first message, with what arrived', async (t) => {
+    const q = await createQueue('wl-window-slow');
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-slow',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '1',
+      '--batch-size',
+      '100',
+      '--batch-window',
+      '2s',
+    ]);
+    await started(daemon);
+    const sent: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      sent.push(...(await sendMessages(q.url, [`slow-${i}`])));
+      await delay(200);
+    }
+    await until(async () => (await countMessages(q.url)) === 0, 15_000, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    const runs = endpoint.invocations.filter(of('window-slow'));
+    const sizes = runs.map((i) => records(i).length);
+    const waits = runs.map(waitOf);
+    t.diagnostic(`batch sizes ${sizes.join(', ')}; waits from the first message ${waits.join(', ')} ms (window 2000 ms)`);
+    t.diagnostic(`gathered: ${JSON.stringify(gatheredLines(daemon.logs()))}`);
+    assert.deepEqual(runs.flatMap((i) => records(i).map((r) => r.messageId)).sort(), [...sent].sort(), 'every message once');
+    assert.ok(runs.length >= 2 && runs.length <= 4, `${runs.length} invocations for 5 s of messages in 2 s windows`);
+    for (const w of waits) assert.ok(w >= 1_950 && w <= 2_600, `wait ${w} ms, window 2000 ms`);
+    // About 10 messages arrive in each 2 s window; the last batch takes what is left.
+    for (const s of sizes.slice(0, -1)) assert.ok(s >= 7 && s <= 12, `batch of ${s}`);
+    assert.ok(gatheredLines(daemon.logs()).every((g) => g.reason === 'window'));
+  });
+
+  it('batch size 50, window 10 s, 120 messages queued: 50 and 50 at once, then 20 when the window ends', async (t) => {
+    const q = await createQueue('wl-window-size');
+    await sendMessages(
+      q.url,
+      Array.from({ length: 120 }, (_, i) => `size-${i}`),
+    );
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-size',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '1',
+      '--batch-size',
+      '50',
+      '--batch-window',
+      '10s',
+    ]);
+    await started(daemon);
+    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    const runs = endpoint.invocations.filter(of('window-size'));
+    const sizes = runs.map((i) => records(i).length);
+    const waits = runs.map(waitOf);
+    const gathered = gatheredLines(daemon.logs());
+    t.diagnostic(
+      `batch sizes ${sizes.join(', ')}; waits from the first message ${waits.join(', ')} ms; gathered ${JSON.stringify(gathered)}`,
+    );
+    assert.deepEqual(sizes, [50, 50, 20]);
+    assert.deepEqual(
+      gathered.map((g) => g.reason),
+      ['full', 'full', 'window'],
+    );
+    assert.ok(waits[0]! < 2_000 && waits[1]! < 2_000, `full batches waited ${waits[0]} and ${waits[1]} ms`);
+    assert.ok(waits[2]! >= 9_950 && waits[2]! <= 10_600, `the last waited ${waits[2]} ms, window 10000 ms`);
+  });
+
+  it('250 kB messages, batch size 100: no payload above 6 MB, and each batch is invoked once the next message would not fit', async (t) => {
+    const q = await createQueue('wl-window-6mb');
+    const bodies = Array.from({ length: 100 }, (_, i) => `${String(i).padStart(3, '0')}${'x'.repeat(250_000)}`);
+    // One message per call: SendMessageBatch takes 256 KiB in all.
+    for (let i = 0; i < bodies.length; i += 10) await Promise.all(bodies.slice(i, i + 10).map((b) => sendMessages(q.url, [b])));
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-6mb',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '1',
+      '--batch-size',
+      '100',
+      '--batch-window',
+      '20s',
+    ]);
+    await started(daemon);
+    await until(async () => (await countMessages(q.url)) === 0, 60_000, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    const runs = endpoint.invocations.filter(of('window-6mb'));
+    const sizes = runs.map((i) => records(i).length);
+    const bytes = runs.map((i) => i.payloadBytes);
+    const gathered = gatheredLines(daemon.logs());
+    t.diagnostic(`batch sizes ${sizes.join(', ')}; payload bytes ${bytes.join(', ')} (limit ${MAX_SYNC_PAYLOAD_BYTES})`);
+    t.diagnostic(`gathered: ${JSON.stringify(gathered)}`);
+    assert.equal(
+      endpoint.rejected.filter((r) => r.functionName === 'window-6mb' && r.statusCode === 413).length,
+      0,
+      'no invocation refused by the endpoint (413 above 6 MB)',
+    );
+    assert.ok(
+      bytes.every((b) => b <= MAX_SYNC_PAYLOAD_BYTES),
+      `payloads ${bytes.join(', ')}`,
+    );
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      100,
+    );
+    // 24 records of ~251 kB fill 6 MiB: the batches full by size were invoked as soon as the next one would not fit.
+    const bySize = gathered.filter((g) => g.reason === 'payload');
+    assert.ok(bySize.length >= 3, `${bySize.length} batches cut at 6 MB`);
+    for (const g of bySize) {
+      assert.ok(g.messages >= 23 && g.messages <= 25, `a batch cut at 6 MB holds ${g.messages}`);
+      assert.ok(g.gatheredMs < 5_000, `gathered for ${g.gatheredMs} ms, window 20000 ms`);
+    }
+    // One invocation per gathered batch: none had to be split.
+    assert.equal(runs.length, gathered.length);
+  });
+
+  it('visibility timeout 3 s, window 8 s: no message is received twice while its batch gathers', async (t) => {
+    const q = await createQueue('wl-window-visibility', { VisibilityTimeout: '3' });
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-visibility',
+      '--queues',
+      q.name,
+      // A second loop long-polls the queue all along: it would take any message whose visibility ran out.
+      '--concurrency',
+      '2',
+      '--batch-size',
+      '100',
+      '--batch-window',
+      '8s',
+    ]);
+    await started(daemon);
+    const sent: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      sent.push(...(await sendMessages(q.url, [`vis-${i}`])));
+      await delay(1_000);
+    }
+    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    const runs = endpoint.invocations.filter(of('window-visibility'));
+    const received = runs.flatMap((i) => records(i));
+    const counts = received.map((r) => r.attributes['ApproximateReceiveCount']);
+    const extensions = daemon.logs().filter((l) => String(l['msg']).includes('visibility')).length;
+    t.diagnostic(
+      `invocations ${runs.length}, batch sizes ${runs.map((i) => records(i).length).join(', ')}, waits ${runs.map(waitOf).join(', ')} ms; receive counts ${counts.join(',')}; visibility warnings ${extensions}`,
+    );
+    assert.deepEqual(received.map((r) => r.messageId).sort(), [...sent].sort(), 'every message exactly once');
+    assert.ok(
+      counts.every((c) => c === '1'),
+      `receive counts ${counts.join(',')}`,
+    );
+    // The first batch gathered for 8 s, longer than two visibility timeouts.
+    assert.ok(waitOf(runs[0]!) >= 7_950, `first batch waited ${waitOf(runs[0]!)} ms`);
+  });
+
+  it('SIGTERM while a batch gathers: no new receive, everything gathered is invoked and deleted, exit 0', async (t) => {
+    const q = await createQueue('wl-window-sigterm');
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-sigterm',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '1',
+      '--batch-size',
+      '100',
+      '--batch-window',
+      '60s',
+    ]);
+    await started(daemon);
+    const sent = await sendMessages(
+      q.url,
+      Array.from({ length: 15 }, (_, i) => `term-${i}`),
+    );
+    await until(async () => (await messageCounts(q.url)).notVisible === 15, 15_000, 'all 15 gathered', 100);
+    const stopAt = Date.now();
+    const code = await stopDaemon(daemon);
+    const stopMs = Date.now() - stopAt;
+    const runs = endpoint.invocations.filter(of('window-sigterm'));
+    t.diagnostic(`stopped in ${stopMs} ms (--poll-for 1), invocations ${runs.map((i) => records(i).length).join(', ')}`);
+    assert.equal(code, 0);
+    assert.deepEqual(runs.flatMap((i) => records(i).map((r) => r.messageId)).sort(), [...sent].sort());
+    assert.equal(await countMessages(q.url), 0, 'every gathered message deleted');
+    assert.ok(
+      gatheredLines(daemon.logs()).some((g) => g.reason === 'stopping'),
+      'the gathering ended for the stop',
+    );
+    assert.ok(stopMs < 5_000, `stop took ${stopMs} ms`);
+  });
+});
