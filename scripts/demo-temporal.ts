@@ -2,8 +2,7 @@
 // wait on a task queue that no worker polls; workerless sees the backlog and invokes the example worker function
 // (examples/temporal-lambda-worker, served by the test Lambda endpoint), which runs them to completion. The
 // server, the function and the daemon come from test/support/temporal.ts, as in the Temporal integration tests.
-import { Client } from '@temporalio/client';
-import { startTemporalFixture, startWorkerless } from '../test/support/temporal.ts';
+import { spilloverOnlyArgs, startOrderWorkflows, startTemporalFixture, startWorkerless } from '../test/support/temporal.ts';
 
 const TASK_QUEUE = 'demo-orders';
 const WORKFLOWS = Number(process.env['DEMO_WORKFLOWS'] ?? 6);
@@ -19,41 +18,15 @@ let workerless: ReturnType<typeof startWorkerless> | undefined;
 let watcher: NodeJS.Timeout | undefined;
 try {
   log(`Temporal at ${fixture.server.address}; Lambda endpoint at ${fixture.endpoint.url} serving "temporal-worker"`);
-  const client = new Client({ connection: fixture.connection });
-  const handles = await Promise.all(
-    Array.from({ length: WORKFLOWS }, (_, i) =>
-      client.workflow.start('orderWorkflow', {
-        taskQueue: TASK_QUEUE,
-        workflowId: `demo-order-${i}-${Date.now()}`,
-        args: [{ orderId: `order-${i}`, workMs: 300 }],
-        workflowExecutionTimeout: '2 minutes',
-      }),
-    ),
-  );
+  const handles = await startOrderWorkflows(fixture.client, {
+    taskQueue: TASK_QUEUE,
+    count: WORKFLOWS,
+    workMs: 300,
+    idPrefix: 'demo-order',
+  });
   log(`started ${WORKFLOWS} orderWorkflow runs on task queue "${TASK_QUEUE}"; no worker polls it`);
 
-  const args = [
-    '--temporal-task-queues',
-    TASK_QUEUE,
-    '--temporal-function',
-    'temporal-worker',
-    '--temporal-max-workers',
-    '2',
-    '--temporal-worker-lifetime',
-    '15s',
-    '--temporal-poll-interval',
-    '500ms',
-    '--temporal-cool-off',
-    '1s',
-    '--temporal-tasks-per-worker',
-    '5',
-    '--region',
-    'us-east-1',
-    '--endpoint-url',
-    fixture.endpoint.url,
-    '--metrics',
-    'off',
-  ];
+  const args = [...spilloverOnlyArgs(fixture, TASK_QUEUE), '--temporal-max-workers', '2', '--temporal-worker-lifetime', '15s'];
   log(`workerless ${args.join(' ')} --temporal-address ${fixture.server.address}`);
   const daemon = startWorkerless([...args, '--temporal-address', fixture.server.address], {
     AWS_ACCESS_KEY_ID: 'test',

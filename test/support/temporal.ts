@@ -14,7 +14,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort } from './http.ts';
 import { startLambdaEndpoint, type FunctionSpec, type LambdaEndpoint } from './lambda-endpoint/server.ts';
@@ -128,6 +128,8 @@ export interface TemporalFixture {
   readonly endpoint: LambdaEndpoint;
   /** A client connection to the server. */
   readonly connection: Connection;
+  /** A workflow client on that connection, in the server's namespace. */
+  readonly client: Client;
   /** The example workflows, bundled, for the handler and for any in-test Worker. */
   readonly bundlePath: string;
   /** Stops all of it (and awaits it) and removes the temporary directory. */
@@ -180,11 +182,64 @@ export async function startTemporalFixture(options: TemporalFixtureOptions): Pro
       handlerOutput: process.env['WORKERLESS_TEST_VERBOSE'] ? 'stderr' : 'ignore',
     });
     connection = await Connection.connect({ address: started.address });
-    return { server: started, endpoint, connection, bundlePath, stop };
+    const client = new Client({ connection, namespace: started.namespace });
+    return { server: started, endpoint, connection, client, bundlePath, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+export interface OrderWorkflowsOptions {
+  taskQueue: string;
+  count: number;
+  /** How long each order's activity works. */
+  workMs: number;
+  /** Workflow ids are `<idPrefix>-<i>-<now>`; default the task queue. */
+  idPrefix?: string;
+  /** The workflows' execution timeout; default 2 minutes. */
+  executionTimeoutMs?: number;
+}
+
+/** Starts `count` of the example's orderWorkflow (orders `order-0`, `order-1`...) and returns their handles. */
+export async function startOrderWorkflows(client: Client, options: OrderWorkflowsOptions): Promise<WorkflowHandle[]> {
+  const { taskQueue, count, workMs, idPrefix = taskQueue, executionTimeoutMs = 120_000 } = options;
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      client.workflow.start('orderWorkflow', {
+        taskQueue,
+        workflowId: `${idPrefix}-${i}-${Date.now()}`,
+        args: [{ orderId: `order-${i}`, workMs }],
+        workflowExecutionTimeout: executionTimeoutMs,
+      }),
+    ),
+  );
+}
+
+/**
+ * The CLI's flags for spillover only (no SQS queues) on one task queue of the fixture: its 'temporal-worker'
+ * through its Lambda endpoint, quick polls and cool-off, no metrics. The Temporal address, maximum and worker
+ * lifetime are left to the caller (as flags or WORKERLESS_TEMPORAL_* env).
+ */
+export function spilloverOnlyArgs(fixture: Pick<TemporalFixture, 'endpoint'>, taskQueue: string): string[] {
+  return [
+    '--temporal-task-queues',
+    taskQueue,
+    '--temporal-function',
+    'temporal-worker',
+    '--temporal-poll-interval',
+    '500ms',
+    '--temporal-cool-off',
+    '1s',
+    '--temporal-tasks-per-worker',
+    '5',
+    '--region',
+    'us-east-1',
+    '--endpoint-url',
+    fixture.endpoint.url,
+    '--metrics',
+    'off',
+  ];
 }
 
 /**

@@ -2,8 +2,13 @@
 // it invokes the example worker through the test Lambda endpoint, and SIGTERM stops it promptly with exit 0.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@temporalio/client';
-import { startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
+import {
+  spilloverOnlyArgs,
+  startOrderWorkflows,
+  startTemporalFixture,
+  startWorkerless,
+  type TemporalFixture,
+} from '../../support/temporal.ts';
 
 const TASK_QUEUE = 'cli-spillover';
 
@@ -19,46 +24,22 @@ after(async () => {
 
 describe('workerless CLI with Temporal spillover only', { timeout: 120_000 }, () => {
   it('runs without SQS queues, completes the workflows through Lambda workers, and stops on SIGTERM', async () => {
-    const workerless = startWorkerless(
-      [
-        '--temporal-task-queues',
-        TASK_QUEUE,
-        '--temporal-function',
-        'temporal-worker',
-        '--temporal-poll-interval',
-        '500ms',
-        '--temporal-cool-off',
-        '1s',
-        '--temporal-tasks-per-worker',
-        '5',
-        '--region',
-        'us-east-1',
-        '--endpoint-url',
-        fixture.endpoint.url,
-        '--metrics',
-        'off',
-      ],
-      {
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        // From the environment, as a deployment would set them.
-        WORKERLESS_TEMPORAL_ADDRESS: fixture.server.address,
-        WORKERLESS_TEMPORAL_MAX_WORKERS: '2',
-        WORKERLESS_TEMPORAL_WORKER_LIFETIME: '15s',
-      },
-    );
+    const workerless = startWorkerless(spilloverOnlyArgs(fixture, TASK_QUEUE), {
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      // From the environment, as a deployment would set them.
+      WORKERLESS_TEMPORAL_ADDRESS: fixture.server.address,
+      WORKERLESS_TEMPORAL_MAX_WORKERS: '2',
+      WORKERLESS_TEMPORAL_WORKER_LIFETIME: '15s',
+    });
     try {
-      const client = new Client({ connection: fixture.connection });
-      const handles = await Promise.all(
-        Array.from({ length: 4 }, (_, i) =>
-          client.workflow.start('orderWorkflow', {
-            taskQueue: TASK_QUEUE,
-            workflowId: `cli-${i}-${Date.now()}`,
-            args: [{ orderId: `cli-${i}`, workMs: 100 }],
-            workflowExecutionTimeout: '1 minute',
-          }),
-        ),
-      );
+      const handles = await startOrderWorkflows(fixture.client, {
+        taskQueue: TASK_QUEUE,
+        count: 4,
+        workMs: 100,
+        idPrefix: 'cli',
+        executionTimeoutMs: 60_000,
+      });
       const results = await Promise.all(handles.map((h) => h.result()));
       assert.equal(results.length, 4);
       const invoked = fixture.endpoint.invocations.filter((r) => r.functionName === 'temporal-worker');

@@ -5,35 +5,27 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { pino } from 'pino';
-import * as activities from '../../../examples/temporal-lambda-worker/activities.ts';
-import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
-import type { TemporalConfig } from '../../../src/temporal/options.ts';
-import { runTemporalSpillover } from '../../../src/temporal/spillover.ts';
-import type { InvocationRecord, LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
-import { startTemporalFixture, type TemporalDevServer, type TemporalFixture } from '../../support/temporal.ts';
+import type { Client, Connection } from '@temporalio/client';
+import type { LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { startOrderWorkflows, type TemporalDevServer } from '../../support/temporal.ts';
+import { startSpilloverBed, type SpilloverBed } from '../../support/temporal-spillover.ts';
 
 const TIMEOUT_SEC = 20;
 const CRASHING = fileURLToPath(new URL('./crashing-worker.ts', import.meta.url));
 const QUEUES = ['v2-age', 'v2-crash', 'v2-cap-a', 'v2-cap-b', 'v2-versioned'];
 
-let fixture: TemporalFixture;
+let bed: SpilloverBed;
 let server: TemporalDevServer;
 let endpoint: LambdaEndpoint;
-let lambda: LambdaClient;
 let connection: Connection;
 let client: Client;
-let bundlePath: string;
 
 before(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  fixture = await startTemporalFixture({
+  bed = await startSpilloverBed({
     taskQueues: QUEUES,
     tmpPrefix: 'workerless-temporal-v2-',
     workerTimeoutSec: TIMEOUT_SEC,
+    workerStartTimeoutMs: 10_000,
     extraFunctions: (worker) => ({
       // Many activity slots: until it crashes it never stops polling because its slots are full.
       'temporal-worker-crashing': {
@@ -47,111 +39,29 @@ before(async () => {
       'temporal-worker-versioned': { ...worker },
     }),
   });
-  ({ server, endpoint, connection, bundlePath } = fixture);
-  lambda = new LambdaClient({
-    endpoint: endpoint.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
-  client = new Client({ connection, namespace: server.namespace });
+  ({ server, endpoint, connection, client } = bed.fixture);
 });
 
 after(async () => {
-  lambda?.destroy();
-  await fixture?.stop();
+  await bed?.stop();
 });
-
-function spilloverConfig(overrides: Partial<TemporalConfig>): TemporalConfig {
-  return {
-    address: server.address,
-    namespace: server.namespace,
-    taskQueues: [],
-    functionName: 'temporal-worker',
-    maxWorkers: 2,
-    maxWorkersTotal: undefined,
-    workerLifetimeMs: TIMEOUT_SEC * 1000,
-    workerStartTimeoutMs: 10_000,
-    pollIntervalMs: 500,
-    backlogThreshold: 0,
-    maxBacklogAgeMs: undefined,
-    coolOffMs: 1_500,
-    tasksPerWorker: 2,
-    versionFunctions: {},
-    tls: undefined,
-    apiKey: undefined,
-    ...overrides,
-  };
-}
-
-function runSpillover(config: TemporalConfig) {
-  const metrics: MetricDatum[] = [];
-  const logs: Array<Record<string, unknown>> = [];
-  const controller = new AbortController();
-  const logger = pino({ level: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const running = runTemporalSpillover(config, { logger, metrics: { record: (d) => metrics.push(d) }, lambda }, controller.signal);
-  return {
-    metrics,
-    logs,
-    async stop(): Promise<void> {
-      controller.abort();
-      await running;
-    },
-  };
-}
-
-async function startOrders(taskQueue: string, count: number, workMs: number, prefix = taskQueue): Promise<WorkflowHandle[]> {
-  return Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      client.workflow.start('orderWorkflow', {
-        taskQueue,
-        workflowId: `${prefix}-${i}-${Date.now()}`,
-        args: [{ orderId: `order-${i}`, workMs }],
-        workflowExecutionTimeout: '2 minutes',
-      }),
-    ),
-  );
-}
-
-function invocationsOf(functionName: string, taskQueue?: string): InvocationRecord[] {
-  return endpoint.invocations.filter(
-    (r) =>
-      r.functionName === functionName &&
-      (taskQueue === undefined || (r.payload as { taskQueue?: unknown } | null)?.taskQueue === taskQueue),
-  );
-}
-
-async function longLivedWorker(taskQueue: string, options: Partial<WorkerOptions> = {}) {
-  const workerConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await Worker.create({
-    connection: workerConnection,
-    namespace: server.namespace,
-    taskQueue,
-    workflowBundle: { codePath: bundlePath },
-    activities,
-    ...options,
-  });
-  return { worker, close: () => workerConnection.close() };
-}
 
 describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 150_000 }, () => {
   it('spills over on backlog age while a long-lived worker keeps the count under the threshold', async () => {
     const taskQueue = 'v2-age';
     // One activity slot, 5 s activities: at most a few tasks wait, but each waits about 5 s.
-    const { worker, close } = await longLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
-    const spillover = runSpillover(
-      spilloverConfig({ taskQueues: [taskQueue], backlogThreshold: 10, maxBacklogAgeMs: 2_000, maxWorkers: 1 }),
-    );
+    const { worker, close } = await bed.startLongLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], backlogThreshold: 10, maxBacklogAgeMs: 2_000, maxWorkers: 1 }));
     try {
       let startedAt = 0;
       await worker.runUntil(async () => {
         await sleep(1_000);
         startedAt = Date.now();
-        const handles = await startOrders(taskQueue, 3, 5_000);
-        await endpoint.waitFor(() => invocationsOf('temporal-worker', taskQueue).length > 0, 20_000);
+        const handles = await startOrderWorkflows(client, { taskQueue, count: 3, workMs: 5_000 });
+        await endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 20_000);
         await Promise.all(handles.map((h) => h.result()));
       });
-      const first = invocationsOf('temporal-worker', taskQueue)[0];
+      const first = bed.invocations('temporal-worker', taskQueue)[0];
       const firstMs = (first?.startedAt ?? 0) - startedAt;
       const log = spillover.logs.find((l) => l['msg'] === 'workers invoked');
       assert.equal(log?.['reason'], 'backlog-age', 'spilled over on age, not on count');
@@ -175,26 +85,26 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
   it('replaces a crashed worker from the pollers within poll interval + stale window + cool-off, not after its lifetime', async () => {
     const taskQueue = 'v2-crash';
     const functionName = 'temporal-worker-crashing';
-    const config = spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 1, tasksPerWorker: 100, workerLifetimeMs: 60_000 });
-    const spillover = runSpillover(config);
+    const config = bed.config({ taskQueues: [taskQueue], functionName, maxWorkers: 1, tasksPerWorker: 100, workerLifetimeMs: 60_000 });
+    const spillover = bed.run(config);
     // A steady trickle of workflows: after the crash, tasks wait again, as they would in production.
     let trickling = true;
     const trickle = (async () => {
       for (let i = 0; trickling; i++) {
-        await startOrders(taskQueue, 1, 100, `${taskQueue}-${i}`);
+        await startOrderWorkflows(client, { taskQueue, count: 1, workMs: 100, idPrefix: `${taskQueue}-${i}` });
         await sleep(250);
       }
     })();
     try {
       await endpoint
-        .waitFor(() => invocationsOf(functionName).length >= 2, 40_000)
+        .waitFor(() => bed.invocations(functionName).length >= 2, 40_000)
         .catch((err: unknown) => {
           const seen = spillover.logs.filter((l) => l['msg'] !== 'task queue observed' || Number(l['backlog']) > 0).slice(-15);
           throw new Error(
-            `${String(err)}; invocations ${JSON.stringify(invocationsOf(functionName).map((r) => [r.status, r.startedAt, r.endedAt]))}; logs ${JSON.stringify(seen)}`,
+            `${String(err)}; invocations ${JSON.stringify(bed.invocations(functionName).map((r) => [r.status, r.startedAt, r.endedAt]))}; logs ${JSON.stringify(seen)}`,
           );
         });
-      const [crashed, replacement] = invocationsOf(functionName);
+      const [crashed, replacement] = bed.invocations(functionName);
       assert.equal(crashed?.status, 'crash', 'the first worker died');
       const crashAt = crashed?.endedAt ?? 0;
       const replacedMs = (replacement?.startedAt ?? 0) - crashAt;
@@ -217,7 +127,7 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
   it('never has more workers alive on two busy task queues together than --temporal-max-workers-total', async () => {
     const functionName = 'temporal-worker-capped';
     // Start timeout = lifetime: on a loaded machine a cold start can outlast a short one (see the crash test for losses).
-    const config = spilloverConfig({
+    const config = bed.config({
       taskQueues: ['v2-cap-a', 'v2-cap-b'],
       functionName,
       maxWorkers: 3,
@@ -225,12 +135,15 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       tasksPerWorker: 1,
       workerStartTimeoutMs: TIMEOUT_SEC * 1000,
     });
-    const spillover = runSpillover(config);
+    const spillover = bed.run(config);
     try {
-      const handles = [...(await startOrders('v2-cap-a', 6, 1_000)), ...(await startOrders('v2-cap-b', 6, 1_000))];
+      const handles = [
+        ...(await startOrderWorkflows(client, { taskQueue: 'v2-cap-a', count: 6, workMs: 1_000 })),
+        ...(await startOrderWorkflows(client, { taskQueue: 'v2-cap-b', count: 6, workMs: 1_000 })),
+      ];
       await Promise.all(handles.map((h) => h.result()));
       const peak = endpoint.peakConcurrency(functionName);
-      const perQueue = ['v2-cap-a', 'v2-cap-b'].map((q) => invocationsOf(functionName, q).length);
+      const perQueue = ['v2-cap-a', 'v2-cap-b'].map((q) => bed.invocations(functionName, q).length);
       console.log(
         `# global cap: peak ${peak} workers alive together (limit 2, per-queue limit 3), invocations per queue ${perQueue.join(' + ')}`,
       );
@@ -249,7 +162,7 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     const deploymentName = 'orders-v2e2e';
     // Register both versions as a deploy pipeline would, then make v1 current and ramp 50 % to v2.
     for (const buildId of ['v1', 'v2']) {
-      const { worker, close } = await longLivedWorker(taskQueue, {
+      const { worker, close } = await bed.startLongLivedWorker(taskQueue, {
         workerDeploymentOptions: {
           useWorkerVersioning: true,
           version: { deploymentName, buildId },
@@ -294,25 +207,25 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     );
 
     const functionName = 'temporal-worker-versioned';
-    const config = spilloverConfig({
+    const config = bed.config({
       taskQueues: [taskQueue],
       functionName: 'temporal-worker',
       maxWorkers: 4,
       versionFunctions: { v1: `${functionName}:v1`, v2: `${functionName}:v2` },
     });
-    const spillover = runSpillover(config);
+    const spillover = bed.run(config);
     try {
-      const handles = await startOrders(taskQueue, 12, 300);
+      const handles = await startOrderWorkflows(client, { taskQueue, count: 12, workMs: 300 });
       await Promise.all(handles.map((h) => h.result()));
       const ranOn = await Promise.all(
         handles.map(async (h) => (await h.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId),
       );
-      const invoked = invocationsOf(functionName, taskQueue);
+      const invoked = bed.invocations(functionName, taskQueue);
       const byAlias = (alias: string) => invoked.filter((r) => r.qualifier === alias);
       console.log(
         `# versioned: workflows on v1 ${ranOn.filter((b) => b === 'v1').length}, on v2 ${ranOn.filter((b) => b === 'v2').length}; invocations :v1 ${byAlias('v1').length}, :v2 ${byAlias('v2').length}`,
       );
-      assert.equal(invocationsOf('temporal-worker', taskQueue).length, 0, 'the unqualified function was not used');
+      assert.equal(bed.invocations('temporal-worker', taskQueue).length, 0, 'the unqualified function was not used');
       for (const alias of ['v1', 'v2']) {
         assert.ok(byAlias(alias).length >= 1, `alias ${alias} invoked`);
         assert.ok(

@@ -3,16 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { pino } from 'pino';
-import * as activities from '../../../examples/temporal-lambda-worker/activities.ts';
+import type { Client, Connection } from '@temporalio/client';
 import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
-import type { TemporalConfig } from '../../../src/temporal/options.ts';
-import { runTemporalSpillover } from '../../../src/temporal/spillover.ts';
-import type { InvocationRecord, LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
-import { startTemporalFixture, type TemporalDevServer, type TemporalFixture } from '../../support/temporal.ts';
+import type { LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { startOrderWorkflows, type TemporalDevServer } from '../../support/temporal.ts';
+import { startSpilloverBed, type SpilloverBed } from '../../support/temporal-spillover.ts';
 
 /** The function timeout, and so the worker lifetime workerless assumes. */
 const TIMEOUT_SEC = 20;
@@ -20,21 +15,20 @@ const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill
 /** Worker Versioning: the versioned function serves this deployment version. */
 const DEPLOYMENT = { deploymentName: 'orders-e2e', buildId: 'v1' };
 
-let fixture: TemporalFixture;
+let bed: SpilloverBed;
 let server: TemporalDevServer;
 let endpoint: LambdaEndpoint;
-let lambda: LambdaClient;
 let connection: Connection;
 let client: Client;
-let bundlePath: string;
 
 before(async () => {
-  // Silence the SDK's own INFO lines; failures still surface through assertions.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  fixture = await startTemporalFixture({
+  bed = await startSpilloverBed({
     taskQueues: QUEUES,
     tmpPrefix: 'workerless-temporal-',
     workerTimeoutSec: TIMEOUT_SEC,
+    // As long as the lifetime: these tests are about the backlog; losing workers that never started (a
+    // throttled function, a slow cold start on a loaded machine) is proven in spillover-v2.test.ts.
+    workerStartTimeoutMs: TIMEOUT_SEC * 1000,
     extraFunctions: (worker) => ({
       'temporal-worker-throttled': { ...worker, reservedConcurrency: 0 },
       'temporal-worker-v1': {
@@ -43,101 +37,12 @@ before(async () => {
       },
     }),
   });
-  ({ server, endpoint, connection, bundlePath } = fixture);
-  lambda = new LambdaClient({
-    endpoint: endpoint.url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    maxAttempts: 1,
-  });
-  client = new Client({ connection, namespace: server.namespace });
+  ({ server, endpoint, connection, client } = bed.fixture);
 });
 
 after(async () => {
-  lambda?.destroy();
-  await fixture?.stop();
+  await bed?.stop();
 });
-
-function spilloverConfig(overrides: Partial<TemporalConfig>): TemporalConfig {
-  return {
-    address: server.address,
-    namespace: server.namespace,
-    taskQueues: [],
-    functionName: 'temporal-worker',
-    maxWorkers: 2,
-    maxWorkersTotal: undefined,
-    workerLifetimeMs: TIMEOUT_SEC * 1000,
-    // As long as the lifetime: these tests are about the backlog; losing workers that never started (a
-    // throttled function, a slow cold start on a loaded machine) is proven in spillover-v2.test.ts.
-    workerStartTimeoutMs: TIMEOUT_SEC * 1000,
-    pollIntervalMs: 500,
-    backlogThreshold: 0,
-    maxBacklogAgeMs: undefined,
-    coolOffMs: 1_500,
-    tasksPerWorker: 2,
-    versionFunctions: {},
-    tls: undefined,
-    apiKey: undefined,
-    ...overrides,
-  };
-}
-
-/** Runs the controller in the background; stop() aborts it and reports how long it took to resolve. */
-function runSpillover(config: TemporalConfig) {
-  const metrics: MetricDatum[] = [];
-  const logs: Array<Record<string, unknown>> = [];
-  const controller = new AbortController();
-  const logger = pino({ level: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const running = runTemporalSpillover(config, { logger, metrics: { record: (d) => metrics.push(d) }, lambda }, controller.signal);
-  return {
-    metrics,
-    logs,
-    async stop(): Promise<number> {
-      const at = Date.now();
-      controller.abort();
-      await running;
-      return Date.now() - at;
-    },
-  };
-}
-
-async function startOrders(taskQueue: string, count: number, workMs: number): Promise<Array<WorkflowHandle>> {
-  return Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      client.workflow.start('orderWorkflow', {
-        taskQueue,
-        workflowId: `${taskQueue}-${i}-${Date.now()}`,
-        args: [{ orderId: `order-${i}`, workMs }],
-        workflowExecutionTimeout: '2 minutes',
-      }),
-    ),
-  );
-}
-
-function invocationsFor(taskQueue: string, functionName = 'temporal-worker'): InvocationRecord[] {
-  return endpoint.invocations.filter(
-    (r) => r.functionName === functionName && (r.payload as { taskQueue?: unknown } | null)?.taskQueue === taskQueue,
-  );
-}
-
-/** A long-lived worker for the example workflows and activities, outside Lambda; close() closes its connection. */
-async function startLongLivedWorker(taskQueue: string, options: Partial<WorkerOptions> = {}) {
-  const workerConnection = await NativeConnection.connect({ address: server.address });
-  try {
-    const worker = await Worker.create({
-      connection: workerConnection,
-      namespace: server.namespace,
-      taskQueue,
-      workflowBundle: { codePath: bundlePath },
-      activities,
-      ...options,
-    });
-    return { worker, close: () => workerConnection.close() };
-  } catch (err) {
-    await workerConnection.close();
-    throw err;
-  }
-}
 
 function total(metrics: readonly MetricDatum[], name: string): number {
   return metrics.filter((m) => m.name === name).reduce((sum, m) => sum + m.value, 0);
@@ -146,17 +51,17 @@ function total(metrics: readonly MetricDatum[], name: string): number {
 describe('Temporal spillover against a real server and Lambda endpoint', { timeout: 180_000 }, () => {
   it('invokes workers for a queue with no worker until every workflow completes, never above the maximum', async () => {
     const taskQueue = 'spill-no-worker';
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], maxWorkers: 2 }));
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], maxWorkers: 2 }));
     try {
       const startedAt = Date.now();
-      const handles = await startOrders(taskQueue, 8, 300);
-      await endpoint.waitFor(() => invocationsFor(taskQueue).length > 0, 15_000);
-      const firstInvocationMs = (invocationsFor(taskQueue)[0]?.startedAt ?? 0) - startedAt;
+      const handles = await startOrderWorkflows(client, { taskQueue, count: 8, workMs: 300 });
+      await endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 15_000);
+      const firstInvocationMs = (bed.invocations('temporal-worker', taskQueue)[0]?.startedAt ?? 0) - startedAt;
       const results = await Promise.all(handles.map((h) => h.result()));
       const completedMs = Date.now() - startedAt;
       assert.deepEqual(results.sort(), Array.from({ length: 8 }, (_, i) => `processed order-${i}`).sort());
 
-      const invoked = invocationsFor(taskQueue);
+      const invoked = bed.invocations('temporal-worker', taskQueue);
       assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
       assert.ok(invoked.every((r) => r.invocationType === 'Event' && r.statusCode === 202));
       assert.ok(endpoint.peakConcurrency('temporal-worker') <= 2);
@@ -175,18 +80,18 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
 
   it('invokes nothing while a long-lived worker keeps up', async () => {
     const taskQueue = 'spill-long-lived';
-    const { worker, close } = await startLongLivedWorker(taskQueue);
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue] }));
+    const { worker, close } = await bed.startLongLivedWorker(taskQueue);
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue] }));
     try {
       await worker.runUntil(async () => {
         // Let the worker's polls register before the first reading, as with a fleet that is already up.
         await sleep(1_000);
-        const handles = await startOrders(taskQueue, 8, 200);
+        const handles = await startOrderWorkflows(client, { taskQueue, count: 8, workMs: 200 });
         await Promise.all(handles.map((h) => h.result()));
         // Keep watching longer than the cool-off: a late reading must not trigger anything either.
         await sleep(3_000);
       });
-      assert.equal(invocationsFor(taskQueue).length, 0);
+      assert.equal(bed.invocations('temporal-worker', taskQueue).length, 0);
       assert.equal(total(spillover.metrics, 'WorkersInvoked'), 0);
       assert.ok(spillover.metrics.filter((m) => m.name === 'Backlog').length >= 5, 'kept reading the queue');
     } finally {
@@ -198,19 +103,19 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
   it('joins a long-lived worker that cannot keep up, once the backlog outlasts the cool-off', async () => {
     const taskQueue = 'spill-saturated';
     // One activity at a time: 6 activities of 1.5 s would take 9 s on this worker alone.
-    const { worker, close } = await startLongLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], maxWorkers: 2 }));
+    const { worker, close } = await bed.startLongLivedWorker(taskQueue, { maxConcurrentActivityTaskExecutions: 1 });
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], maxWorkers: 2 }));
     try {
       let startedAt = 0;
       let doneMs = 0;
       await worker.runUntil(async () => {
         await sleep(1_000);
         startedAt = Date.now();
-        const handles = await startOrders(taskQueue, 6, 1_500);
+        const handles = await startOrderWorkflows(client, { taskQueue, count: 6, workMs: 1_500 });
         await Promise.all(handles.map((h) => h.result()));
         doneMs = Date.now() - startedAt;
       });
-      const invoked = invocationsFor(taskQueue);
+      const invoked = bed.invocations('temporal-worker', taskQueue);
       const firstMs = (invoked[0]?.startedAt ?? 0) - startedAt;
       console.log(
         `# saturated: first invocation after ${firstMs} ms, all 6 done after ${doneMs} ms (9 s+ alone), ${invoked.length} invocations (max 2)`,
@@ -227,11 +132,11 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
   it('completes the workflows once a throttled function gets capacity back', async () => {
     const taskQueue = 'spill-throttled';
     const functionName = 'temporal-worker-throttled';
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
     try {
-      const handles = await startOrders(taskQueue, 4, 200);
+      const handles = await startOrderWorkflows(client, { taskQueue, count: 4, workMs: 200 });
       // Lambda accepts Event invocations (202) and queues them while reserved concurrency is exhausted.
-      await endpoint.waitFor(() => invocationsFor(taskQueue, functionName).length > 0, 15_000);
+      await endpoint.waitFor(() => bed.invocations(functionName, taskQueue).length > 0, 15_000);
       await sleep(3_000);
       assert.equal(endpoint.inFlight(functionName), 0, 'nothing runs while throttled');
       const described = await Promise.all(handles.map((h) => h.describe()));
@@ -239,13 +144,13 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
         described.every((d) => d.status.name === 'RUNNING'),
         'no workflow progressed while throttled',
       );
-      const queued = invocationsFor(taskQueue, functionName).length;
+      const queued = bed.invocations(functionName, taskQueue).length;
       assert.ok(queued <= 2, `invocations while throttled: ${queued}`);
 
       const restoredAt = Date.now();
       endpoint.setReservedConcurrency(functionName, 2);
       await Promise.all(handles.map((h) => h.result()));
-      const invoked = invocationsFor(taskQueue, functionName);
+      const invoked = bed.invocations(functionName, taskQueue);
       assert.ok(invoked.length <= 2, `invocations: ${invoked.length}`);
       assert.ok(endpoint.peakConcurrency(functionName) <= 2);
       console.log(`# throttled: all done ${Date.now() - restoredAt} ms after capacity returned, ${invoked.length} invocations (max 2)`);
@@ -258,7 +163,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     const taskQueue = 'spill-versioned';
     const functionName = 'temporal-worker-v1';
     // Register the deployment version with a short-lived worker and make it current, as a deploy pipeline would.
-    const { worker, close } = await startLongLivedWorker(taskQueue, {
+    const { worker, close } = await bed.startLongLivedWorker(taskQueue, {
       workerDeploymentOptions: { useWorkerVersioning: true, version: DEPLOYMENT, defaultVersioningBehavior: 'AUTO_UPGRADE' },
     });
     await worker.runUntil(async () => {
@@ -285,12 +190,12 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     });
     await close();
 
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
     try {
-      const handles = await startOrders(taskQueue, 4, 200);
+      const handles = await startOrderWorkflows(client, { taskQueue, count: 4, workMs: 200 });
       const results = await Promise.all(handles.map((h) => h.result()));
       assert.equal(results.length, 4);
-      const invoked = invocationsFor(taskQueue, functionName);
+      const invoked = bed.invocations(functionName, taskQueue);
       assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
       const described = await handles[0]?.describe();
       const versioning = described?.raw.workflowExecutionInfo?.versioningInfo;
@@ -302,10 +207,10 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
 
   it('logs and counts refused invocations of a missing function, keeps watching, and stops promptly', async () => {
     const taskQueue = 'spill-missing';
-    const spillover = runSpillover(spilloverConfig({ taskQueues: [taskQueue], functionName: 'no-such-function' }));
+    const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName: 'no-such-function' }));
     let stopMs = Number.NaN;
     try {
-      await startOrders(taskQueue, 1, 0);
+      await startOrderWorkflows(client, { taskQueue, count: 1, workMs: 0 });
       const deadline = Date.now() + 15_000;
       while (total(spillover.metrics, 'InvocationsRefused') === 0 && Date.now() < deadline) await sleep(100);
       await sleep(2_000);

@@ -3,12 +3,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@temporalio/client';
 import { awsTestEnv, countMessages, createQueue, deleteQueue, sendMessages, type TestQueue } from '../../support/aws.ts';
+import { until } from '../../support/factories.ts';
 import { freePort } from '../../support/http.ts';
-import { startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
+import { startOrderWorkflows, startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TASK_QUEUE = 'sqs-and-temporal';
@@ -29,13 +28,34 @@ after(async () => {
   await fixture?.stop();
 });
 
-async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
+/** The CLI with SQS (`queueName` to 'echo') and spillover (TASK_QUEUE to 'temporal-worker' at `temporalAddress`). */
+function startSqsAndTemporal(queueName: string, temporalAddress: string, extraArgs: string[]) {
+  return startWorkerless(
+    [
+      '--queues',
+      queueName,
+      '--function',
+      'echo',
+      '--poll-for',
+      '1',
+      '--temporal-address',
+      temporalAddress,
+      '--temporal-task-queues',
+      TASK_QUEUE,
+      '--temporal-function',
+      'temporal-worker',
+      '--temporal-poll-interval',
+      '500ms',
+      '--metrics',
+      'off',
+      ...extraArgs,
+    ],
+    awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }),
+  );
 }
+
+/** How many times the SQS side has invoked 'echo' so far. */
+const echoInvocations = () => fixture.endpoint.invocations.filter((r) => r.functionName === 'echo').length;
 
 describe('SQS dispatching and Temporal spillover in one process', { timeout: 120_000 }, () => {
   it('dispatches SQS messages and completes Temporal workflows side by side', async () => {
@@ -45,53 +65,30 @@ describe('SQS dispatching and Temporal spillover in one process', { timeout: 120
       queue.url,
       Array.from({ length: 5 }, (_, i) => ({ body: `m${i}` })),
     );
-    const workerless = startWorkerless(
-      [
-        '--queues',
-        queue.name,
-        '--function',
-        'echo',
-        '--poll-for',
-        '1',
-        '--temporal-address',
-        fixture.server.address,
-        '--temporal-task-queues',
-        TASK_QUEUE,
-        '--temporal-function',
-        'temporal-worker',
-        '--temporal-poll-interval',
-        '500ms',
-        '--temporal-cool-off',
-        '1s',
-        '--temporal-worker-lifetime',
-        '15s',
-        '--temporal-max-workers',
-        '2',
-        '--metrics',
-        'off',
-      ],
-      awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }),
-    );
+    const workerless = startSqsAndTemporal(queue.name, fixture.server.address, [
+      '--temporal-cool-off',
+      '1s',
+      '--temporal-worker-lifetime',
+      '15s',
+      '--temporal-max-workers',
+      '2',
+    ]);
     let result: { code: number | null; stopMs: number } | undefined;
     try {
-      const client = new Client({ connection: fixture.connection });
-      const handles = await Promise.all(
-        Array.from({ length: 3 }, (_, i) =>
-          client.workflow.start('orderWorkflow', {
-            taskQueue: TASK_QUEUE,
-            workflowId: `both-${i}-${Date.now()}`,
-            args: [{ orderId: `both-${i}`, workMs: 100 }],
-            workflowExecutionTimeout: '1 minute',
-          }),
-        ),
-      );
+      const handles = await startOrderWorkflows(fixture.client, {
+        taskQueue: TASK_QUEUE,
+        count: 3,
+        workMs: 100,
+        idPrefix: 'both',
+        executionTimeoutMs: 60_000,
+      });
       await Promise.all(handles.map((h) => h.result()));
-      await waitUntil(async () => (await countMessages(queue.url)) === 0, 30_000, 'the SQS queue to drain');
+      await until(async () => (await countMessages(queue.url)) === 0, 30_000, 'the SQS queue to drain', 200);
     } finally {
       result = await workerless.stop();
     }
     assert.equal(result.code, 0, workerless.output());
-    assert.equal(fixture.endpoint.invocations.filter((r) => r.functionName === 'echo').length, 5);
+    assert.equal(echoInvocations(), 5);
     assert.ok(fixture.endpoint.invocations.some((r) => r.functionName === 'temporal-worker'));
   });
 
@@ -99,47 +96,28 @@ describe('SQS dispatching and Temporal spillover in one process', { timeout: 120
     const queue = await createQueue('wl-temporal-down');
     queues.push(queue);
     const closedPort = await freePort();
-    const workerless = startWorkerless(
-      [
-        '--queues',
-        queue.name,
-        '--function',
-        'echo',
-        '--poll-for',
-        '1',
-        '--temporal-address',
-        `127.0.0.1:${closedPort}`,
-        '--temporal-task-queues',
-        TASK_QUEUE,
-        '--temporal-function',
-        'temporal-worker',
-        '--temporal-poll-interval',
-        '500ms',
-        '--metrics',
-        'off',
-      ],
-      awsTestEnv({ lambdaEndpoint: fixture.endpoint.url }),
-    );
+    const workerless = startSqsAndTemporal(queue.name, `127.0.0.1:${closedPort}`, []);
     let result: { code: number | null; stopMs: number } | undefined;
-    const echoBefore = fixture.endpoint.invocations.filter((r) => r.functionName === 'echo').length;
+    const echoBefore = echoInvocations();
     try {
       await sendMessages(
         queue.url,
         Array.from({ length: 4 }, (_, i) => ({ body: `down-${i}` })),
       );
-      await waitUntil(async () => (await countMessages(queue.url)) === 0, 30_000, 'the SQS queue to drain');
+      await until(async () => (await countMessages(queue.url)) === 0, 30_000, 'the SQS queue to drain', 200);
       // The client gives up connecting after its 10 s connect timeout; SQS did not wait for it.
-      await waitUntil(
+      await until(
         () => workerless.logs().some((l) => l['msg'] === 'could not connect to temporal; retrying'),
         30_000,
         'a Temporal connection failure',
+        200,
       );
     } finally {
       result = await workerless.stop();
     }
     assert.equal(result.code, 0, workerless.output());
     assert.ok(result.stopMs < 5_000, `stopped in ${result.stopMs} ms`);
-    assert.equal(fixture.endpoint.invocations.filter((r) => r.functionName === 'echo').length - echoBefore, 4);
+    assert.equal(echoInvocations() - echoBefore, 4);
     const failure = workerless.logs().find((l) => l['msg'] === 'could not connect to temporal; retrying');
     assert.equal(failure?.['address'], `127.0.0.1:${closedPort}`);
     assert.ok(typeof failure?.['retryInMs'] === 'number');
