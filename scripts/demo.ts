@@ -37,9 +37,8 @@ async function fill(perQueue: number): Promise<void> {
   }
 }
 
-async function dispatch(title: string, queues: string, concurrency: number, expected: number): Promise<void> {
-  endpoint.reset();
-  console.log(`\n== ${title}\n   workerless --function workerless-demo --queues ${queues} --concurrency ${concurrency}`);
+/** The built CLI serving `queues` with the demo function (1 s polls, no metrics); its output goes to this terminal. */
+function startDaemon(queues: string, concurrency: number, args: string[]) {
   const cli = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
   const child = spawn(
     process.execPath,
@@ -55,8 +54,7 @@ async function dispatch(title: string, queues: string, concurrency: number, expe
       '1',
       '--metrics',
       'off',
-      '--log-level',
-      'warn',
+      ...args,
     ],
     {
       env: {
@@ -69,6 +67,13 @@ async function dispatch(title: string, queues: string, concurrency: number, expe
     },
   );
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, exited };
+}
+
+async function dispatch(title: string, queues: string, concurrency: number, expected: number): Promise<void> {
+  endpoint.reset();
+  console.log(`\n== ${title}\n   workerless --function workerless-demo --queues ${queues} --concurrency ${concurrency}`);
+  const { child, exited } = startDaemon(queues, concurrency, ['--log-level', 'warn']);
   await endpoint.waitFor((inv) => inv.filter((i) => i.status === 'success').length >= expected, 60_000);
   child.kill('SIGTERM');
   const code = await exited;
@@ -104,37 +109,7 @@ async function statusPage(holdSec: number): Promise<void> {
   const port = await pickPort(Number(process.env['DEMO_HTTP_PORT'] ?? 8080));
   const queues = `${QUEUES[0]}:3,${QUEUES[1]}:2,${QUEUES[2]}:1`;
   console.log(`\n== status page: workerless --function workerless-demo --queues ${queues} --concurrency 2 --http-port ${port}`);
-  const cli = fileURLToPath(new URL('../dist/src/main.js', import.meta.url));
-  const child = spawn(
-    process.execPath,
-    [
-      cli,
-      '--function',
-      'workerless-demo',
-      '--queues',
-      queues,
-      '--concurrency',
-      '2',
-      '--poll-for',
-      '1',
-      '--metrics',
-      'off',
-      '--log-level',
-      'error',
-      '--http-port',
-      String(port),
-    ],
-    {
-      env: {
-        ...process.env,
-        AWS_ENDPOINT_URL_SQS: LOCALSTACK,
-        AWS_ENDPOINT_URL_CLOUDWATCH: LOCALSTACK,
-        AWS_ENDPOINT_URL_LAMBDA: endpoint.url,
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const { child, exited } = startDaemon(queues, 2, ['--log-level', 'error', '--http-port', String(port)]);
   const base = `http://127.0.0.1:${port}`;
   // Ready once the start-up checks passed (or give up when the daemon exited).
   for (let ready = false; !ready && child.exitCode === null;) {
