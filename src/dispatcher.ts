@@ -475,9 +475,10 @@ export class Dispatcher {
     };
     count(messages);
     let receives = 1;
+    let lastReceiveEmpty = false;
     for (;;) {
       const step = nextGatherStep(
-        { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt },
+        { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty },
         this.#window,
         this.#now(),
       );
@@ -500,7 +501,8 @@ export class Dispatcher {
         this.#log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
         return;
       }
-      if (more.length === 0) continue;
+      lastReceiveEmpty = more.length === 0;
+      if (lastReceiveEmpty) continue;
       lease.add(more, this.#now());
       messages.push(...more);
       count(more);

@@ -43,6 +43,8 @@ export interface Gathered {
   readonly largestRecordBytes: number;
   /** When the first receive of the batch returned (epoch ms); the window runs from here. */
   readonly startedAt: number;
+  /** The last receive returned nothing (the queue looks empty for now). */
+  readonly lastReceiveEmpty: boolean;
 }
 
 export type GatherStep =
@@ -67,9 +69,10 @@ export function firstReceiveMax(batchSize: number): number {
  * then splits the payload, as buildSqsEvents does for any batch.)
  *
  * WaitTimeSeconds is whole seconds: a receive long-polls the whole seconds left of the window (at most
- * `maxWaitSec`; a long poll answers as soon as messages arrive); the last partial second is waited out first
- * and then read with a short receive, so the batch is invoked when the window ends with what arrived in it,
- * neither a second early nor a second late.
+ * `maxWaitSec`; a long poll answers as soon as messages arrive). In the last partial second short receives
+ * follow each other while they return messages (a 1 s window on a full queue still fills its batch); once one
+ * comes back empty, the rest of the window is waited out and read with one more short receive, so the batch
+ * is invoked when the window ends with what arrived in it, neither a second early nor a second late.
  */
 export function nextGatherStep(g: Gathered, window: BatchWindow, now: number): GatherStep {
   if (g.count >= window.batchSize) return { action: 'invoke', reason: 'full' };
@@ -80,7 +83,7 @@ export function nextGatherStep(g: Gathered, window: BatchWindow, now: number): G
   const max = Math.min(SQS_RECEIVE_MAX, window.batchSize - g.count, fit);
   if (remainingMs >= 1_000)
     return { action: 'receive', max, waitSec: Math.min(window.maxWaitSec, Math.floor(remainingMs / 1_000)), delayMs: 0 };
-  return { action: 'receive', max, waitSec: 0, delayMs: remainingMs };
+  return { action: 'receive', max, waitSec: 0, delayMs: g.lastReceiveEmpty ? remainingMs : 0 };
 }
 
 /**

@@ -200,9 +200,9 @@ describe('batching window against LocalStack (issue 10)', () => {
     const runs = endpoint.invocations.filter(of('window-visibility'));
     const received = runs.flatMap((i) => records(i));
     const counts = received.map((r) => r.attributes['ApproximateReceiveCount']);
-    const extensions = daemon.logs().filter((l) => String(l['msg']).includes('visibility')).length;
+    const warnings = daemon.logs().filter((l) => String(l['msg']).includes('visibility')).length;
     t.diagnostic(
-      `invocations ${runs.length}, batch sizes ${runs.map((i) => records(i).length).join(', ')}, waits ${runs.map(waitOf).join(', ')} ms; receive counts ${counts.join(',')}; visibility warnings ${extensions}`,
+      `invocations ${runs.length}, batch sizes ${runs.map((i) => records(i).length).join(', ')}, waits ${runs.map(waitOf).join(', ')} ms; receive counts ${counts.join(',')}; visibility warnings ${warnings}`,
     );
     assert.deepEqual(received.map((r) => r.messageId).sort(), [...sent].sort(), 'every message exactly once');
     assert.ok(

@@ -23,6 +23,7 @@ const gathered = (over: Partial<Gathered> = {}): Gathered => ({
   bytes: 10_000,
   largestRecordBytes: 1_000,
   startedAt: T0,
+  lastReceiveEmpty: false,
   ...over,
 });
 
@@ -82,14 +83,32 @@ describe('batch window: what to receive next', () => {
     assert.equal((nextGatherStep(gathered(), window({ maxWaitSec: 1 }), T0) as { waitSec: number }).waitSec, 1);
   });
 
-  it('waits out the last partial second, then reads it with a short receive', () => {
+  it('in the last partial second, short receives follow each other while they return messages', () => {
+    assert.deepEqual(nextGatherStep(gathered(), window({ windowMs: 1_000 }), T0 + 5), {
+      action: 'receive',
+      max: 10,
+      waitSec: 0,
+      delayMs: 0,
+    });
     assert.deepEqual(nextGatherStep(gathered(), window({ windowMs: 2_000 }), T0 + 1_300), {
+      action: 'receive',
+      max: 10,
+      waitSec: 0,
+      delayMs: 0,
+    });
+  });
+
+  it('once the queue looks empty, waits out the last partial second, then reads it with a short receive', () => {
+    const empty = gathered({ lastReceiveEmpty: true });
+    assert.deepEqual(nextGatherStep(empty, window({ windowMs: 2_000 }), T0 + 1_300), {
       action: 'receive',
       max: 10,
       waitSec: 0,
       delayMs: 700,
     });
-    assert.deepEqual(nextGatherStep(gathered(), window({ windowMs: 500 }), T0), { action: 'receive', max: 10, waitSec: 0, delayMs: 500 });
+    assert.deepEqual(nextGatherStep(empty, window({ windowMs: 500 }), T0), { action: 'receive', max: 10, waitSec: 0, delayMs: 500 });
+    // Whole seconds left: a long poll, empty or not.
+    assert.deepEqual(nextGatherStep(empty, window({ windowMs: 2_000 }), T0), { action: 'receive', max: 10, waitSec: 2, delayMs: 0 });
   });
 
   it('before any record is known, asks for a full receive', () => {

@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { FUNCTION_METRICS, SQS_METRICS } from '../../src/metrics/names.ts';
 import { MAX_SYNC_PAYLOAD_BYTES } from '../../src/invoke/sqs-event.ts';
-import { FakeInvoker, message, ok, queue, startDispatcher, until } from '../support/factories.ts';
+import { FakeInvoker, functionError, message, ok, queue, startDispatcher, throttled, until } from '../support/factories.ts';
 
 const sizes = (invoker: FakeInvoker) => invoker.payloads.map((p) => p.Records.length);
 const many = (n: number, body?: string) => Array.from({ length: n }, () => message(body === undefined ? {} : { Body: body }));
@@ -57,6 +57,19 @@ describe('Dispatcher with a batching window', () => {
     assert.ok(starts[2]! >= 1_450, `the last batch waited for its window: ${starts[2]} ms`);
     // DeleteMessageBatch takes 10 entries at most.
     assert.ok(Math.max(...source.deleteCalls) <= 10);
+  });
+
+  it('a 1 s window (the least above 10) on a full queue fills its batch: the last partial second keeps receiving', async () => {
+    const { invoker, starts, reset } = timedInvoker();
+    const { source, stop, running } = startDispatcher([queue('q')], { batchSize: 100, batchWindowMs: 1_000 }, invoker, (s) =>
+      s.push('q', ...many(60)),
+    );
+    reset();
+    await until(() => source.deleted.length === 60, 5_000, 'everything deleted');
+    stop.abort();
+    await running;
+    assert.deepEqual(sizes(invoker), [60]);
+    assert.ok(starts[0]! >= 950 && starts[0]! < 1_500, `invoked at ${starts[0]} ms, window 1000 ms`);
   });
 
   it('a batch is invoked without waiting for the window once the next message would pass 6 MB', async () => {
@@ -146,6 +159,50 @@ describe('Dispatcher with a batching window', () => {
     await running;
     assert.deepEqual(sizes(invoker), [3]);
     assert.ok(starts[0]! < 500);
+  });
+
+  it('each gathering receive is a liveness step of its own, so a long window never looks stuck', async () => {
+    const { source, dispatcher, stop, running } = startDispatcher([queue('q')], { batchSize: 50, batchWindowMs: 60_000 }, undefined, (s) =>
+      s.push('q', message()),
+    );
+    await until(() => dispatcher.loopSteps()[0]?.step === 'gather', 2_000, 'gathering');
+    await delay(2_500);
+    const step = dispatcher.loopSteps()[0]!;
+    assert.equal(step.step, 'gather');
+    // Renewed by each 1 s long poll (--poll-for 1): its deadline is that receive's, not the 60 s window's.
+    assert.ok(Date.now() - step.since < 1_500, `step began ${Date.now() - step.since} ms ago`);
+    assert.ok(step.deadlineAt - Date.now() < 20_000, `deadline in ${step.deadlineAt - Date.now()} ms`);
+    stop.abort();
+    await running;
+    assert.equal(source.deleted.length, 1);
+  });
+
+  it('a batch above 10 is backed off and released in calls of at most 10 entries', async () => {
+    const backedOff = startDispatcher(
+      [queue('q')],
+      { batchSize: 25, batchWindowMs: 1_000, retryBackoff: { baseSec: 5, maxSec: 60, jitter: 0 } },
+      new FakeInvoker(() => functionError()),
+      (s) => s.push('q', ...many(25)),
+    );
+    await until(() => backedOff.source.visibilityChanges.filter((c) => c.timeoutSec === 5).flatMap((c) => c.ids).length === 25);
+    backedOff.stop.abort();
+    await backedOff.running;
+    assert.deepEqual(sizes(backedOff.invoker), [25]);
+    assert.ok(backedOff.source.visibilityChanges.every((c) => c.ids.length <= 10));
+
+    // Throttled until the stop: the whole batch is released (visibility 0) in calls of 10, 10 and 5.
+    const released = startDispatcher([queue('q')], { batchSize: 25, batchWindowMs: 1_000 }, new FakeInvoker(() => throttled()), (s) =>
+      s.push('q', ...many(25)),
+    );
+    await until(() => released.invoker.payloads.length > 0, 3_000, 'an invocation');
+    released.stop.abort();
+    await released.running;
+    const releases = released.source.visibilityChanges.filter((c) => c.timeoutSec === 0);
+    assert.deepEqual(
+      releases.map((c) => c.ids.length),
+      [10, 10, 5],
+    );
+    assert.equal(released.source.visible.get('q')?.length, 25, 'back on the queue');
   });
 
   it('the loop is busy once per batch in the metrics, and every gathered message is counted as polled', async () => {
