@@ -45,6 +45,7 @@ describe('batching window against LocalStack (issue 10)', () => {
         'window-slow': { handler: fixture('record.mjs') },
         'window-size': { handler: fixture('record.mjs') },
         'window-6mb': { handler: fixture('record.mjs') },
+        'window-short': { handler: fixture('record.mjs') },
         'window-visibility': { handler: fixture('record.mjs') },
         'window-sigterm': { handler: fixture('record.mjs') },
       },
@@ -122,6 +123,42 @@ describe('batching window against LocalStack (issue 10)', () => {
     );
     assert.ok(waits[0]! < 2_000 && waits[1]! < 2_000, `full batches waited ${waits[0]} and ${waits[1]} ms`);
     assert.ok(waits[2]! >= 9_950 && waits[2]! <= 10_600, `the last waited ${waits[2]} ms, window 10000 ms`);
+  });
+
+  it('batch size 1000, window 1 s (the least above 10), 300 messages queued: one batch of 300 after 1 s', async (t) => {
+    const q = await createQueue('wl-window-short');
+    await sendMessages(
+      q.url,
+      Array.from({ length: 300 }, (_, i) => `short-${i}`),
+    );
+    const daemon = startDaemon(endpoint.url, [
+      '--function',
+      'window-short',
+      '--queues',
+      q.name,
+      '--concurrency',
+      '1',
+      '--batch-size',
+      '1000',
+      '--batch-window',
+      '1s',
+    ]);
+    await started(daemon);
+    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    const runs = endpoint.invocations.filter(of('window-short'));
+    const sizes = runs.map((i) => records(i).length);
+    const waits = runs.map(waitOf);
+    t.diagnostic(
+      `batch sizes ${sizes.join(', ')}; waits from the first message ${waits.join(', ')} ms; gathered ${JSON.stringify(gatheredLines(daemon.logs()))}`,
+    );
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      300,
+    );
+    // Receives in the window's last partial second follow each other while the queue answers with messages.
+    assert.ok(sizes[0]! >= 250, `first batch ${sizes[0]}`);
+    assert.ok(waits[0]! >= 950 && waits[0]! <= 1_600, `first batch waited ${waits[0]} ms, window 1000 ms`);
   });
 
   it('250 kB messages, batch size 100: no payload above 6 MB, and each batch is invoked once the next message would not fit', async (t) => {
