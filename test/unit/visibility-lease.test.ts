@@ -135,6 +135,52 @@ describe('VisibilityLease', () => {
     await lease.end();
   });
 
+  it('add(): messages gathered later join the lease and are extended from their own receive', async () => {
+    const { source, lease, ids } = setup(1, 4_000);
+    await advance(1_500);
+    const later = [message(), message()];
+    source.know(later);
+    lease.add(later, Date.now());
+    // The first message is due at 2 s, the later ones at 3.5 s; each extension covers every message held.
+    await advance(4_000, 250);
+    assert.deepEqual(
+      source.calls.map((c) => [c.at, c.ids]),
+      [
+        [2_000, [...ids, ...later.map((m) => m.MessageId!)]],
+        [4_000, [...ids, ...later.map((m) => m.MessageId!)]],
+      ],
+    );
+    assert.equal(lease.messages.length, 3);
+    await lease.end();
+    lease.add([message()], Date.now());
+    assert.equal(lease.messages.length, 0, 'a no-op after end()');
+  });
+
+  it('add() while an extension is on its way sends no second call; the next extension covers the new messages', async () => {
+    const { source, lease, ids } = setup(1, 4_000);
+    const held = deferred<EntryFailure[]>();
+    source.respond = (call) => (call.at === 2_000 ? held.promise : []);
+    await advance(2_000);
+    assert.equal(source.calls.length, 1, 'the extension at 2 s is on its way');
+    const later = message();
+    source.know([later]);
+    lease.add([later], Date.now());
+    await advance(500, 100);
+    assert.equal(source.calls.length, 1, 'no call for the messages the first one is extending');
+    held.resolve([]);
+    await flush();
+    // The first message now runs out at 6 s, the added one at 6.5 s: the next extension at 4 s covers both.
+    await advance(2_000, 100);
+    assert.deepEqual(
+      source.calls.map((c) => [c.at, c.ids]),
+      [
+        [2_000, ids],
+        [4_000, [...ids, later.MessageId!]],
+      ],
+    );
+    await lease.end();
+  });
+
   it('with a short timeout, extends when half of it remains', async () => {
     const { source, lease } = setup(1, 4_000);
     await advance(7_000, 500);
