@@ -613,4 +613,40 @@ describe('Receiver', () => {
       assert.equal(source.calls.length, 1);
     });
   });
+
+  describe('more(): gathering a batch over a window', () => {
+    it('asks at most 10 per receive, also for a batch size above 10', async () => {
+      const { source, receiver, stop } = setup({ batchSize: 500, queues: [queue('a')] });
+      source.respond = () => [message()];
+      assert.equal((await receiver.next(stop.signal))?.messages.length, 1);
+      assert.deepEqual(
+        source.calls.map((c) => c.max),
+        [10],
+      );
+    });
+
+    it('receives from the queue with its visibility timeout; a failure backs the queue off and reads as undefined', async () => {
+      const q = queue('a');
+      const { source, lines, receiver, stop } = setup({ queues: [q, queue('b')], visibilityTimeoutSec: 45 });
+      source.respond = () => [message(), message()];
+      assert.equal((await receiver.more(q, 7, 3, stop.signal))?.length, 2);
+      assert.deepEqual(
+        source.calls.map((c) => [c.queue, c.max, c.waitSec, c.visibilityTimeoutSec]),
+        [['a', 7, 3, 45]],
+      );
+      source.respond = () => {
+        throw transient();
+      };
+      assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
+      assert.equal(failureLines(lines).length, 1);
+      // While it backs off, neither more() nor next() sends a receive to it.
+      assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
+      source.respond = () => [];
+      await receiver.next(stop.signal);
+      assert.deepEqual(
+        source.calls.slice(2).map((c) => c.queue),
+        ['b', 'b'],
+      );
+    });
+  });
 });
