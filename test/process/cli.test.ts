@@ -54,8 +54,8 @@ describe('the workerless CLI as a process', () => {
     assert.deepEqual(lines, [
       'workerless: unknown option --concurency (did you mean --concurrency?)',
       'workerless: --queues mixes weighted and unweighted queues (give every queue a weight, or none), got "a:1,b"',
-      'workerless: --poll-for must be an integer from 0 to 20, got "99"',
       'workerless: --batch-size must be an integer from 1 to 10000, got "ten" (from WORKERLESS_BATCH_SIZE)',
+      'workerless: --poll-for must be an integer from 0 to 20, got "99"',
       'Run "workerless --help" for the options.',
     ]);
     assert.equal(run.stdout(), '');
