@@ -4,16 +4,14 @@
 // records (every accepted invocation with its start and end, every 429 it answered); the figures are logged
 // with t.diagnostic and quoted in the README.
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueueWithDlq, messageCounts, sendMessages, type TestQueue } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { eventRecords, functionFixture } from '../support/functions.ts';
 import { freePort } from '../support/http.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 
 const RESERVED = 20;
 const REPLICAS = 3;
@@ -31,12 +29,6 @@ const CONVERGE_MS = 30_000;
  * below it is for CI, which runs the chaos run on the same two cores.
  */
 const MIN_IN_USE = 0.85;
-
-interface Rec {
-  messageId: string;
-  eventSourceARN: string;
-}
-const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
 
 /** The function's invocations in flight, averaged over time between `from` and `to`. */
 function meanInFlight(invocations: readonly InvocationRecord[], from: number, to: number): number {
@@ -61,7 +53,7 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
   const daemons: CliRun[] = [];
   before(async () => {
     endpoint = await startLambdaEndpoint({
-      functions: { budget: { handler: fixture('slow.mjs'), reservedConcurrency: RESERVED, env: { SLOW_MS: String(SLOW_MS) } } },
+      functions: { budget: { handler: functionFixture('slow.mjs'), reservedConcurrency: RESERVED, env: { SLOW_MS: String(SLOW_MS) } } },
     });
   });
   after(async () => {
@@ -109,7 +101,7 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
       () =>
         new Set(
           succeeded()
-            .flatMap(records)
+            .flatMap(eventRecords)
             .map((r) => r.messageId),
         ).size === ids.length,
       240_000,
@@ -122,7 +114,7 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
 
     // Every message processed exactly once, none left, none in a DLQ.
     const done = succeeded()
-      .flatMap(records)
+      .flatMap(eventRecords)
       .map((r) => r.messageId);
     assert.equal(new Set(done).size, ids.length);
     assert.equal(done.length, ids.length, 'no message was invoked twice');
@@ -157,7 +149,7 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
     // Strict order across replicas: once a lower queue is served, at most the invocations already in flight or
     // held (throttled) from a higher one start later; never a higher queue's backlog.
     const startsOf = (q: TestQueue) =>
-      endpoint.invocations.filter((i) => i.status === 'success' && records(i)[0]!.eventSourceARN === q.arn).map((i) => i.startedAt);
+      endpoint.invocations.filter((i) => i.status === 'success' && eventRecords(i)[0]!.eventSourceARN === q.arn).map((i) => i.startedAt);
     const [high, mid, low] = queues.map(startsOf) as [number[], number[], number[]];
     const firstMid = Math.min(...mid);
     const firstLow = Math.min(...low);

@@ -5,23 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { countMessages, createQueue, messageCounts, sendMessages, type TestQueue } from '../support/aws.ts';
+import { bodies, countMessages, createQueue, messageCounts, sendMessages, type TestQueue } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { eventRecords, functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-
-interface Rec {
-  messageId: string;
-  body: string;
-  eventSourceARN: string;
-  attributes: Record<string, string>;
-}
-const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
-const fromQueue = (q: TestQueue) => (inv: InvocationRecord) => records(inv).some((r) => r.eventSourceARN === q.arn);
+const fromQueue = (q: TestQueue) => (inv: InvocationRecord) => eventRecords(inv).some((r) => r.eventSourceARN === q.arn);
 
 /** The most invocations that overlapped in time, from the endpoint's own start and end times. */
 function peakOverlap(invocations: readonly InvocationRecord[]): number {
@@ -48,12 +39,12 @@ describe('delivery control against LocalStack (issue 10)', () => {
   before(async () => {
     endpoint = await startLambdaEndpoint({
       functions: {
-        record: { handler: fixture('record.mjs') },
-        fail: { handler: fixture('fail.mjs') },
+        record: { handler: functionFixture('record.mjs') },
+        fail: { handler: functionFixture('fail.mjs') },
         // Separate names, so the endpoint's per-function counts belong to one test each.
-        'slow-capped': { handler: fixture('slow.mjs'), env: { SLOW_MS: '300' } },
-        'slow-shared': { handler: fixture('slow.mjs'), env: { SLOW_MS: '300' } },
-        'record-rate': { handler: fixture('record.mjs') },
+        'slow-capped': { handler: functionFixture('slow.mjs'), env: { SLOW_MS: '300' } },
+        'slow-shared': { handler: functionFixture('slow.mjs'), env: { SLOW_MS: '300' } },
+        'record-rate': { handler: functionFixture('record.mjs') },
       },
     });
   });
@@ -75,12 +66,12 @@ describe('delivery control against LocalStack (issue 10)', () => {
       '0',
     ]);
     await started(daemon);
-    const runs = () => endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === id));
+    const runs = () => endpoint.invocations.filter((i) => eventRecords(i).some((r) => r.messageId === id));
     await until(() => runs().length >= 5, 40_000, 'five deliveries', 100);
     assert.equal(await stopDaemon(daemon), 0);
     const attempts = runs().slice(0, 5);
     assert.deepEqual(
-      attempts.map((i) => records(i)[0]!.attributes['ApproximateReceiveCount']),
+      attempts.map((i) => eventRecords(i)[0]!.attributes['ApproximateReceiveCount']),
       ['1', '2', '3', '4', '5'],
     );
     // Each delay is set when the failed invocation ends; the next delivery starts once it is over.
@@ -125,7 +116,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
       config,
     ]);
     await started(daemon);
-    const runs = (q: TestQueue) => endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === ids.get(q)));
+    const runs = (q: TestQueue) => endpoint.invocations.filter((i) => eventRecords(i).some((r) => r.messageId === ids.get(q)));
     await until(() => runs(own).length >= 4 && runs(plain).length >= 4 && runs(off).length >= 3, 60_000, 'redeliveries', 100);
     assert.equal(await stopDaemon(daemon), 0);
     // Gap = from the end of a failed invocation to the start of the next delivery of the same message. Off: the
@@ -140,7 +131,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
     for (const [label, q, expected, early, late] of cases) {
       const attempts = runs(q).slice(0, expected.length + 1);
       assert.deepEqual(
-        attempts.map((i) => records(i)[0]!.attributes['ApproximateReceiveCount']),
+        attempts.map((i) => eventRecords(i)[0]!.attributes['ApproximateReceiveCount']),
         expected.concat(0).map((_, k) => String(k + 1)),
         `${label}: receive counts`,
       );
@@ -162,10 +153,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
 
   it('maximum concurrency: a queue capped at 3 never has more than 3 invocations in flight, as the endpoint counts them', async (t) => {
     const q = await createQueue('wl-max');
-    await sendMessages(
-      q.url,
-      Array.from({ length: 30 }, (_, i) => `m-${i}`),
-    );
+    await sendMessages(q.url, bodies(30, 'm'));
     const daemon = startDaemon(endpoint.url, [
       '--function',
       'slow-capped',
@@ -189,14 +177,8 @@ describe('delivery control against LocalStack (issue 10)', () => {
   it('minimum share: two full queues in strict order, a minimum of 2 on the low one: low is served with its 2 loops while high has messages', async (t) => {
     const high = await createQueue('wl-min-high');
     const low = await createQueue('wl-min-low');
-    await sendMessages(
-      high.url,
-      Array.from({ length: 60 }, (_, i) => `h-${i}`),
-    );
-    await sendMessages(
-      low.url,
-      Array.from({ length: 60 }, (_, i) => `l-${i}`),
-    );
+    await sendMessages(high.url, bodies(60, 'h'));
+    await sendMessages(low.url, bodies(60, 'l'));
     const daemon = startDaemon(endpoint.url, [
       '--function',
       'slow-shared',
@@ -226,10 +208,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
 
   it('rate limit: a queue limited to 10 invocations/s is invoked at 10/s within 10%', async (t) => {
     const q = await createQueue('wl-rate');
-    await sendMessages(
-      q.url,
-      Array.from({ length: 150 }, (_, i) => `r-${i}`),
-    );
+    await sendMessages(q.url, bodies(150, 'r'));
     const daemon = startDaemon(endpoint.url, [
       '--function',
       'record-rate',
@@ -284,7 +263,7 @@ describe('delivery control against LocalStack (issue 10)', () => {
       const invokedBodies = () =>
         endpoint.invocations
           .filter(fromQueue(q))
-          .flatMap(records)
+          .flatMap(eventRecords)
           .map((r) => r.body);
       await until(() => invokedBodies().length >= pass.length, 20_000, 'matching messages invoked', 100);
       await until(

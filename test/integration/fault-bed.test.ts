@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { CloudWatchClient, InternalServiceFault, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import {
   InvokeCommand,
@@ -38,11 +37,11 @@ import {
   type TestQueue,
 } from '../support/aws.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { startToxiproxy } from '../support/toxiproxy.ts';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 const config = (endpoint: string, maxAttempts: number) => ({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts });
 /** maxAttempts 1 unless a test is about retries: one SDK call is then exactly one request through the proxy. */
 const sqsVia = (endpoint: string, maxAttempts = 1): SQSClient => new SQSClient(config(endpoint, maxAttempts));
@@ -337,7 +336,7 @@ describe('fault proxy in front of the test Lambda endpoint', () => {
   let lambda: LambdaClient;
   before(async () => {
     endpoint = await startLambdaEndpoint({
-      functions: { record: { handler: fixture('record.mjs') }, slow: { handler: fixture('slow.mjs') } },
+      functions: { record: { handler: functionFixture('record.mjs') }, slow: { handler: functionFixture('slow.mjs') } },
     });
     proxy = await startFaultProxy({ upstream: endpoint.url });
     lambda = lambdaVia(proxy.url);

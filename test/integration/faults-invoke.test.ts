@@ -5,24 +5,17 @@
 // endpoint; SQS goes through a fault proxy without faults, so every delete is seen.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { countMessages, createQueue, localstackEndpoint, sendMessages, type TestQueue } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
-import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy, type CallRecord, type FaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage } from '../support/message-runs.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const problems = (daemon: CliRun) =>
-  daemon
-    .logs()
-    .filter((l) => Number(l['level']) >= 40)
-    .map((l) => JSON.stringify(l))
-    .join('\n');
 const gaps = (calls: readonly CallRecord[]) => calls.slice(1).map((c, i) => c.at - calls[i]!.at);
 /** Timers may fire a millisecond or two early against Date.now(). */
 const CLOCK_SLACK_MS = 20;
@@ -34,7 +27,7 @@ describe('fault injection: Invoke outcomes that are unknown', () => {
   let daemon: CliRun | undefined;
   before(async () => {
     await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: fixture('slow.mjs'), timeoutSec: 30 } } });
+    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: functionFixture('slow.mjs'), timeoutSec: 30 } } });
   });
   after(() => endpoint.stop());
   afterEach(async () => {

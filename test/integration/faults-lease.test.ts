@@ -4,25 +4,16 @@
 // loops polling the queue, so a lapse in the lease shows up as a second, overlapping run of the same message.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, localstackEndpoint, messageCounts, sendMessages } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
-import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage } from '../support/message-runs.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-/** The daemon's warnings and errors, for assertion messages. */
-const problems = (daemon: CliRun) =>
-  daemon
-    .logs()
-    .filter((l) => Number(l['level']) >= 40)
-    .map((l) => JSON.stringify(l))
-    .join('\n');
 
 describe('fault injection: the visibility lease', () => {
   let endpoint: LambdaEndpoint;
@@ -31,7 +22,7 @@ describe('fault injection: the visibility lease', () => {
   before(async () => {
     await ensureLocalStack();
     endpoint = await startLambdaEndpoint({
-      functions: { lease: { handler: fixture('lease.mjs'), timeoutSec: 30, env: { SQS_ENDPOINT: localstackEndpoint() } } },
+      functions: { lease: { handler: functionFixture('lease.mjs'), timeoutSec: 30, env: { SQS_ENDPOINT: localstackEndpoint() } } },
     });
   });
   after(() => endpoint.stop());

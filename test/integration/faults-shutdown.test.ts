@@ -2,23 +2,21 @@
 // them after the signal is invoked and deleted before the daemon exits 0; nothing is left invisible for a
 // visibility timeout. SQS goes through a fault proxy without faults, to see which receives are in flight.
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { createQueue, drainQueue, localstackEndpoint, messageCounts, sendMessages } from '../support/aws.ts';
+import { bodies, createQueue, drainQueue, localstackEndpoint, messageCounts, sendMessages } from '../support/aws.ts';
 import { startDaemon, started } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage, succeededIds } from '../support/message-runs.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 
 describe('fault injection: SIGTERM during long polls', () => {
   let endpoint: LambdaEndpoint;
   before(async () => {
     await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: fixture('slow.mjs'), env: { SLOW_MS: '300' } } } });
+    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: functionFixture('slow.mjs'), env: { SLOW_MS: '300' } } } });
   });
   after(() => endpoint.stop());
 
@@ -50,10 +48,7 @@ describe('fault injection: SIGTERM during long polls', () => {
       daemon.child.kill('SIGTERM');
       // A long poll answers as soon as the first message lands, possibly before SendMessageBatch returns.
       const sendingAt = Date.now();
-      const ids = await sendMessages(
-        q.url,
-        Array.from({ length: 10 }, (_, i) => `after-sigterm-${i}`),
-      );
+      const ids = await sendMessages(q.url, bodies(10, 'after-sigterm'));
       const { code } = await daemon.exited;
       const exitMs = Date.now() - sigtermAt;
 

@@ -2,33 +2,22 @@
 // CLI and LocalStack, through a fault proxy. Asserted by message id from the test Lambda endpoint's records.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { countMessages, createQueue, messageCounts, localstackEndpoint, sendMessages } from '../support/aws.ts';
-import type { CliRun } from '../support/cli.ts';
-import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { bodies, countMessages, createQueue, localstackEndpoint, messageCounts, sendMessages } from '../support/aws.ts';
+import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage, succeededIds } from '../support/message-runs.ts';
 import { RECEIVE_MARGIN_MS } from '../../src/queues/sqs-source.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-/** The daemon's warnings and errors, for assertion messages. */
-const problems = (daemon: CliRun) =>
-  daemon
-    .logs()
-    .filter((l) => Number(l['level']) >= 40)
-    .map((l) => JSON.stringify(l))
-    .join('\n');
-const bodies = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
-
 describe('fault injection between workerless and SQS', () => {
   let endpoint: LambdaEndpoint;
   before(async () => {
     await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({ functions: { record: { handler: fixture('record.mjs') } } });
+    endpoint = await startLambdaEndpoint({ functions: { record: { handler: functionFixture('record.mjs') } } });
   });
   after(() => endpoint.stop());
 

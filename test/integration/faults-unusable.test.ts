@@ -4,25 +4,17 @@
 // failure of its own messages. Faults sit between the real CLI and the test Lambda endpoint.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { countMessages, createQueue, createQueueWithDlq, localstackEndpoint, sendMessages } from '../support/aws.ts';
+import { bodies, countMessages, createQueue, createQueueWithDlq, localstackEndpoint, sendMessages } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
-import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage, succeededIds } from '../support/message-runs.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const problems = (daemon: CliRun) =>
-  daemon
-    .logs()
-    .filter((l) => Number(l['level']) >= 40)
-    .map((l) => JSON.stringify(l))
-    .join('\n');
-const bodies = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const PAUSED = 'the function cannot be invoked; pausing it, messages are kept invisible';
 const RESUMED = 'the function can be invoked again; resuming';
 
@@ -33,7 +25,7 @@ describe('fault injection: a function that cannot be invoked', () => {
   let daemon: CliRun | undefined;
   before(async () => {
     await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({ functions: { record: { handler: fixture('record.mjs') } } });
+    endpoint = await startLambdaEndpoint({ functions: { record: { handler: functionFixture('record.mjs') } } });
   });
   after(() => endpoint.stop());
   afterEach(async () => {

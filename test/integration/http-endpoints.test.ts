@@ -8,20 +8,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { StatusSnapshot } from '../../src/status/snapshot.ts';
-import { countMessages, createQueue, localstackEndpoint, sendMessages } from '../support/aws.ts';
+import { bodies, countMessages, createQueue, localstackEndpoint, sendMessages } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { functionFixture } from '../support/functions.ts';
 import { freePort, get, sample, type Answer } from '../support/http.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { runsByMessage } from '../support/message-runs.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 
 /** Fails the messages whose body starts with "fail" (a function error: Unhandled), succeeds for the rest. */
 const FAIL_BY_BODY = `export const handler = async (event) => {
@@ -41,8 +39,8 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     await writeFile(byBody, FAIL_BY_BODY);
     endpoint = await startLambdaEndpoint({
       functions: {
-        record: { handler: fixture('record.mjs') },
-        slow: { handler: fixture('slow.mjs'), timeoutSec: 20 },
+        record: { handler: functionFixture('record.mjs') },
+        slow: { handler: functionFixture('slow.mjs'), timeoutSec: 20 },
         'by-body': { handler: byBody },
       },
     });
@@ -238,8 +236,7 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     await started(run);
     // Throttled at first (reserved concurrency 0), then free; failed messages stay invisible for the rest of the test.
     endpoint.setReservedConcurrency('by-body', 0);
-    const bodies = [...Array.from({ length: 8 }, (_, i) => `ok-${i}`), ...Array.from({ length: 4 }, (_, i) => `fail-${i}`)];
-    await sendMessages(q.url, bodies);
+    await sendMessages(q.url, [...bodies(8, 'ok'), ...bodies(4, 'fail')]);
     const throttles = () => endpoint.rejected.filter((r) => r.functionName === 'by-body' && r.statusCode === 429).length;
     await until(() => throttles() >= 3, 10_000, 'a few throttled invocations', 20);
     endpoint.setReservedConcurrency('by-body', undefined);

@@ -19,9 +19,9 @@ import {
   TooManyRequestsException,
   type InvokeCommandOutput,
 } from '@aws-sdk/client-lambda';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 const text = (payload: Uint8Array | undefined): string => Buffer.from(payload ?? new Uint8Array()).toString('utf8');
 const json = (output: InvokeCommandOutput): unknown => JSON.parse(text(output.Payload));
 const encode = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
@@ -43,13 +43,13 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
     endpoint = await startLambdaEndpoint({
       handlerOutput: 'ignore',
       functions: {
-        record: { handler: fixture('record.mjs') },
-        echo: { handler: fixture('echo.mjs'), timeoutSec: 7, memoryMb: 256, env: { ECHO_TAG: 'tagged' } },
-        fail: { handler: fixture('fail.mjs') },
-        partial: { handler: fixture('partial.mjs') },
-        slow: { handler: fixture('slow.mjs'), reservedConcurrency: 1, env: { SLOW_MS: '50' } },
-        timeout: { handler: fixture('timeout.mjs'), timeoutSec: 1 },
-        crash: { handler: fixture('crash.mjs') },
+        record: { handler: functionFixture('record.mjs') },
+        echo: { handler: functionFixture('echo.mjs'), timeoutSec: 7, memoryMb: 256, env: { ECHO_TAG: 'tagged' } },
+        fail: { handler: functionFixture('fail.mjs') },
+        partial: { handler: functionFixture('partial.mjs') },
+        slow: { handler: functionFixture('slow.mjs'), reservedConcurrency: 1, env: { SLOW_MS: '50' } },
+        timeout: { handler: functionFixture('timeout.mjs'), timeoutSec: 1 },
+        crash: { handler: functionFixture('crash.mjs') },
         callback: { handler: join(tmp, 'callback.cjs') },
         typed: { handler: join(tmp, 'typed.ts') },
         broken: { handler: join(tmp, 'broken.mjs') },
@@ -275,9 +275,13 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
 describe('test Lambda endpoint CLI', () => {
   it('prints {"url"} when listening, one JSON line per invocation, and exits 0 on SIGTERM', async () => {
     const cli = fileURLToPath(new URL('../support/lambda-endpoint/cli.ts', import.meta.url));
-    const child = spawn(process.execPath, [cli, '--port', '0', '--function', `partial=${fixture('partial.mjs')},timeout=5,reserved=2`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [cli, '--port', '0', '--function', `partial=${functionFixture('partial.mjs')},timeout=5,reserved=2`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const exited = once(child, 'exit');
     try {
       const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { createQueue, sqsClient } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
 
 interface Rec {
@@ -19,7 +18,7 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
   let endpoint: LambdaEndpoint;
   const sqs = sqsClient();
   before(async () => {
-    endpoint = await startLambdaEndpoint({ functions: { record: { handler: fixture('record.mjs') } } });
+    endpoint = await startLambdaEndpoint({ functions: { record: { handler: functionFixture('record.mjs') } } });
   });
   after(async () => {
     await endpoint.stop();

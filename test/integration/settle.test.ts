@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, createQueueWithDlq, drainQueue, messageCounts, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
-import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-
-interface Rec {
-  messageId: string;
-  body: string;
-  eventSourceARN: string;
-  attributes: Record<string, string>;
-}
-const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
+import { eventRecords, functionFixture } from '../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 describe('settling messages against LocalStack', () => {
   let endpoint: LambdaEndpoint;
   before(async () => {
     endpoint = await startLambdaEndpoint({
       functions: {
-        record: { handler: fixture('record.mjs') },
-        fail: { handler: fixture('fail.mjs') },
-        partial: { handler: fixture('partial.mjs') },
+        record: { handler: functionFixture('record.mjs') },
+        fail: { handler: functionFixture('fail.mjs') },
+        partial: { handler: functionFixture('partial.mjs') },
       },
     });
   });
@@ -35,13 +25,13 @@ describe('settling messages against LocalStack', () => {
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--concurrency', '2']);
     await started(daemon);
     await endpoint.waitFor(
-      (inv) => inv.filter((i) => i.status === 'success' && records(i).some((r) => r.eventSourceARN === q.arn)).length === 5,
+      (inv) => inv.filter((i) => i.status === 'success' && eventRecords(i).some((r) => r.eventSourceARN === q.arn)).length === 5,
       20_000,
     );
     await until(async () => (await countMessages(q.url)) === 0, 10_000, 'queue empty', 200);
     assert.equal(await stopDaemon(daemon), 0);
     const delivered = endpoint.invocations
-      .flatMap(records)
+      .flatMap(eventRecords)
       .filter((r) => r.eventSourceARN === q.arn)
       .map((r) => r.messageId);
     assert.deepEqual([...delivered].sort(), [...ids].sort());
@@ -54,12 +44,12 @@ describe('settling messages against LocalStack', () => {
     await started(daemon);
     await until(async () => (await countMessages(dlq.url)) === 1, 30_000, 'the message in the DLQ', 200);
     assert.equal(await stopDaemon(daemon), 0);
-    const attempts = endpoint.invocations.flatMap((i) => records(i).filter((r) => r.messageId === id));
+    const attempts = endpoint.invocations.flatMap((i) => eventRecords(i).filter((r) => r.messageId === id));
     assert.deepEqual(
       attempts.map((r) => r.attributes['ApproximateReceiveCount']),
       ['1', '2'],
     );
-    assert.ok(endpoint.invocations.filter((i) => records(i).some((r) => r.messageId === id)).every((i) => i.status === 'error'));
+    assert.ok(endpoint.invocations.filter((i) => eventRecords(i).some((r) => r.messageId === id)).every((i) => i.status === 'error'));
     assert.equal(await countMessages(q.url), 0);
     const errors = daemon.logs().filter((l) => l['msg'] === 'function error; messages stay on the queue');
     assert.equal(errors.length, 2);
@@ -74,7 +64,7 @@ describe('settling messages against LocalStack', () => {
     await sendMessages(q.url, bodies);
     const daemon = startDaemon(endpoint.url, ['--function', 'partial', '--queues', q.name, '--batch-size', '10']);
     await started(daemon);
-    const invoked = () => endpoint.invocations.flatMap(records).filter((r) => r.eventSourceARN === q.arn).length;
+    const invoked = () => endpoint.invocations.flatMap(eventRecords).filter((r) => r.eventSourceARN === q.arn).length;
     await until(() => invoked() >= bodies.length, 20_000, 'every message invoked once', 200);
     assert.equal(await stopDaemon(daemon), 0);
     await until(async () => (await messageCounts(q.url)).notVisible === 0, 15_000, 'kept messages visible again', 200);
@@ -88,7 +78,7 @@ describe('settling messages against LocalStack', () => {
     const daemon = startDaemon(endpoint.url, ['--function', 'record', '--queues', q.name, '--delete', 'never']);
     await started(daemon);
     await endpoint.waitFor(
-      (inv) => inv.filter((i) => i.status === 'success' && records(i)[0]?.eventSourceARN === q.arn).length === 3,
+      (inv) => inv.filter((i) => i.status === 'success' && eventRecords(i)[0]?.eventSourceARN === q.arn).length === 3,
       20_000,
     );
     assert.equal(await stopDaemon(daemon), 0);

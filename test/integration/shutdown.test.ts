@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
-import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
+import { eventRecords, functionFixture } from '../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const records = (inv: InvocationRecord) => (inv.payload as { Records: { messageId: string; eventSourceARN: string }[] }).Records;
 const succeededIds = (endpoint: LambdaEndpoint, arn: string) =>
   new Set(
     endpoint.invocations
       .filter((i) => i.status === 'success')
-      .flatMap(records)
+      .flatMap(eventRecords)
       .filter((r) => r.eventSourceARN === arn)
       .map((r) => r.messageId),
   );
@@ -21,7 +19,7 @@ const succeededIds = (endpoint: LambdaEndpoint, arn: string) =>
 describe('shutdown of the real CLI', () => {
   let endpoint: LambdaEndpoint;
   before(async () => {
-    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: fixture('slow.mjs'), timeoutSec: 30 } } });
+    endpoint = await startLambdaEndpoint({ functions: { slow: { handler: functionFixture('slow.mjs'), timeoutSec: 30 } } });
   });
   after(() => endpoint.stop());
 
@@ -36,7 +34,7 @@ describe('shutdown of the real CLI', () => {
     await endpoint.waitFor(() => endpoint.inFlight('slow') === 3, 20_000);
     const stoppedAt = Date.now();
     assert.equal(await stopDaemon(daemon), 0);
-    const mine = endpoint.invocations.filter((i) => records(i)[0]?.eventSourceARN === q.arn);
+    const mine = endpoint.invocations.filter((i) => eventRecords(i)[0]?.eventSourceARN === q.arn);
     assert.equal(mine.length, 3);
     assert.ok(
       mine.every((i) => i.status === 'success' && i.endedAt! >= stoppedAt),
@@ -56,7 +54,7 @@ describe('shutdown of the real CLI', () => {
     const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 5000 })]);
     const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name]);
     await started(daemon);
-    await endpoint.waitFor((inv) => inv.some((i) => records(i)[0]?.messageId === id), 20_000);
+    await endpoint.waitFor((inv) => inv.some((i) => eventRecords(i)[0]?.messageId === id), 20_000);
     daemon.child.kill('SIGTERM');
     await daemon.waitForLog((l) => l['state'] === 'draining');
     const t0 = Date.now();
@@ -113,7 +111,7 @@ describe('shutdown of the real CLI', () => {
     assert.deepEqual([...succeededIds(endpoint, q.arn)].sort(), [...ids].sort());
     assert.equal(await countMessages(q.url), 0);
     console.log(
-      `chaos: ${n} messages, ${cycles} cycles (${kills} SIGKILL), ${endpoint.invocations.filter((i) => records(i)[0]?.eventSourceARN === q.arn).length} invocations`,
+      `chaos: ${n} messages, ${cycles} cycles (${kills} SIGKILL), ${endpoint.invocations.filter((i) => eventRecords(i)[0]?.eventSourceARN === q.arn).length} invocations`,
     );
   });
 });

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
-import { cloudWatchClient, countMessages, createQueue, createQueueWithDlq, sendMessages } from '../support/aws.ts';
+import { bodies, cloudWatchClient, countMessages, createQueue, createQueueWithDlq, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
-import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-const records = (inv: InvocationRecord) => (inv.payload as { Records: { messageId: string; eventSourceARN: string }[] }).Records;
+import { eventRecords, functionFixture } from '../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
 describe('throttling and metrics against LocalStack', () => {
   let endpoint: LambdaEndpoint;
@@ -16,9 +13,9 @@ describe('throttling and metrics against LocalStack', () => {
     endpoint = await startLambdaEndpoint({
       functions: {
         // Reserved concurrency 1 while workerless runs 4 loops: most invokes are throttled.
-        slow: { handler: fixture('slow.mjs'), reservedConcurrency: 1, env: { SLOW_MS: '150' } },
-        record: { handler: fixture('record.mjs') },
-        fail: { handler: fixture('fail.mjs') },
+        slow: { handler: functionFixture('slow.mjs'), reservedConcurrency: 1, env: { SLOW_MS: '150' } },
+        record: { handler: functionFixture('record.mjs') },
+        fail: { handler: functionFixture('fail.mjs') },
       },
     });
   });
@@ -27,10 +24,7 @@ describe('throttling and metrics against LocalStack', () => {
   it('a throttled function loses no message and sends none to the DLQ', async () => {
     // maxReceiveCount 1: with AWS's trigger, a single throttled-then-redelivered message would land in the DLQ.
     const { queue: q, dlq } = await createQueueWithDlq('wl-throttle', 1, { VisibilityTimeout: '4' });
-    const ids = await sendMessages(
-      q.url,
-      Array.from({ length: 12 }, (_, i) => `m-${i}`),
-    );
+    const ids = await sendMessages(q.url, bodies(12, 'm'));
     const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
     await started(daemon);
     await endpoint.waitFor(
@@ -38,7 +32,7 @@ describe('throttling and metrics against LocalStack', () => {
         new Set(
           inv
             .filter((i) => i.status === 'success')
-            .flatMap(records)
+            .flatMap(eventRecords)
             .map((r) => r.messageId),
         ).size === 12,
       60_000,
@@ -48,7 +42,7 @@ describe('throttling and metrics against LocalStack', () => {
     assert.equal(endpoint.peakConcurrency('slow'), 1);
     const succeeded = endpoint.invocations
       .filter((i) => i.status === 'success')
-      .flatMap(records)
+      .flatMap(eventRecords)
       .map((r) => r.messageId);
     assert.deepEqual([...new Set(succeeded)].sort(), [...ids].sort());
     assert.equal(succeeded.length, 12, 'each message processed exactly once');
@@ -61,10 +55,7 @@ describe('throttling and metrics against LocalStack', () => {
     const ok = await createQueue('wl-metrics-ok');
     const bad = await createQueue('wl-metrics-bad', { VisibilityTimeout: '30' });
     const name = `it-${ok.name}`;
-    await sendMessages(
-      ok.url,
-      Array.from({ length: 7 }, (_, i) => `ok-${i}`),
-    );
+    await sendMessages(ok.url, bodies(7, 'ok'));
     await sendMessages(bad.url, ['bad-1', 'bad-2']);
     const okDaemon = startDaemon(endpoint.url, [
       '--function',
@@ -92,11 +83,11 @@ describe('throttling and metrics against LocalStack', () => {
     ]);
     await Promise.all([started(okDaemon), started(badDaemon)]);
     await endpoint.waitFor(
-      (inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === ok.arn && i.status === 'success').length === 7,
+      (inv) => inv.filter((i) => eventRecords(i)[0]?.eventSourceARN === ok.arn && i.status === 'success').length === 7,
       20_000,
     );
     await endpoint.waitFor(
-      (inv) => inv.filter((i) => records(i)[0]?.eventSourceARN === bad.arn && i.status === 'error').length === 2,
+      (inv) => inv.filter((i) => eventRecords(i)[0]?.eventSourceARN === bad.arn && i.status === 'error').length === 2,
       20_000,
     );
     await delay(300); // let the last deletes land before the stop

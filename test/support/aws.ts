@@ -126,6 +126,9 @@ export interface MessageToSend {
   delaySeconds?: number;
 }
 
+/** `n` message bodies: `<prefix>-0`, `<prefix>-1`, ... */
+export const bodies = (n: number, prefix: string): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
 /** Sends with SendMessageBatch in chunks of 10 (the SQS maximum); returns the message ids in order. */
 export async function sendMessages(
   url: string,

@@ -26,3 +26,12 @@ export async function stopDaemon(run: CliRun, timeoutMs = 30_000): Promise<numbe
   clearTimeout(timer);
   return code;
 }
+
+/** The daemon's warnings and errors (level 40 and up) as JSON lines, for assertion messages. */
+export function problems(run: CliRun): string {
+  return run
+    .logs()
+    .filter((l) => Number(l['level']) >= 40)
+    .map((l) => JSON.stringify(l))
+    .join('\n');
+}
