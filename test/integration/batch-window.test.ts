@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { countMessages, createQueue, messageCounts, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
+import { eventRecords as records, functionFixture as fixture } from '../support/functions.ts';
 import {
   MAX_SYNC_PAYLOAD_BYTES,
   startLambdaEndpoint,
@@ -16,14 +16,6 @@ import {
   type LambdaEndpoint,
 } from '../support/lambda-endpoint/server.ts';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/functions/${name}`, import.meta.url));
-
-interface Rec {
-  messageId: string;
-  body: string;
-  attributes: Record<string, string>;
-}
-const records = (inv: InvocationRecord): Rec[] => (inv.payload as { Records: Rec[] }).Records;
 const of = (fn: string) => (inv: InvocationRecord) => inv.functionName === fn;
 
 /** The daemon's 'batch gathered' lines: why each batch was invoked, its size and how long it gathered. */
