@@ -91,9 +91,9 @@ describe('the workerless CLI as a process', () => {
 
   it('--function and --temporal-function without any queues: exit 2', async () => {
     await assertUsageError(runCli(['--function', 'f', '--temporal-function', 'w'], { AWS_REGION: 'us-east-1' }), [
+      'workerless: --function is only used with --queues (none given), got "f"',
       'workerless: --temporal-function is only used with --temporal-task-queues (none given), got "w"',
       NOTHING_TO_DO,
-      'workerless: --function is only used with --queues (none given), got "f"',
     ]);
   });
 
