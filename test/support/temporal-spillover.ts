@@ -28,8 +28,8 @@ export interface SpilloverRun {
   stop(): Promise<number>;
 }
 
-export interface SpilloverBed {
-  readonly fixture: TemporalFixture;
+/** The Temporal fixture, with the controller's helpers; stop() stops all of it. */
+export interface SpilloverBed extends TemporalFixture {
   /** A config for the fixture's server: one task queue per test, polls every 500 ms, 1.5 s cool-off, 2 tasks per worker. */
   config(overrides: Partial<TemporalConfig>): TemporalConfig;
   /** Runs the controller in the background, invoking through the fixture's Lambda endpoint. */
@@ -38,8 +38,6 @@ export interface SpilloverBed {
   invocations(functionName: string, taskQueue?: string): InvocationRecord[];
   /** A long-lived worker for the example workflows and activities, outside Lambda; close() closes its connection. */
   startLongLivedWorker(taskQueue: string, options?: Partial<WorkerOptions>): Promise<{ worker: Worker; close: () => Promise<void> }>;
-  /** Stops the fixture and everything the bed made. */
-  stop(): Promise<void>;
 }
 
 export async function startSpilloverBed(options: SpilloverBedOptions): Promise<SpilloverBed> {
@@ -49,7 +47,7 @@ export async function startSpilloverBed(options: SpilloverBedOptions): Promise<S
   const { server, endpoint, bundlePath } = fixture;
   const lambda = new LambdaClient({ endpoint: endpoint.url, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
   return {
-    fixture,
+    ...fixture,
     config: (overrides) => ({
       address: server.address,
       namespace: server.namespace,

@@ -5,9 +5,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client, Connection } from '@temporalio/client';
-import type { LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
-import { startOrderWorkflows, type TemporalDevServer } from '../../support/temporal.ts';
+import { startOrderWorkflows } from '../../support/temporal.ts';
 import { startSpilloverBed, type SpilloverBed } from '../../support/temporal-spillover.ts';
 
 const TIMEOUT_SEC = 20;
@@ -15,10 +13,6 @@ const CRASHING = fileURLToPath(new URL('./crashing-worker.ts', import.meta.url))
 const QUEUES = ['v2-age', 'v2-crash', 'v2-cap-a', 'v2-cap-b', 'v2-versioned'];
 
 let bed: SpilloverBed;
-let server: TemporalDevServer;
-let endpoint: LambdaEndpoint;
-let connection: Connection;
-let client: Client;
 
 before(async () => {
   bed = await startSpilloverBed({
@@ -39,7 +33,6 @@ before(async () => {
       'temporal-worker-versioned': { ...worker },
     }),
   });
-  ({ server, endpoint, connection, client } = bed.fixture);
 });
 
 after(async () => {
@@ -57,8 +50,8 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       await worker.runUntil(async () => {
         await sleep(1_000);
         startedAt = Date.now();
-        const handles = await startOrderWorkflows(client, { taskQueue, count: 3, workMs: 5_000 });
-        await endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 20_000);
+        const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 3, workMs: 5_000 });
+        await bed.endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 20_000);
         await Promise.all(handles.map((h) => h.result()));
       });
       const first = bed.invocations('temporal-worker', taskQueue)[0];
@@ -91,12 +84,12 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     let trickling = true;
     const trickle = (async () => {
       for (let i = 0; trickling; i++) {
-        await startOrderWorkflows(client, { taskQueue, count: 1, workMs: 100, idPrefix: `${taskQueue}-${i}` });
+        await startOrderWorkflows(bed.client, { taskQueue, count: 1, workMs: 100, idPrefix: `${taskQueue}-${i}` });
         await sleep(250);
       }
     })();
     try {
-      await endpoint
+      await bed.endpoint
         .waitFor(() => bed.invocations(functionName).length >= 2, 40_000)
         .catch((err: unknown) => {
           const seen = spillover.logs.filter((l) => l['msg'] !== 'task queue observed' || Number(l['backlog']) > 0).slice(-15);
@@ -138,11 +131,11 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     const spillover = bed.run(config);
     try {
       const handles = [
-        ...(await startOrderWorkflows(client, { taskQueue: 'v2-cap-a', count: 6, workMs: 1_000 })),
-        ...(await startOrderWorkflows(client, { taskQueue: 'v2-cap-b', count: 6, workMs: 1_000 })),
+        ...(await startOrderWorkflows(bed.client, { taskQueue: 'v2-cap-a', count: 6, workMs: 1_000 })),
+        ...(await startOrderWorkflows(bed.client, { taskQueue: 'v2-cap-b', count: 6, workMs: 1_000 })),
       ];
       await Promise.all(handles.map((h) => h.result()));
-      const peak = endpoint.peakConcurrency(functionName);
+      const peak = bed.endpoint.peakConcurrency(functionName);
       const perQueue = ['v2-cap-a', 'v2-cap-b'].map((q) => bed.invocations(functionName, q).length);
       console.log(
         `# global cap: peak ${peak} workers alive together (limit 2, per-queue limit 3), invocations per queue ${perQueue.join(' + ')}`,
@@ -172,7 +165,10 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       await worker.runUntil(async () => {
         for (const deadline = Date.now() + 20_000; ;) {
           try {
-            const described = await connection.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName });
+            const described = await bed.connection.workflowService.describeWorkerDeployment({
+              namespace: bed.server.namespace,
+              deploymentName,
+            });
             if (described.workerDeploymentInfo?.versionSummaries?.some((v) => v.deploymentVersion?.buildId === buildId)) return;
           } catch (err) {
             if (Date.now() > deadline) throw err;
@@ -183,12 +179,15 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       await close();
     }
     const update = async (fn: (token: Uint8Array | null | undefined) => Promise<unknown>) => {
-      const { conflictToken } = await connection.workflowService.describeWorkerDeployment({ namespace: server.namespace, deploymentName });
+      const { conflictToken } = await bed.connection.workflowService.describeWorkerDeployment({
+        namespace: bed.server.namespace,
+        deploymentName,
+      });
       await fn(conflictToken);
     };
     await update((conflictToken) =>
-      connection.workflowService.setWorkerDeploymentCurrentVersion({
-        namespace: server.namespace,
+      bed.connection.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: bed.server.namespace,
         deploymentName,
         buildId: 'v1',
         conflictToken,
@@ -196,8 +195,8 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
       }),
     );
     await update((conflictToken) =>
-      connection.workflowService.setWorkerDeploymentRampingVersion({
-        namespace: server.namespace,
+      bed.connection.workflowService.setWorkerDeploymentRampingVersion({
+        namespace: bed.server.namespace,
         deploymentName,
         buildId: 'v2',
         percentage: 50,
@@ -215,7 +214,7 @@ describe('Temporal spillover v2 (issue 11) against a real server', { timeout: 15
     });
     const spillover = bed.run(config);
     try {
-      const handles = await startOrderWorkflows(client, { taskQueue, count: 12, workMs: 300 });
+      const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 12, workMs: 300 });
       await Promise.all(handles.map((h) => h.result()));
       const ranOn = await Promise.all(
         handles.map(async (h) => (await h.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId),

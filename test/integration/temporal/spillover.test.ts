@@ -3,10 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client, Connection } from '@temporalio/client';
 import type { MetricDatum } from '../../../src/metrics/metrics-sink.ts';
-import type { LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
-import { startOrderWorkflows, type TemporalDevServer } from '../../support/temporal.ts';
+import { startOrderWorkflows } from '../../support/temporal.ts';
 import { startSpilloverBed, type SpilloverBed } from '../../support/temporal-spillover.ts';
 
 /** The function timeout, and so the worker lifetime workerless assumes. */
@@ -16,10 +14,6 @@ const QUEUES = ['spill-no-worker', 'spill-long-lived', 'spill-saturated', 'spill
 const DEPLOYMENT = { deploymentName: 'orders-e2e', buildId: 'v1' };
 
 let bed: SpilloverBed;
-let server: TemporalDevServer;
-let endpoint: LambdaEndpoint;
-let connection: Connection;
-let client: Client;
 
 before(async () => {
   bed = await startSpilloverBed({
@@ -37,7 +31,6 @@ before(async () => {
       },
     }),
   });
-  ({ server, endpoint, connection, client } = bed.fixture);
 });
 
 after(async () => {
@@ -54,8 +47,8 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     const spillover = bed.run(bed.config({ taskQueues: [taskQueue], maxWorkers: 2 }));
     try {
       const startedAt = Date.now();
-      const handles = await startOrderWorkflows(client, { taskQueue, count: 8, workMs: 300 });
-      await endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 15_000);
+      const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 8, workMs: 300 });
+      await bed.endpoint.waitFor(() => bed.invocations('temporal-worker', taskQueue).length > 0, 15_000);
       const firstInvocationMs = (bed.invocations('temporal-worker', taskQueue)[0]?.startedAt ?? 0) - startedAt;
       const results = await Promise.all(handles.map((h) => h.result()));
       const completedMs = Date.now() - startedAt;
@@ -64,7 +57,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       const invoked = bed.invocations('temporal-worker', taskQueue);
       assert.ok(invoked.length >= 1 && invoked.length <= 2, `invocations: ${invoked.length}`);
       assert.ok(invoked.every((r) => r.invocationType === 'Event' && r.statusCode === 202));
-      assert.ok(endpoint.peakConcurrency('temporal-worker') <= 2);
+      assert.ok(bed.endpoint.peakConcurrency('temporal-worker') <= 2);
       assert.equal(total(spillover.metrics, 'WorkersInvoked'), invoked.length);
       assert.ok(spillover.metrics.some((m) => m.name === 'Backlog' && m.value > 0 && m.dimensions['TaskQueue'] === taskQueue));
       const firstLog = spillover.logs.find((l) => l['msg'] === 'workers invoked');
@@ -86,7 +79,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       await worker.runUntil(async () => {
         // Let the worker's polls register before the first reading, as with a fleet that is already up.
         await sleep(1_000);
-        const handles = await startOrderWorkflows(client, { taskQueue, count: 8, workMs: 200 });
+        const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 8, workMs: 200 });
         await Promise.all(handles.map((h) => h.result()));
         // Keep watching longer than the cool-off: a late reading must not trigger anything either.
         await sleep(3_000);
@@ -111,7 +104,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       await worker.runUntil(async () => {
         await sleep(1_000);
         startedAt = Date.now();
-        const handles = await startOrderWorkflows(client, { taskQueue, count: 6, workMs: 1_500 });
+        const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 6, workMs: 1_500 });
         await Promise.all(handles.map((h) => h.result()));
         doneMs = Date.now() - startedAt;
       });
@@ -134,11 +127,11 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     const functionName = 'temporal-worker-throttled';
     const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
     try {
-      const handles = await startOrderWorkflows(client, { taskQueue, count: 4, workMs: 200 });
+      const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 4, workMs: 200 });
       // Lambda accepts Event invocations (202) and queues them while reserved concurrency is exhausted.
-      await endpoint.waitFor(() => bed.invocations(functionName, taskQueue).length > 0, 15_000);
+      await bed.endpoint.waitFor(() => bed.invocations(functionName, taskQueue).length > 0, 15_000);
       await sleep(3_000);
-      assert.equal(endpoint.inFlight(functionName), 0, 'nothing runs while throttled');
+      assert.equal(bed.endpoint.inFlight(functionName), 0, 'nothing runs while throttled');
       const described = await Promise.all(handles.map((h) => h.describe()));
       assert.ok(
         described.every((d) => d.status.name === 'RUNNING'),
@@ -148,11 +141,11 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       assert.ok(queued <= 2, `invocations while throttled: ${queued}`);
 
       const restoredAt = Date.now();
-      endpoint.setReservedConcurrency(functionName, 2);
+      bed.endpoint.setReservedConcurrency(functionName, 2);
       await Promise.all(handles.map((h) => h.result()));
       const invoked = bed.invocations(functionName, taskQueue);
       assert.ok(invoked.length <= 2, `invocations: ${invoked.length}`);
-      assert.ok(endpoint.peakConcurrency(functionName) <= 2);
+      assert.ok(bed.endpoint.peakConcurrency(functionName) <= 2);
       console.log(`# throttled: all done ${Date.now() - restoredAt} ms after capacity returned, ${invoked.length} invocations (max 2)`);
     } finally {
       await spillover.stop();
@@ -170,12 +163,12 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
       const deadline = Date.now() + 20_000;
       for (;;) {
         try {
-          const { conflictToken } = await connection.workflowService.describeWorkerDeployment({
-            namespace: server.namespace,
+          const { conflictToken } = await bed.connection.workflowService.describeWorkerDeployment({
+            namespace: bed.server.namespace,
             deploymentName: DEPLOYMENT.deploymentName,
           });
-          await connection.workflowService.setWorkerDeploymentCurrentVersion({
-            namespace: server.namespace,
+          await bed.connection.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: bed.server.namespace,
             deploymentName: DEPLOYMENT.deploymentName,
             buildId: DEPLOYMENT.buildId,
             conflictToken,
@@ -192,7 +185,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
 
     const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName, maxWorkers: 2 }));
     try {
-      const handles = await startOrderWorkflows(client, { taskQueue, count: 4, workMs: 200 });
+      const handles = await startOrderWorkflows(bed.client, { taskQueue, count: 4, workMs: 200 });
       const results = await Promise.all(handles.map((h) => h.result()));
       assert.equal(results.length, 4);
       const invoked = bed.invocations(functionName, taskQueue);
@@ -210,7 +203,7 @@ describe('Temporal spillover against a real server and Lambda endpoint', { timeo
     const spillover = bed.run(bed.config({ taskQueues: [taskQueue], functionName: 'no-such-function' }));
     let stopMs = Number.NaN;
     try {
-      await startOrderWorkflows(client, { taskQueue, count: 1, workMs: 0 });
+      await startOrderWorkflows(bed.client, { taskQueue, count: 1, workMs: 0 });
       const deadline = Date.now() + 15_000;
       while (total(spillover.metrics, 'InvocationsRefused') === 0 && Date.now() < deadline) await sleep(100);
       await sleep(2_000);
