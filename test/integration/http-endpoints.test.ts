@@ -161,7 +161,7 @@ describe('the HTTP endpoints of the real CLI', { timeout: 300_000 }, () => {
     const paused = seen.filter((a) => a.status === 503);
     assert.ok(paused.length > 0, `not ready at some point of the window: ${JSON.stringify(seen.slice(0, 5))}`);
     assert.ok(
-      paused.every((a) => a.body === 'the function is paused: it cannot be invoked (see the logs)\n'),
+      paused.every((a) => a.body === 'function record is paused: it cannot be invoked (see the logs)\n'),
       JSON.stringify(paused[0]),
     );
     assert.equal(pausedMetric, 1, 'workerless_function_paused is 1 while paused');
