@@ -13,7 +13,6 @@ import type { MessageSource, QueueLookup } from '../queues/sqs-source.ts';
  * before. CloudWatch and Temporal spillover use the SDK either way, loaded only when they are on.
  */
 export type AwsClientKind = 'sdk' | 'lean';
-export const AWS_CLIENT_KINDS = ['lean', 'sdk'] as const;
 
 /** Every AWS adapter a run (or `workerless check`) uses, built one way for both. */
 export interface AwsAdapters {
