@@ -33,7 +33,7 @@ describe('workerless check as a process', () => {
     assert.equal(ran.code, 2);
     assert.equal(check.stderr(), run.stderr());
     assert.ok(
-      check.stderr().includes('workerless: --batch-size must be an integer from 1 to 10, got "ten" (from WORKERLESS_BATCH_SIZE)'),
+      check.stderr().includes('workerless: --batch-size must be an integer from 1 to 10000, got "ten" (from WORKERLESS_BATCH_SIZE)'),
       check.stderr(),
     );
     assert.equal(check.stdout(), '');
