@@ -1,7 +1,6 @@
 // The real I/O behind `workerless check`: the AWS adapters a run builds (the same --aws-client, region,
 // --endpoint-url, AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
 import { connect as tcpConnect } from 'node:net';
-import { AwsCallError, classifyAwsError } from './aws-errors.ts';
 import { createAwsAdapters } from './aws/hot-path.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
 import type { Config } from './config.ts';
@@ -18,22 +17,12 @@ export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): Che
   return {
     resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal),
     dryRun: async (functionName, signal) => (await aws).invoker(functionName).dryRun(signal),
-    async putCheckDatum(namespace, signal) {
-      const [{ PutMetricDataCommand }, cloudwatch] = await Promise.all([
-        import('@aws-sdk/client-cloudwatch'),
-        aws.then((a) => a.sdk.cloudwatch()),
-      ]);
-      try {
-        await cloudwatch.send(
-          new PutMetricDataCommand({ Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] }),
-          {
-            abortSignal: signal,
-          },
-        );
-      } catch (err) {
-        throw new AwsCallError('PutMetricData', classifyAwsError(err, signal));
-      }
-    },
+    // The run's own PutMetricData (lean or SDK), which throws an AwsCallError when CloudWatch refuses.
+    putCheckDatum: async (namespace, signal) =>
+      (await (await aws).cloudwatch()).putMetricData(
+        { Namespace: namespace, MetricData: [{ MetricName: CHECK_METRIC, Unit: 'Count', Value: 1 }] },
+        signal,
+      ),
     async connectTemporal(temporal) {
       // Loaded only when spillover is configured: the Temporal client is large.
       const { connectTemporal } = await import('./temporal/spillover.ts');

@@ -149,8 +149,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
 
   // Every worker loop may hold one long poll and one invocation open at a time.
   const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
-  // Receive, delete, visibility, Invoke and the start-up checks go through the lean signed-HTTP client unless
-  // --aws-client sdk; the SDK clients for CloudWatch and Temporal are loaded only when those are on.
+  // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
+  // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
   const aws = await createAwsAdapters(config.awsClient, config, process.env, { maxSockets: loops + 16, metrics: ops?.prometheus });
 
   try {
@@ -177,11 +177,9 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled
-      ? new (await import('./metrics/cloudwatch.ts')).CloudWatchMetrics(
-          await aws.sdk.cloudwatch(),
-          logger.child({ component: 'metrics' }),
-          { namespace: config.metricsNamespace },
-        )
+      ? new (await import('./metrics/cloudwatch.ts')).CloudWatchMetrics(await aws.cloudwatch(), logger.child({ component: 'metrics' }), {
+          namespace: config.metricsNamespace,
+        })
       : undefined;
     const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
     const metricsStop = new AbortController();

@@ -2,15 +2,16 @@ import { createSdkClients, type SdkClients } from '../aws-clients.ts';
 import { classifyAwsError } from '../aws-errors.ts';
 import type { Config } from '../config.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import type { MetricsPublisher } from '../metrics/cloudwatch.ts';
 import type { MetricsSink } from '../metrics/metrics-sink.ts';
 import { AWS_METRICS } from '../metrics/names.ts';
 import type { MessageSource, QueueLookup } from '../queues/sqs-source.ts';
 
 /**
  * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,
- * ChangeMessageVisibilityBatch and Invoke, and the start-up GetQueueUrl, GetQueueAttributes and DryRun):
- * `lean` (default) signs and sends them itself (src/aws/signed-http.ts); `sdk` uses the AWS SDK clients, as
- * before. CloudWatch and Temporal spillover use the SDK either way, loaded only when they are on.
+ * ChangeMessageVisibilityBatch and Invoke, the start-up GetQueueUrl, GetQueueAttributes and DryRun, and
+ * CloudWatch's PutMetricData): `lean` (default) signs and sends them itself (src/aws/signed-http.ts); `sdk` uses
+ * the AWS SDK clients, as before. Temporal spillover uses the SDK's Lambda client either way, loaded only when on.
  */
 export type AwsClientKind = 'sdk' | 'lean';
 
@@ -20,7 +21,9 @@ export interface AwsAdapters {
   readonly sqs: MessageSource & QueueLookup;
   /** Invoke and the start-up DryRun of a function. */
   invoker(functionName: string): FunctionInvoker;
-  /** The SDK clients, each loaded on first use: CloudWatch, and Lambda for Temporal spillover. */
+  /** PutMetricData (CloudWatch metrics, the check's datum), built on first use: only `--metrics on` needs it. */
+  cloudwatch(): Promise<MetricsPublisher>;
+  /** The SDK clients, each loaded on first use: Lambda for Temporal spillover (and, with `sdk`, every other). */
   readonly sdk: SdkClients;
   /** Invoke and DryRun through the SDK's Lambda client (loaded on first use): what Temporal spillover invokes with. */
   sdkInvoker(functionName: string): Promise<FunctionInvoker>;
@@ -53,9 +56,14 @@ export async function createAwsAdapters(
       sdk.sqs(),
       sdk.lambda(),
     ]);
+    let cloudwatch: Promise<MetricsPublisher> | undefined;
     return {
       sqs: new SqsMessageSource(sqs),
       invoker: (fn) => new LambdaInvoker(lambda, fn),
+      cloudwatch: () =>
+        (cloudwatch ??= Promise.all([import('../metrics/cloudwatch-sdk.ts'), sdk.cloudwatch()]).then(
+          ([{ CloudWatchSdkPublisher }, client]) => new CloudWatchSdkPublisher(client),
+        )),
       sdk,
       sdkInvoker,
       destroy: () => sdk.destroy(),
@@ -69,20 +77,34 @@ export async function createAwsAdapters(
   ]);
   // The SDK clients are given the same region; config validation guarantees one.
   const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? '';
-  // One provider chain for both services: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
+  // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
   const credentials = defaultProvider();
   const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets });
   const lambdaHttp = new SignedHttp({ service: 'lambda', region, credentials, maxSockets: options.maxSockets });
   const lambdaEndpoint = serviceEndpoint('lambda', region, config.endpointUrl, env);
   const lambdaCalls = callCounter('lambda', options.metrics);
+  // One PutMetricData at a time (flushes are serialized): one socket, opened only when metrics are on.
+  let cloudwatchHttp: InstanceType<typeof SignedHttp> | undefined;
+  let cloudwatch: Promise<MetricsPublisher> | undefined;
+  let destroyed = false;
   return {
     sqs: new SqsHttpSource(sqsHttp, serviceEndpoint('sqs', region, config.endpointUrl, env), callCounter('sqs', options.metrics)),
     invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, lambdaEndpoint.url, fn, lambdaCalls),
+    cloudwatch: () =>
+      (cloudwatch ??= import('../metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
+        cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1 });
+        // Built after destroy(): release it at once, as the SDK clients are.
+        if (destroyed) cloudwatchHttp.destroy();
+        const endpoint = serviceEndpoint('cloudwatch', region, config.endpointUrl, env).url;
+        return new CloudWatchHttpPublisher(cloudwatchHttp, endpoint, callCounter('cloudwatch', options.metrics));
+      })),
     sdk,
     sdkInvoker,
     destroy: () => {
+      destroyed = true;
       sqsHttp.destroy();
       lambdaHttp.destroy();
+      cloudwatchHttp?.destroy();
       sdk.destroy();
     },
   };

@@ -1,11 +1,25 @@
-import { PutMetricDataCommand, type CloudWatchClient, type MetricDatum as CwDatum } from '@aws-sdk/client-cloudwatch';
+import type { MetricDatum as CwDatum, PutMetricDataInput } from '@aws-sdk/client-cloudwatch';
 import { setInterval } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { classifyAwsError } from '../aws-errors.ts';
+import { callErrorOf } from '../aws-errors.ts';
 import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
 
 /** PutMetricData accepts at most 1000 datums per request (and 1 MB; statistic sets are small). */
 const MAX_DATUMS_PER_CALL = 1000;
+
+/** A PutMetricData call's deadline: a CloudWatch that does not answer must not hold up a shutdown. */
+const PUT_METRIC_DATA_DEADLINE_MS = 10_000;
+
+/** One PutMetricData request: the SDK's input shape, whichever client sends it. */
+export type PutMetricDataRequest = Required<Pick<PutMetricDataInput, 'Namespace' | 'MetricData'>>;
+
+/**
+ * CloudWatch's PutMetricData, sent by the lean client (cloudwatch-http.ts, the default) or the SDK's
+ * (cloudwatch-sdk.ts, `--aws-client sdk`). `signal` is the call's only deadline; a failure is an AwsCallError.
+ */
+export interface MetricsPublisher {
+  putMetricData(request: PutMetricDataRequest, signal: AbortSignal): Promise<void>;
+}
 
 interface Aggregate {
   name: string;
@@ -29,7 +43,7 @@ export interface CloudWatchMetricsOptions {
  * CloudWatch failure keeps the data (bounded) for the next flush instead of blocking dispatch.
  */
 export class CloudWatchMetrics implements MetricsSink {
-  readonly #client: CloudWatchClient;
+  readonly #publisher: MetricsPublisher;
   readonly #log: Logger;
   readonly #namespace: string;
   readonly #maxPending: number;
@@ -37,8 +51,8 @@ export class CloudWatchMetrics implements MetricsSink {
   #pending: CwDatum[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor(client: CloudWatchClient, logger: Logger, options: CloudWatchMetricsOptions) {
-    this.#client = client;
+  constructor(publisher: MetricsPublisher, logger: Logger, options: CloudWatchMetricsOptions) {
+    this.#publisher = publisher;
     this.#log = logger;
     this.#namespace = options.namespace;
     this.#maxPending = options.maxPendingDatums ?? 10_000;
@@ -95,13 +109,13 @@ export class CloudWatchMetrics implements MetricsSink {
     while (this.#pending.length > 0) {
       const chunk = this.#pending.slice(0, MAX_DATUMS_PER_CALL);
       try {
-        // Bounded: a CloudWatch that does not answer must not hold up a shutdown.
-        await this.#client.send(new PutMetricDataCommand({ Namespace: this.#namespace, MetricData: chunk }), {
-          abortSignal: AbortSignal.timeout(10_000),
-        });
+        await this.#publisher.putMetricData(
+          { Namespace: this.#namespace, MetricData: chunk },
+          AbortSignal.timeout(PUT_METRIC_DATA_DEADLINE_MS),
+        );
         this.#pending = this.#pending.slice(chunk.length);
       } catch (err) {
-        const e = classifyAwsError(err);
+        const e = callErrorOf(err);
         this.#log.warn(
           { err: { code: e.code, message: e.message }, pending: this.#pending.length },
           'PutMetricData failed, will retry at next flush',

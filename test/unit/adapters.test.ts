@@ -16,6 +16,7 @@ import { backoffMs } from '../../src/backoff.ts';
 import { checkFunction } from '../../src/invoke/function-check.ts';
 import { LambdaInvoker } from '../../src/invoke/lambda-sdk-invoker.ts';
 import { CloudWatchMetrics } from '../../src/metrics/cloudwatch.ts';
+import { CloudWatchSdkPublisher } from '../../src/metrics/cloudwatch-sdk.ts';
 import { SqsMessageSource } from '../../src/queues/sqs-sdk-source.ts';
 import { StartupError, resolveQueues } from '../../src/queues/sqs-source.ts';
 import { queue, silentLogger } from '../support/factories.ts';
@@ -182,7 +183,9 @@ describe('CloudWatchMetrics', () => {
   it('sends one statistic set per metric and queue, not one datum per message', async () => {
     const cw = mockClient(CloudWatchClient);
     cw.on(PutMetricDataCommand).resolves({});
-    const metrics = new CloudWatchMetrics(new CloudWatchClient({ region }), silentLogger, { namespace: 'Workerless-test' });
+    const metrics = new CloudWatchMetrics(new CloudWatchSdkPublisher(new CloudWatchClient({ region })), silentLogger, {
+      namespace: 'Workerless-test',
+    });
     for (const v of [10, 20, 30])
       metrics.record({ name: 'ProcessingDuration', unit: 'Milliseconds', value: v, dimensions: { Queue: 'a' } });
     metrics.record({ name: 'MessagesReceived', unit: 'Count', value: 3, dimensions: { Queue: 'a' } });
@@ -210,7 +213,10 @@ describe('CloudWatchMetrics', () => {
     cw.on(PutMetricDataCommand)
       .rejectsOnce(Object.assign(new Error('down'), { name: 'InternalServiceError', $metadata: { httpStatusCode: 500 } }))
       .resolves({});
-    const metrics = new CloudWatchMetrics(new CloudWatchClient({ region }), silentLogger, { namespace: 'ns', maxPendingDatums: 1500 });
+    const metrics = new CloudWatchMetrics(new CloudWatchSdkPublisher(new CloudWatchClient({ region })), silentLogger, {
+      namespace: 'ns',
+      maxPendingDatums: 1500,
+    });
     for (let i = 0; i < 1200; i++) metrics.record({ name: 'MessagesReceived', unit: 'Count', value: 1, dimensions: { Queue: `q${i}` } });
     await metrics.flush(); // fails: kept
     for (let i = 0; i < 600; i++) metrics.record({ name: 'MessagesDeleted', unit: 'Count', value: 1, dimensions: { Queue: `q${i}` } });

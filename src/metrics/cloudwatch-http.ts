@@ -1,0 +1,108 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
+import { joinPath, serviceError, type HttpAnswer, type ServiceError, type SignedHttp } from '../aws/signed-http.ts';
+import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
+
+/**
+ * PutMetricData on the lean path (`--aws-client lean`, the default) over SignedHttp, so that `--metrics on` does
+ * not load the SDK's CloudWatch client (about 28 MiB of resident memory) for one call per interval. It speaks the
+ * protocol the installed @aws-sdk/client-cloudwatch speaks (3.1162: AWS JSON 1.0, target
+ * GraniteServiceVersion20100801, awsQueryCompatible), and keeps what the SDK did that matters:
+ * - the endpoint: serviceEndpoint('cloudwatch', ...), i.e. --endpoint-url, AWS_ENDPOINT_URL_CLOUDWATCH,
+ *   AWS_ENDPOINT_URL, else monitoring.<region>;
+ * - the SDK's standard retries (3 attempts, jittered back-off) inside the caller's deadline;
+ * - the error names the SDK throws (InvalidParameterValueException, not CloudWatch's query code
+ *   InvalidParameterValue), classified once here as AwsCallError, so logs read the same on both paths.
+ * test/unit/cloudwatch-http.test.ts holds the request and the error names to the installed SDK.
+ */
+export class CloudWatchHttpPublisher implements MetricsPublisher {
+  readonly #http: SignedHttp;
+  readonly #origin: URL;
+  readonly #path: string;
+  readonly #onCall: ((operation: string, err: unknown) => void) | undefined;
+
+  /** `endpoint`: serviceEndpoint('cloudwatch', ...).url. `onCall`: counts each call by outcome (once, not per attempt). */
+  constructor(http: SignedHttp, endpoint: URL, onCall?: (operation: string, err: unknown) => void) {
+    this.#http = http;
+    this.#origin = endpoint;
+    this.#path = joinPath(endpoint, '/');
+    this.#onCall = onCall;
+  }
+
+  async putMetricData(request: PutMetricDataRequest, signal: AbortSignal): Promise<void> {
+    const body = putMetricDataBody(request);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await this.#http.post(this.#origin, this.#path, HEADERS, body, signal);
+        if (answer.status < 200 || answer.status >= 300) throw cloudWatchError(answer);
+        this.#onCall?.('PutMetricData', undefined);
+        return;
+      } catch (err) {
+        const e = classifyAwsError(err, signal);
+        if (e.kind === 'fatal' || signal.aborted || attempt >= SDK_ATTEMPTS) {
+          this.#onCall?.('PutMetricData', err);
+          throw new AwsCallError('PutMetricData', e);
+        }
+        try {
+          await sleep(retryDelayMs(attempt, e.kind === 'throttled'), undefined, { signal });
+        } catch (abort) {
+          this.#onCall?.('PutMetricData', abort);
+          throw new AwsCallError('PutMetricData', classifyAwsError(abort, signal));
+        }
+      }
+    }
+  }
+}
+
+/** AWS JSON 1.0, as the SDK sends it; x-amzn-query-mode asks for the awsQuery error code in x-amzn-query-error. */
+const HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/x-amz-json-1.0',
+  'x-amz-target': 'GraniteServiceVersion20100801.PutMetricData',
+  'x-amzn-query-mode': 'true',
+};
+
+/**
+ * The JSON body the SDK's serializer writes: the input's own member names, timestamps as epoch seconds (with
+ * milliseconds), and NaN / Infinity as the strings Smithy's JSON uses; absent members left out.
+ */
+export function putMetricDataBody(request: PutMetricDataRequest): string {
+  return JSON.stringify(request, function (this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key];
+    if (raw instanceof Date) return raw.getTime() / 1000;
+    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+    return value;
+  });
+}
+
+/**
+ * CloudWatch's awsQuery error codes (x-amzn-query-error) that the SDK reports under another name: it throws the
+ * exception named after the code if there is one (ResourceNotFound), else the one whose awsQueryError trait
+ * matches (@aws-sdk/client-cloudwatch's schema). Codes not listed keep their name there too
+ * (ConcurrentModificationException, LimitExceededException, Throttling, AccessDenied...).
+ */
+const SDK_ERROR_NAMES: Readonly<Record<string, string>> = {
+  InternalServiceError: 'InternalServiceFault',
+  InvalidFormat: 'InvalidFormatFault',
+  InvalidParameterCombination: 'InvalidParameterCombinationException',
+  InvalidParameterInput: 'DashboardInvalidInputError',
+  InvalidParameterValue: 'InvalidParameterValueException',
+  LimitExceeded: 'LimitExceededFault',
+  MissingParameter: 'MissingRequiredParameterException',
+  ValidationError: 'ValidationException',
+};
+
+/** A CloudWatch error answer as the SDK's CloudWatchClient throws it. */
+function cloudWatchError(answer: HttpAnswer): ServiceError {
+  const err = serviceError(answer);
+  const name = SDK_ERROR_NAMES[err.name];
+  if (name !== undefined) err.name = name;
+  return err;
+}
+
+/** The SDK's standard retry mode: 3 attempts (as SqsHttpSource). */
+const SDK_ATTEMPTS = 3;
+
+/** The SDK's standard back-off: full jitter over 100 ms (500 ms when throttled) doubling per attempt, at most 20 s. */
+function retryDelayMs(attempt: number, throttled: boolean): number {
+  return Math.random() * Math.min(20_000, (throttled ? 500 : 100) * 2 ** (attempt - 1));
+}
