@@ -1,7 +1,7 @@
 import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
-import { OPTIONS, ROUTE_GROUPS, camel, type OptionDef, type OptionValue } from './options.ts';
+import { OPTIONS, ROUTE_GROUPS, camel, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './queues/batch-window.ts';
 import { parseQueueList, type QueueList } from './queues/queue-order.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
@@ -47,7 +47,14 @@ export interface RouteConfig {
 }
 
 /** Route options that name queues: each route gives its own, never inherited from outside `routes`. */
-const OWN_TO_ROUTE = new Set(['function', 'queues', 'queue-options', 'queue-max-concurrency', 'queue-min-concurrency', 'queue-rate']);
+const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set<Flag>([
+  'function',
+  'queues',
+  'queue-options',
+  'queue-max-concurrency',
+  'queue-min-concurrency',
+  'queue-rate',
+]);
 
 const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
   (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [camel(d.flag), d]),
@@ -71,8 +78,9 @@ export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
     return route ? [route] : [];
   }
   for (const flag of OWN_TO_ROUTE) {
-    const origin = raw.get(camel(flag))?.origin;
-    if (origin === undefined) continue;
+    // has(): an empty value (WORKERLESS_QUEUES= in a compose file) is unset, not a conflict.
+    if (!r.has(flag)) continue;
+    const origin = r.origin(flag);
     r.problem(`--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`} cannot be used with routes: give it in each route`);
   }
   if (!Array.isArray(list.value) || list.value.length === 0) {
@@ -81,7 +89,7 @@ export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
     );
     return [];
   }
-  const inherited = new Map([...raw].filter(([name]) => ROUTE_DEFS.has(name) && !OWN_TO_ROUTE.has(ROUTE_DEFS.get(name)!.flag)));
+  const inherited = new Map([...raw].filter(([name]) => ROUTE_DEFS.has(name) && !OWN_TO_ROUTE.has(ROUTE_DEFS.get(name)!.flag as Flag)));
   const routes: { index: number; route: RouteConfig }[] = [];
   list.value.forEach((entry: unknown, index) => {
     const own = routeOptions(entry, index, list.origin, r);

@@ -70,6 +70,12 @@ describe('routes', () => {
     );
   });
 
+  it('an empty WORKERLESS_QUEUES or WORKERLESS_FUNCTION (as compose files pass) is unset, not a conflict with routes', () => {
+    const { problems, config } = resolve(['--config', configFile(TWO_ROUTES)], { ...ENV, WORKERLESS_QUEUES: '', WORKERLESS_FUNCTION: ' ' });
+    assert.deepEqual(problems, []);
+    assert.equal(config!.routes.length, 2);
+  });
+
   it('takes routes as JSON from the env var', () => {
     const routes = JSON.stringify([
       { function: 'a-fn', queues: 'a' },
