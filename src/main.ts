@@ -208,21 +208,12 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
       dispatchers.push(
         new Dispatcher(
           {
+            // The route's options, with its queues resolved.
+            ...route,
             queues,
             orderMode: route.queues.mode,
-            concurrency: route.concurrency,
-            batchSize: route.batchSize,
-            batchWindowMs: route.batchWindowMs,
-            pollForSec: route.pollForSec,
-            sleepSec: route.sleepSec,
-            visibilityTimeoutSec: route.visibilityTimeoutSec,
-            deleteMode: route.deleteMode,
-            functionName: route.functionName,
             // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
             drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
-            retryBackoff: route.retryBackoff,
-            queueOptions: route.queueOptions,
-            adaptiveConcurrency: route.adaptiveConcurrency,
           },
           {
             source: new SharedReceiveSource(aws.sqs),
