@@ -7,8 +7,8 @@ import type { MetricsSink } from './metrics/metrics-sink.ts';
 
 /**
  * The AWS SDK clients, each built (and its package loaded) on first use: importing one costs 15-30 MiB of
- * resident memory, and the lean path (the default) needs none of them unless CloudWatch metrics or Temporal
- * spillover are on. Built one way for a run and for `workerless check`, so the check proves what a run will do.
+ * resident memory, and the lean path (the default) needs none of them unless Temporal spillover is on. Built
+ * one way for a run and for `workerless check`, so the check proves what a run will do.
  */
 export interface SdkClients {
   sqs(): Promise<SQSClient>;

@@ -5,9 +5,10 @@ import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
 
 /**
  * PutMetricData on the lean path (`--aws-client lean`, the default) over SignedHttp, so that `--metrics on` does
- * not load the SDK's CloudWatch client (about 28 MiB of resident memory) for one call per interval. It speaks the
- * protocol the installed @aws-sdk/client-cloudwatch speaks (3.1162: AWS JSON 1.0, target
- * GraniteServiceVersion20100801, awsQueryCompatible), and keeps what the SDK did that matters:
+ * not load the SDK's CloudWatch client for one call per interval (about 5 MiB of a running daemon's resident
+ * memory; 27 MiB imported alone; bench/README.md). It speaks the protocol the installed
+ * @aws-sdk/client-cloudwatch speaks (3.1162: AWS JSON 1.0, target GraniteServiceVersion20100801,
+ * awsQueryCompatible), and keeps what the SDK did that matters:
  * - the endpoint: serviceEndpoint('cloudwatch', ...), i.e. --endpoint-url, AWS_ENDPOINT_URL_CLOUDWATCH,
  *   AWS_ENDPOINT_URL, else monitoring.<region>;
  * - the SDK's standard retries (3 attempts, jittered back-off) inside the caller's deadline;

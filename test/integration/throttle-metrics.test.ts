@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import { GetMetricDataCommand, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
 import { bodies, cloudWatchClient, countMessages, createQueue, createQueueWithDlq, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { eventRecords, functionFixture } from '../support/functions.ts';
@@ -121,6 +121,38 @@ describe('throttling and metrics against LocalStack', () => {
     assert.equal(await stat('DeletedEventCount', 'fail', bad.name, 'Sum'), 0);
     assert.equal(await stat('InvokedEventCount', 'record', ok.name, 'Sum'), 7);
     assert.equal(await stat('InvokedEventCount', 'fail', bad.name, 'Sum'), 2);
+    // The same statistic sets through GetMetricData (what dashboards and metric math read): 7 samples, min <= max.
+    const read = async (stat: string) => {
+      const out = await cw.send(
+        new GetMetricDataCommand({
+          MetricDataQueries: [
+            {
+              Id: 'd',
+              MetricStat: {
+                Metric: {
+                  Namespace: `Workerless-${name}`,
+                  MetricName: 'ProcessingDuration',
+                  Dimensions: [
+                    { Name: 'Function', Value: 'record' },
+                    { Name: 'Queue', Value: ok.name },
+                  ],
+                },
+                Period: 60,
+                Stat: stat,
+              },
+            },
+          ],
+          StartTime: new Date(Date.now() - 10 * 60_000),
+          EndTime: new Date(Date.now() + 60_000),
+        }),
+      );
+      return out.MetricDataResults?.[0]?.Values ?? [];
+    };
+    assert.equal(
+      (await read('SampleCount')).reduce((s, v) => s + v, 0),
+      7,
+    );
+    assert.ok(Math.min(...(await read('Minimum'))) <= Math.max(...(await read('Maximum'))));
     cw.destroy();
   });
 });
