@@ -1,5 +1,12 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SignatureV4 } from '@smithy/signature-v4';
 
@@ -106,44 +113,83 @@ export class SignedHttp {
     };
     const signed = await this.#signer.sign(request);
     const https = origin.protocol === 'https:';
-    return new Promise<HttpAnswer>((resolve, reject) => {
-      const req = (https ? httpsRequest : httpRequest)(
-        {
-          agent: https ? this.#https : this.#http,
-          hostname: origin.hostname,
-          ...(origin.port ? { port: Number(origin.port) } : {}),
-          method: 'POST',
-          path,
-          headers: signed.headers,
-          ...(signal ? { signal } : {}),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }),
-          );
-          res.on('error', reject);
-          // A connection cut in the middle of the answer: a reset after the request was sent.
-          res.on('close', () => {
-            if (!res.complete)
-              reject(
-                signal?.aborted
-                  ? abortError(signal)
-                  : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }),
-              );
-          });
-        },
-      );
-      req.on('error', (err) => reject(signal?.aborted ? abortError(signal) : err));
-      req.end(body);
-    });
+    return send(
+      https ? httpsRequest : httpRequest,
+      {
+        agent: https ? this.#https : this.#http,
+        hostname: origin.hostname,
+        ...(origin.port ? { port: Number(origin.port) } : {}),
+        method: 'POST',
+        path,
+      },
+      signed.headers,
+      body,
+      signal,
+    );
   }
 
   destroy(): void {
     this.#http.destroy();
     this.#https.destroy();
   }
+}
+
+/**
+ * Sends one request and collects its answer. Functions of their own so that what stays reachable while the
+ * answer is awaited (up to 15 minutes for an Invoke, thousands at a time) is only the request, its headers and
+ * these callbacks, not the signed request and the options and body of the caller's scope. The signal is
+ * watched with one listener instead of http.request's `signal` option, which attaches end-of-stream tracking
+ * (eight closures and their listeners) to every request for as long as it is open.
+ */
+function send(
+  request: typeof httpRequest,
+  options: RequestOptions,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal | undefined,
+): Promise<HttpAnswer> {
+  // Headers as a flat array: node:http writes them as they are, without a second object of its own for them,
+  // and the agent's copy of the options (kept per socket) holds this array instead of a dictionary object.
+  const flat: string[] = [];
+  for (const name in headers) flat.push(name, headers[name]!);
+  const req = request({ ...options, headers: flat });
+  const answer = collect(req, signal);
+  req.end(body);
+  return answer;
+}
+
+/** The answer to `req`; closes over the request and the signal only. */
+function collect(req: ClientRequest, signal: AbortSignal | undefined): Promise<HttpAnswer> {
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    req.once('response', (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      });
+      res.on('error', fail);
+      // A connection cut in the middle of the answer: a reset after the request was sent.
+      res.on('close', () => {
+        if (!res.complete)
+          fail(
+            signal?.aborted
+              ? abortError(signal)
+              : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }),
+          );
+      });
+    });
+    function onAbort(): void {
+      req.destroy(abortError(signal!));
+    }
+    function fail(err: Error): void {
+      signal?.removeEventListener('abort', onAbort);
+      reject(signal?.aborted ? abortError(signal) : err);
+    }
+    req.on('error', fail);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
