@@ -37,8 +37,14 @@ export class VisibilityLease {
   readonly #timeoutMs: number;
   readonly #deps: LeaseDeps;
   readonly #held = new Map<Message, Held>();
-  readonly #calls = new Set<Promise<unknown>>();
-  readonly #ended = new AbortController();
+  /**
+   * Extension calls on their way. It and #ended are made only when needed: most batches are settled before
+   * their first extension, and thousands of leases may be open at a time.
+   */
+  #calls: Set<Promise<unknown>> | undefined;
+  #over = false;
+  /** Aborts a retry's back-off at end(); made by the first retry. */
+  #ended: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
   /** An extension is on its way; it schedules the next one when it is done. */
   #extending = false;
@@ -62,7 +68,7 @@ export class VisibilityLease {
    * receives); they are extended with the others from now on. A no-op after end().
    */
   add(messages: readonly Message[], receivedAt: number): void {
-    if (this.#ended.signal.aborted || this.#timeoutMs <= 0) return;
+    if (this.#over || this.#timeoutMs <= 0) return;
     for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + this.#timeoutMs });
     // An extension on its way schedules the next one itself; scheduling now could send a second one for the
     // messages it is extending, whose visibleAt it has not updated yet.
@@ -83,20 +89,21 @@ export class VisibilityLease {
   async drop(messages: readonly Message[]): Promise<void> {
     for (const m of messages) this.#held.delete(m);
     if (this.#held.size === 0) clearTimeout(this.#timer);
-    await Promise.allSettled([...this.#calls]);
+    if (this.#calls) await Promise.allSettled([...this.#calls]);
   }
 
   /** Ends the lease of every message. */
   async end(): Promise<void> {
-    this.#ended.abort();
+    this.#over = true;
+    this.#ended?.abort();
     clearTimeout(this.#timer);
     this.#held.clear();
-    await Promise.allSettled([...this.#calls]);
+    if (this.#calls) await Promise.allSettled([...this.#calls]);
   }
 
   #schedule(): void {
     clearTimeout(this.#timer);
-    if (this.#held.size === 0 || this.#ended.signal.aborted) return;
+    if (this.#held.size === 0 || this.#over) return;
     const leadMs = Math.min(MAX_LEAD_MS, this.#timeoutMs / 2);
     const due = Math.min(...[...this.#held.values()].map((h) => h.visibleAt)) - leadMs;
     this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
@@ -119,17 +126,17 @@ export class VisibilityLease {
     const { source, logger, now, random } = this.#deps;
     for (let attempt = 0; ; attempt++) {
       const live = chunk.filter((h) => this.#held.get(h.message) === h);
-      if (live.length === 0 || this.#ended.signal.aborted) return;
+      if (live.length === 0 || this.#over) return;
       const started = now();
       // Entry ids are positions: one receive may return two copies of a message (standard queues).
       const entries = live.map((h, i) => ({ id: String(i), receiptHandle: h.message.ReceiptHandle ?? '' }));
       const call = source.changeVisibility(this.#queue, entries, this.#timeoutMs / 1000);
-      this.#calls.add(call);
+      (this.#calls ??= new Set()).add(call);
       const outcome = await call.then(
         (failures) => ({ failures }),
         (err: unknown) => ({ err }),
       );
-      this.#calls.delete(call);
+      this.#calls?.delete(call);
       // Messages dropped while the call was on its way (settled meanwhile) are no longer ours to report on.
       const held = (h: Held) => this.#held.get(h.message) === h;
       if ('failures' in outcome) {
@@ -169,7 +176,8 @@ export class VisibilityLease {
         { queue: this.#queue.name, messageIds, attempt, delayMs, err: { code: e.code, message: e.message } },
         'ChangeMessageVisibilityBatch failed; retrying while visibility remains',
       );
-      await sleep(delayMs, this.#ended.signal);
+      if (this.#over) return;
+      await sleep(delayMs, (this.#ended ??= new AbortController()).signal);
     }
   }
 }
