@@ -23,7 +23,7 @@ import { Receiver } from './queues/receiver.ts';
 import { CALL_DEADLINE_MS, RECEIVE_MARGIN_MS, type MessageSource, type ReceiptEntry, type ResolvedQueue } from './queues/sqs-source.ts';
 import { DeleteBatcher, changeVisibility } from './settle.ts';
 import { noopTracer, type DispatchTracer } from './tracing/tracer.ts';
-import { VisibilityLease } from './visibility-lease.ts';
+import { VisibilityLease, type LeaseDeps } from './visibility-lease.ts';
 
 export interface DispatcherOptions {
   readonly queues: readonly ResolvedQueue[];
@@ -135,6 +135,8 @@ export class Dispatcher {
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
   readonly #window: BatchWindow;
+  /** One for every lease. */
+  readonly #leaseDeps: LeaseDeps;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -158,6 +160,7 @@ export class Dispatcher {
         )
       : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
+    this.#leaseDeps = { source: deps.source, logger: deps.logger, now: this.#now, random: this.#random };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#holding = Array.from({ length: options.concurrency }, () => false);
     this.#window = {
@@ -305,12 +308,7 @@ export class Dispatcher {
 
   #track(loop: number, queue: ResolvedQueue, messages: Message[]): Batch {
     const receivedAt = this.#now();
-    const lease = new VisibilityLease(queue, messages, this.#visibilityMs(queue), receivedAt, {
-      source: this.#deps.source,
-      logger: this.#log,
-      now: this.#now,
-      random: this.#random,
-    });
+    const lease = new VisibilityLease(queue, messages, this.#visibilityMs(queue), receivedAt, this.#leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
     this.#metrics.polled(queue.name, messages.length);
@@ -334,7 +332,10 @@ export class Dispatcher {
       const messages = await this.#filter(batch);
       batchIds = ids(messages);
       let offset = 0;
-      for (const chunk of messages.length > 0 ? buildSqsEvents(messages, queue) : []) {
+      // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
+      // fields) would otherwise stay reachable until the last invocation of the batch is over.
+      const chunks = messages.length > 0 ? buildSqsEvents(messages, queue).map((c) => ({ payload: c.payload, messages: c.messages })) : [];
+      for (const chunk of chunks) {
         // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
         const unsettled = messages.slice(offset);
         offset += chunk.messages.length;
@@ -369,10 +370,11 @@ export class Dispatcher {
    */
   async #invokeAndSettle(batch: Batch, messages: Message[], unsettled: Message[], payload: string, halt: AbortSignal): Promise<ChunkEnd> {
     const { queue, lease } = batch;
-    const messageIds = ids(messages);
-    const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     const started = this.#now();
     const outcome = await this.#invokeWithRetry(batch, ids(unsettled), payload, halt);
+    // Built after the call, so they are not kept for its whole duration.
+    const messageIds = ids(messages);
+    const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
     this.#freeSlot(batch.loop);
     if (outcome.kind === 'interrupted') {
@@ -608,7 +610,6 @@ export class Dispatcher {
   > {
     const { queue } = batch;
     let attempts: InvokeAttempts = NO_ATTEMPTS;
-    const unsettled = new Set(unsettledIds);
     const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
       this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
@@ -616,10 +617,11 @@ export class Dispatcher {
       const invoke = () => {
         // After the wait for a permit: the duration is the Invoke's own.
         started = this.#now();
+        // A Set: a batch may hold 10,000 messages. Made here, not kept for the whole call.
+        const unsettled = new Set(unsettledIds);
         return this.#tracer.process(
           queue,
           this.#opts.functionName,
-          // A Set: a batch may hold 10,000 messages.
           batch.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
           () => this.#invokeWithDeadline(payload),
           (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
@@ -675,18 +677,32 @@ export class Dispatcher {
 
   /**
    * One Invoke under INVOKE_TIMEOUT_MS. The timer is cleared as soon as the call ends: AbortSignal.timeout()
-   * would keep a 16-minute timer per invocation alive long after its message was settled.
+   * would keep a 16-minute timer per invocation alive long after its message was settled. Not an async
+   * function: a suspended one keeps its frame for the whole call, thousands at a time at high concurrency.
    */
-  async #invokeWithDeadline(payload: string): Promise<InvokeResult> {
+  #invokeWithDeadline(payload: string): Promise<InvokeResult> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException('no answer in time', 'TimeoutError')), INVOKE_TIMEOUT_MS);
     // The call itself keeps the process alive while it runs; the deadline must not do so on its own.
     timer.unref();
+    const clear = () => clearTimeout(timer);
+    let call: Promise<InvokeResult>;
     try {
-      return await this.#deps.invoker.invoke(payload, deadline.signal);
-    } finally {
-      clearTimeout(timer);
+      call = this.#deps.invoker.invoke(payload, deadline.signal);
+    } catch (err) {
+      // As an async function would: a throw becomes a rejection.
+      call = Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
+    return call.then(
+      (result) => {
+        clear();
+        return result;
+      },
+      (err: unknown) => {
+        clear();
+        throw err;
+      },
+    );
   }
 }
 
