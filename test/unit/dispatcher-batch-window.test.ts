@@ -79,13 +79,14 @@ describe('Dispatcher with a batching window', () => {
       s.push('q', ...many(40, body)),
     );
     reset();
-    await until(() => source.deleted.length === 40, 5_000, 'everything deleted');
+    await until(() => source.deleted.length === 40, 15_000, 'everything deleted');
     stop.abort();
     await running;
     // 20 records of 300 kB make 6.0 MB; a 21st would pass 6 MiB.
     assert.deepEqual(sizes(invoker), [20, 20]);
+    // Well before the 5 s window (serialising 12 MB takes a while on a loaded CI machine).
     assert.ok(
-      starts.every((s) => s < 1_000),
+      starts.every((s) => s < 2_500),
       `invoked at ${starts.join(', ')} ms, window 5000 ms`,
     );
     const payloadBytes = invoker.payloads.map((p) => Buffer.byteLength(JSON.stringify(p)));
