@@ -46,7 +46,7 @@ run_phase() {
 # Coverage ratchet: the unit phase fails below these figures (Node's built-in coverage of src/**, printed
 # in the output). They were today's figures when set; raise them when coverage rises, never lower them.
 COVERAGE_LINES=95
-COVERAGE_BRANCHES=90
+COVERAGE_BRANCHES=91
 wants unit && run_phase unit --experimental-test-coverage --test-coverage-include='src/**' \
   --test-coverage-lines="$COVERAGE_LINES" --test-coverage-branches="$COVERAGE_BRANCHES" 'test/unit/**/*.test.ts'
 wants process && run_phase process 'test/process/**/*.test.ts'
