@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
-import { joinPath, serviceError, type HttpAnswer, type ServiceError, type SignedHttp } from '../aws/signed-http.ts';
+import { postWithSdkRetries } from '../aws/sdk-retry.ts';
+import { joinPath, type SignedHttp } from '../aws/signed-http.ts';
 import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
 
 /**
@@ -31,27 +30,15 @@ export class CloudWatchHttpPublisher implements MetricsPublisher {
   }
 
   async putMetricData(request: PutMetricDataRequest, signal: AbortSignal): Promise<void> {
-    const body = putMetricDataBody(request);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const answer = await this.#http.post(this.#origin, this.#path, HEADERS, body, signal);
-        if (answer.status < 200 || answer.status >= 300) throw cloudWatchError(answer);
-        this.#onCall?.('PutMetricData', undefined);
-        return;
-      } catch (err) {
-        const e = classifyAwsError(err, signal);
-        if (e.kind === 'fatal' || signal.aborted || attempt >= SDK_ATTEMPTS) {
-          this.#onCall?.('PutMetricData', err);
-          throw new AwsCallError('PutMetricData', e);
-        }
-        try {
-          await sleep(retryDelayMs(attempt, e.kind === 'throttled'), undefined, { signal });
-        } catch (abort) {
-          this.#onCall?.('PutMetricData', abort);
-          throw new AwsCallError('PutMetricData', classifyAwsError(abort, signal));
-        }
-      }
-    }
+    const call = {
+      origin: this.#origin,
+      path: this.#path,
+      headers: HEADERS,
+      body: putMetricDataBody(request),
+      operation: 'PutMetricData',
+      sdkErrorNames: SDK_ERROR_NAMES,
+    };
+    await postWithSdkRetries(this.#http, call, signal, this.#onCall);
   }
 }
 
@@ -91,19 +78,3 @@ const SDK_ERROR_NAMES: Readonly<Record<string, string>> = {
   MissingParameter: 'MissingRequiredParameterException',
   ValidationError: 'ValidationException',
 };
-
-/** A CloudWatch error answer as the SDK's CloudWatchClient throws it. */
-function cloudWatchError(answer: HttpAnswer): ServiceError {
-  const err = serviceError(answer);
-  const name = SDK_ERROR_NAMES[err.name];
-  if (name !== undefined) err.name = name;
-  return err;
-}
-
-/** The SDK's standard retry mode: 3 attempts (as SqsHttpSource). */
-const SDK_ATTEMPTS = 3;
-
-/** The SDK's standard back-off: full jitter over 100 ms (500 ms when throttled) doubling per attempt, at most 20 s. */
-function retryDelayMs(attempt: number, throttled: boolean): number {
-  return Math.random() * Math.min(20_000, (throttled ? 500 : 100) * 2 ** (attempt - 1));
-}

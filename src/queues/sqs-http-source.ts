@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
-import { callDeadline, joinPath, serviceError, type HttpAnswer, type ServiceError, type SignedHttp } from '../aws/signed-http.ts';
+import { postWithSdkRetries } from '../aws/sdk-retry.ts';
+import { callDeadline, joinPath, type SignedHttp } from '../aws/signed-http.ts';
 import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
@@ -122,31 +122,12 @@ export class SqsHttpSource implements MessageSource, QueueLookup {
     }
   }
 
-  /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once, here. */
+  /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once (sdk-retry.ts). */
   async #attempts(origin: URL, operation: string, abortSignal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
-    const path = joinPath(origin, '/');
     const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}` };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const answer = await this.#http.post(origin, path, headers, body, abortSignal);
-        if (answer.status < 200 || answer.status >= 300) throw sqsError(answer);
-        const out = answer.body.length === 0 ? {} : (JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>);
-        this.#onCall?.(operation, undefined);
-        return out;
-      } catch (err) {
-        const e = classifyAwsError(err, abortSignal);
-        if (e.kind === 'fatal' || abortSignal?.aborted || attempt >= SDK_ATTEMPTS) {
-          this.#onCall?.(operation, err);
-          throw new AwsCallError(operation, e);
-        }
-        try {
-          await sleep(retryDelayMs(attempt, e.kind === 'throttled'), undefined, { signal: abortSignal });
-        } catch (abort) {
-          this.#onCall?.(operation, abort);
-          throw new AwsCallError(operation, classifyAwsError(abort, abortSignal));
-        }
-      }
-    }
+    const call = { origin, path: joinPath(origin, '/'), headers, body, operation, sdkErrorNames: SDK_ERROR_NAMES };
+    const out = await postWithSdkRetries(this.#http, call, abortSignal, this.#onCall);
+    return out.length === 0 ? {} : (JSON.parse(out.toString('utf8')) as Record<string, unknown>);
   }
 }
 
@@ -175,22 +156,6 @@ const SDK_ERROR_NAMES: Readonly<Record<string, string>> = {
   'KMS.ThrottlingException': 'KmsThrottled',
   QueueAlreadyExists: 'QueueNameExists',
 };
-
-/** An SQS error answer as the SDK's SQSClient throws it. */
-function sqsError(answer: HttpAnswer): ServiceError {
-  const err = serviceError(answer);
-  const name = SDK_ERROR_NAMES[err.name];
-  if (name !== undefined) err.name = name;
-  return err;
-}
-
-/** The SDK's standard retry mode: 3 attempts. */
-const SDK_ATTEMPTS = 3;
-
-/** The SDK's standard back-off: full jitter over 100 ms (500 ms when throttled) doubling per attempt, at most 20 s. */
-function retryDelayMs(attempt: number, throttled: boolean): number {
-  return Math.random() * Math.min(20_000, (throttled ? 500 : 100) * 2 ** (attempt - 1));
-}
 
 /** The SDK's receive check: every body must match its MD5OfBody, or the whole call fails. */
 function checkBodies(messages: readonly Message[]): void {
