@@ -185,7 +185,8 @@ describe('Dispatcher', () => {
     const invoker = new FakeInvoker(() => (Date.now() - t0 < 1500 ? throttled() : ok()));
     const { source, stop, running } = setup([queue('q', { visibilityTimeoutSec: 1 })], {}, invoker);
     source.push('q', message());
-    await until(() => source.deleted.length === 1, 5000);
+    // The throttle back-off is jittered and doubles up to 5 s: the first try after the 1.5 s can come at 6.5 s.
+    await until(() => source.deleted.length === 1, 10_000);
     stop.abort();
     await running;
     assert.ok(source.visibilityChanges.length >= 1);
