@@ -1,4 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
 import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
@@ -202,6 +203,22 @@ export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
  * A running Dispatcher over a FakeSource (preloaded by `preload`) and `invoker`, with test defaults: strict
  * order, one loop, batch 1, 1 s long polls. Stop it with `stop.abort()` and await `running`.
  */
+/**
+ * Stops of the dispatchers a test file started. A test that fails before it stops its dispatcher would leave the
+ * loops running and the file's process alive, and the whole run waiting on it: they are stopped after the file.
+ */
+const started = new Set<AbortController>();
+after(() => {
+  for (const stop of started) stop.abort();
+});
+
+/** A new stop for a dispatcher under test, aborted after the file's tests at the latest. */
+export function stopAfterTests(): AbortController {
+  const stop = new AbortController();
+  started.add(stop);
+  return stop;
+}
+
 export function startDispatcher(
   queues: ResolvedQueue[],
   options: Partial<DispatcherOptions> = {},
@@ -226,7 +243,7 @@ export function startDispatcher(
     },
     { source, invoker, metrics, logger: silentLogger, random },
   );
-  const stop = new AbortController();
+  const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
   return { source, metrics, invoker, dispatcher, stop, running };
 }

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
 import { FUNCTION_METRICS } from '../../src/metrics/names.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, silentLogger, throttled, until } from '../support/factories.ts';
+import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, silentLogger, stopAfterTests, throttled, until } from '../support/factories.ts';
 
 /** A function with reserved concurrency `budget.n`: calls beyond it are throttled, as Lambda does. */
 function budgetedFunction(budget: { n: number }, durationMs = 20) {
@@ -40,7 +40,7 @@ function setup(options: Partial<DispatcherOptions>, invoker: FakeInvoker) {
     },
     { source, invoker, metrics, logger: silentLogger },
   );
-  const stop = new AbortController();
+  const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
   const limits = () => metrics.data.filter((d) => d.name === FUNCTION_METRICS.concurrencyLimit.cloudwatch).map((d) => d.value);
   return { source, metrics, dispatcher, stop, running, limits };
