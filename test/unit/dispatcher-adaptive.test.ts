@@ -6,7 +6,18 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
 import { FUNCTION_METRICS } from '../../src/metrics/names.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, silentLogger, stopAfterTests, throttled, until } from '../support/factories.ts';
+import {
+  FakeInvoker,
+  FakeSource,
+  RecordingMetrics,
+  message,
+  ok,
+  queue,
+  silentLogger,
+  stopAfterTests,
+  throttled,
+  until,
+} from '../support/factories.ts';
 
 /** A function with reserved concurrency `budget.n`: calls beyond it are throttled, as Lambda does. */
 function budgetedFunction(budget: { n: number }, durationMs = 20) {
