@@ -3,8 +3,6 @@
 // names and classification, a hung call gives up at its deadline, and the run's wiring (createAwsAdapters)
 // sends it to the configured endpoint and counts it as the other lean calls are counted.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
@@ -15,13 +13,7 @@ import { serviceEndpoint, SignedHttp } from '../../src/aws/signed-http.ts';
 import { CloudWatchMetrics, type PutMetricDataRequest } from '../../src/metrics/cloudwatch.ts';
 import { CloudWatchHttpPublisher, putMetricDataBody } from '../../src/metrics/cloudwatch-http.ts';
 import type { MetricDatum } from '../../src/metrics/metrics-sink.ts';
-
-interface Seen {
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-type Handler = (req: Seen, res: ServerResponse) => void;
+import { RecordingServer } from '../support/recording-server.ts';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
@@ -63,24 +55,14 @@ const request: PutMetricDataRequest = {
 };
 
 describe('CloudWatch PutMetricData on the lean path', () => {
-  let handler: Handler = (_req, res) => res.end('{}');
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const s = { path: req.url ?? '', headers: req.headers, body };
-      seen.push(s);
-      handler(s, res);
-    });
-  });
+  const server = new RecordingServer();
+  const seen = server.seen;
   let origin: URL;
   let http: SignedHttp;
   let publisher: CloudWatchHttpPublisher;
   let sdk: CloudWatchClient;
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/prefix`);
+    origin = new URL('/prefix', await server.listen());
     http = new SignedHttp({ service: 'monitoring', region: 'us-east-1', credentials: () => Promise.resolve(credentials), maxSockets: 1 });
     publisher = new CloudWatchHttpPublisher(http, origin);
     sdk = new CloudWatchClient({ region: 'us-east-1', endpoint: origin.href, credentials, maxAttempts: 1 });
@@ -88,12 +70,11 @@ describe('CloudWatch PutMetricData on the lean path', () => {
   after(() => {
     sdk.destroy();
     http.destroy();
-    server.closeAllConnections();
     server.close();
   });
 
   it('sends what the SDK sends: AWS JSON 1.0, GraniteServiceVersion20100801.PutMetricData, the same body, signed for monitoring', async () => {
-    handler = (_req, res) => res.end('{}');
+    server.handler = (_req, res) => res.end('{}');
     seen.length = 0;
     await sdk.send(new PutMetricDataCommand(request));
     await publisher.putMetricData(request, AbortSignal.timeout(5_000));
@@ -133,7 +114,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
       putMetricDataBody({ Namespace: 'n', MetricData: [{ MetricName: 'm', Value: Number.NaN, Values: [Infinity, -Infinity] }] }),
       '{"Namespace":"n","MetricData":[{"MetricName":"m","Value":"NaN","Values":["Infinity","-Infinity"]}]}',
     );
-    handler = (_req, res) => res.end('{}');
+    server.handler = (_req, res) => res.end('{}');
     seen.length = 0;
     const metrics = new CloudWatchMetrics(publisher, pino({ level: 'silent' }), { namespace: 'Workerless-test' });
     const datum = (value: number): MetricDatum => ({
@@ -163,7 +144,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
 
   it('names CloudWatch errors as the installed SDK does, for every awsQuery code of its schema', async () => {
     for (const code of AWS_QUERY_ERRORS) {
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(400, { 'x-amzn-query-error': `${code};Sender`, 'content-type': 'application/x-amz-json-1.0' });
         res.end(JSON.stringify({ __type: `com.amazonaws.cloudwatch#${code}`, message: 'refused' }));
       };
@@ -181,7 +162,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
 
   it('classifies failures once: 400 fatal at once, 500 retried like the SDK (3 attempts) then retryable, throttling throttled', async () => {
     const failWith = async (status: number, code: string) => {
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(status, { 'x-amzn-query-error': `${code};Sender` });
         res.end(JSON.stringify({ message: 'no' }));
       };
@@ -212,7 +193,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
   });
 
   it('gives up a hung call at its deadline as a retryable TimeoutError, and CloudWatchMetrics logs it and keeps the data', async () => {
-    handler = () => {}; // never answers
+    server.handler = () => {}; // never answers
     const started = Date.now();
     await assert.rejects(publisher.putMetricData(request, AbortSignal.timeout(300)), (err: unknown) => {
       assert.ok(err instanceof AwsCallError);
@@ -228,7 +209,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
       { level: 'warn' },
       new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as Line), done()) }),
     );
-    handler = (_req, res) => {
+    server.handler = (_req, res) => {
       res.writeHead(400, { 'x-amzn-query-error': 'MissingParameter;Sender' });
       res.end(JSON.stringify({ message: 'Namespace is required' }));
     };
@@ -245,7 +226,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
         ],
       ],
     );
-    handler = (_req, res) => res.end('{}');
+    server.handler = (_req, res) => res.end('{}');
     seen.length = 0;
     await metrics.flush();
     assert.equal(seen.length, 1, 'the kept datum goes out at the next flush');
@@ -267,7 +248,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
       { maxSockets: 4, metrics },
     );
     try {
-      handler = (_req, res) => res.end('{}');
+      server.handler = (_req, res) => res.end('{}');
       seen.length = 0;
       const cw = await viaEnv.cloudwatch();
       assert.equal(await viaEnv.cloudwatch(), cw, 'built once');
@@ -275,7 +256,7 @@ describe('CloudWatch PutMetricData on the lean path', () => {
       assert.equal(seen.length, 1);
       assert.equal(seen[0]!.path, '/prefix/');
       assert.match(String(seen[0]!.headers['authorization']), /\/eu-west-1\/monitoring\/aws4_request/);
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(400, { 'x-amzn-query-error': 'InvalidParameterValue;Sender' });
         res.end('{}');
       };

@@ -3,8 +3,6 @@
 // adapters' are (AwsCallError kinds, InvokeErrorKind), including the MD5 check and the SDK's retries.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AwsCallError } from '../../src/aws-errors.ts';
@@ -12,13 +10,7 @@ import { sanitizeErrorCode, serviceEndpoint, SignedHttp } from '../../src/aws/si
 import { LambdaHttpInvoker } from '../../src/invoke/lambda-http-invoker.ts';
 import { SqsHttpSource } from '../../src/queues/sqs-http-source.ts';
 import { QueueResolveError, resolveQueues, type ResolvedQueue } from '../../src/queues/sqs-source.ts';
-
-interface Seen {
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-type Handler = (req: Seen, res: ServerResponse) => void;
+import { RecordingServer } from '../support/recording-server.ts';
 
 const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
@@ -61,33 +53,22 @@ const AWS_QUERY_ERRORS = [
 ];
 
 describe('lean adapters', () => {
-  let handler: Handler = (_req, res) => res.end('{}');
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const s = { path: req.url ?? '', headers: req.headers, body };
-      seen.push(s);
-      handler(s, res);
-    });
-  });
+  const server = new RecordingServer();
+  const seen = server.seen;
   let origin: URL;
   let http: SignedHttp;
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    origin = await server.listen();
     http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: 4 });
   });
   after(() => {
     http.destroy();
-    server.closeAllConnections();
     server.close();
   });
 
   it('receives with the SQS JSON protocol, signed, and hands out SDK-shaped messages (binary attributes as bytes)', async () => {
     seen.length = 0;
-    handler = (_req, res) =>
+    server.handler = (_req, res) =>
       res.end(
         JSON.stringify({
           Messages: [
@@ -122,7 +103,7 @@ describe('lean adapters', () => {
   });
 
   it('fails a receive whose body does not match MD5OfBody, as the SDK does (fatal)', async () => {
-    handler = (_req, res) =>
+    server.handler = (_req, res) =>
       res.end(JSON.stringify({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: 'hello', MD5OfBody: md5('other') }] }));
     const source = new SqsHttpSource(http, { url: origin, custom: true });
     await assert.rejects(source.receive(queue(`${origin.origin}/000000000000/q`), { max: 1, waitSec: 0 }), (err: unknown) => {
@@ -135,7 +116,7 @@ describe('lean adapters', () => {
 
   it('retries a 500 like the SDK (3 attempts), then reports it retryable with its code', async () => {
     seen.length = 0;
-    handler = (_req, res) => {
+    server.handler = (_req, res) => {
       res.writeHead(500, { 'x-amzn-query-error': 'InternalError;Receiver' });
       res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'boom' }));
     };
@@ -149,14 +130,14 @@ describe('lean adapters', () => {
   });
 
   it('reads the entries SQS refused, and a 400 QueueDoesNotExist is fatal at once, named as the SDK names it', async () => {
-    handler = (_req, res) =>
+    server.handler = (_req, res) =>
       res.end(JSON.stringify({ Successful: [], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', Message: 'bad', SenderFault: true }] }));
     const source = new SqsHttpSource(http, { url: origin, custom: true });
     assert.deepEqual(await source.changeVisibility(queue(`${origin.origin}/q`), [{ id: '1', receiptHandle: 'r' }], 0), [
       { id: '1', code: 'ReceiptHandleIsInvalid', message: 'bad' },
     ]);
     seen.length = 0;
-    handler = (_req, res) => {
+    server.handler = (_req, res) => {
       res.writeHead(400, { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' });
       res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'no queue' }));
     };
@@ -172,7 +153,7 @@ describe('lean adapters', () => {
   it('resolves queues as the SDK path does: GetQueueUrl for a name, GetQueueAttributes, a missing queue in one line', async () => {
     seen.length = 0;
     const url = `${origin.origin}/000000000000/jobs`;
-    handler = (req, res) => {
+    server.handler = (req, res) => {
       const target = req.headers['x-amz-target'];
       if (target === 'AmazonSQS.GetQueueUrl' && (JSON.parse(req.body) as { QueueName?: string }).QueueName === 'jobs')
         return res.end(JSON.stringify({ QueueUrl: url }));
@@ -224,7 +205,7 @@ describe('lean adapters', () => {
     const source = new SqsHttpSource(http, { url: origin, custom: true });
     try {
       for (const code of [...AWS_QUERY_ERRORS, 'AccessDenied']) {
-        handler = (_req, res) => {
+        server.handler = (_req, res) => {
           res.writeHead(400, { 'x-amzn-query-error': `${code};Sender` });
           res.end(JSON.stringify({ message: 'refused' }));
         };
@@ -244,7 +225,7 @@ describe('lean adapters', () => {
   });
 
   it('gives up a hung call at its deadline as a retryable TimeoutError', async () => {
-    handler = () => {}; // never answers
+    server.handler = () => {}; // never answers
     const source = new SqsHttpSource(http, { url: origin, custom: true });
     const started = Date.now();
     // waitSec 0: the receive deadline is RECEIVE_MARGIN_MS (5 s); the caller's own signal is shorter here.
@@ -261,7 +242,7 @@ describe('lean adapters', () => {
     const lambda = new SignedHttp({ service: 'lambda', region: 'us-east-1', credentials, maxSockets: 4 });
     try {
       seen.length = 0;
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(200, { 'x-amz-function-error': 'Unhandled' });
         res.end('{"errorType":"Error"}');
       };
@@ -274,7 +255,7 @@ describe('lean adapters', () => {
       assert.equal(seen[0]!.headers['x-amz-invocation-type'], 'RequestResponse');
       assert.equal(seen[0]!.body, '{"Records":[]}');
 
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(429, { 'x-amzn-errortype': 'TooManyRequestsException:http://internal.amazon.com/coral/com.amazonaws.awsgirt/' });
         res.end('{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}');
       };
@@ -287,7 +268,7 @@ describe('lean adapters', () => {
         status: 429,
       });
 
-      handler = (_req, res) => {
+      server.handler = (_req, res) => {
         res.writeHead(404, { 'x-amzn-errortype': 'ResourceNotFoundException' });
         res.end('{"Type":"User","Message":"Function not found"}');
       };
@@ -295,7 +276,7 @@ describe('lean adapters', () => {
       assert.equal(!missing.ok && missing.error.kind, 'unusable');
 
       // The request reached the server, then the connection was reset: the function may be running.
-      handler = (_req, res) => res.socket?.destroy();
+      server.handler = (_req, res) => res.socket?.destroy();
       const reset = await invoker.invoke('{}');
       assert.equal(!reset.ok && reset.error.kind, 'unknown');
       assert.equal(!reset.ok && reset.error.code, 'ECONNRESET');
