@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueue, messageCounts, sendMessages } from '../support/aws.ts';
+import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { eventRecords as records, functionFixture as fixture } from '../support/functions.ts';
@@ -45,6 +46,23 @@ describe('batching window against LocalStack (issue 10)', () => {
   });
   after(() => endpoint.stop());
 
+  /** Sends `count` messages one at a time, `gapMs` apart; returns their ids. */
+  async function sendSpaced(url: string, prefix: string, count: number, gapMs: number): Promise<string[]> {
+    const sent: string[] = [];
+    for (let i = 0; i < count; i++) {
+      sent.push(...(await sendMessages(url, [`${prefix}-${i}`])));
+      await delay(gapMs);
+    }
+    return sent;
+  }
+
+  /** Waits until the queue is drained, stops the daemon (asserting exit 0), and returns the function's invocations. */
+  async function drained(daemon: CliRun, url: string, fn: string, timeoutMs: number): Promise<InvocationRecord[]> {
+    await until(async () => (await countMessages(url)) === 0, timeoutMs, 'queue drained', 200);
+    assert.equal(await stopDaemon(daemon), 0);
+    return endpoint.invocations.filter(of(fn));
+  }
+
   it('window 2 s, 25 messages sent one every 200 ms: each invocation comes 2 s after its first message, with what arrived', async (t) => {
     const q = await createQueue('wl-window-slow');
     const daemon = startDaemon(endpoint.url, [
@@ -60,14 +78,8 @@ describe('batching window against LocalStack (issue 10)', () => {
       '2s',
     ]);
     await started(daemon);
-    const sent: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      sent.push(...(await sendMessages(q.url, [`slow-${i}`])));
-      await delay(200);
-    }
-    await until(async () => (await countMessages(q.url)) === 0, 15_000, 'queue drained', 200);
-    assert.equal(await stopDaemon(daemon), 0);
-    const runs = endpoint.invocations.filter(of('window-slow'));
+    const sent = await sendSpaced(q.url, 'slow', 25, 200);
+    const runs = await drained(daemon, q.url, 'window-slow', 15_000);
     const sizes = runs.map((i) => records(i).length);
     const waits = runs.map(waitOf);
     t.diagnostic(`batch sizes ${sizes.join(', ')}; waits from the first message ${waits.join(', ')} ms (window 2000 ms)`);
@@ -101,9 +113,7 @@ describe('batching window against LocalStack (issue 10)', () => {
       '10s',
     ]);
     await started(daemon);
-    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
-    assert.equal(await stopDaemon(daemon), 0);
-    const runs = endpoint.invocations.filter(of('window-size'));
+    const runs = await drained(daemon, q.url, 'window-size', 30_000);
     const sizes = runs.map((i) => records(i).length);
     const waits = runs.map(waitOf);
     const gathered = gatheredLines(daemon.logs());
@@ -138,9 +148,7 @@ describe('batching window against LocalStack (issue 10)', () => {
       '1s',
     ]);
     await started(daemon);
-    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
-    assert.equal(await stopDaemon(daemon), 0);
-    const runs = endpoint.invocations.filter(of('window-short'));
+    const runs = await drained(daemon, q.url, 'window-short', 30_000);
     const sizes = runs.map((i) => records(i).length);
     const waits = runs.map(waitOf);
     t.diagnostic(
@@ -173,9 +181,7 @@ describe('batching window against LocalStack (issue 10)', () => {
       '20s',
     ]);
     await started(daemon);
-    await until(async () => (await countMessages(q.url)) === 0, 60_000, 'queue drained', 200);
-    assert.equal(await stopDaemon(daemon), 0);
-    const runs = endpoint.invocations.filter(of('window-6mb'));
+    const runs = await drained(daemon, q.url, 'window-6mb', 60_000);
     const sizes = runs.map((i) => records(i).length);
     const bytes = runs.map((i) => i.payloadBytes);
     const gathered = gatheredLines(daemon.logs());
@@ -221,14 +227,8 @@ describe('batching window against LocalStack (issue 10)', () => {
       '8s',
     ]);
     await started(daemon);
-    const sent: string[] = [];
-    for (let i = 0; i < 7; i++) {
-      sent.push(...(await sendMessages(q.url, [`vis-${i}`])));
-      await delay(1_000);
-    }
-    await until(async () => (await countMessages(q.url)) === 0, 30_000, 'queue drained', 200);
-    assert.equal(await stopDaemon(daemon), 0);
-    const runs = endpoint.invocations.filter(of('window-visibility'));
+    const sent = await sendSpaced(q.url, 'vis', 7, 1_000);
+    const runs = await drained(daemon, q.url, 'window-visibility', 30_000);
     const received = runs.flatMap((i) => records(i));
     const counts = received.map((r) => r.attributes['ApproximateReceiveCount']);
     const warnings = daemon.logs().filter((l) => String(l['msg']).includes('visibility')).length;
