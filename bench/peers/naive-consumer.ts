@@ -11,7 +11,6 @@
 // AWS_REGION, ...), exactly as for workerless. Prints {"msg":"ready"} on stdout once its clients have made
 // their first calls (the queue's ARN, a DryRun invoke), so a benchmark can leave start-up out of its figures.
 // Stops on SIGTERM/SIGINT: no new receives, the message in hand is finished, exit 0.
-import { parseArgs } from 'node:util';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   DeleteMessageBatchCommand,
@@ -21,31 +20,9 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
+import { peerArgs } from './peer-args.ts';
 
-const { values } = parseArgs({
-  options: {
-    'queue-url': { type: 'string' },
-    function: { type: 'string' },
-    concurrency: { type: 'string', default: '10' },
-    'batch-size': { type: 'string', default: '1' },
-  },
-});
-const queueUrl = values['queue-url'];
-const functionName = values.function;
-const concurrency = Number(values.concurrency);
-const batchSize = Number(values['batch-size']);
-if (
-  !queueUrl ||
-  !functionName ||
-  !Number.isInteger(concurrency) ||
-  concurrency < 1 ||
-  !Number.isInteger(batchSize) ||
-  batchSize < 1 ||
-  batchSize > 10
-) {
-  process.stderr.write('usage: node bench/peers/naive-consumer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]\n');
-  process.exit(2);
-}
+const { queueUrl, functionName, concurrency, batchSize } = peerArgs('naive-consumer.ts');
 
 const stop = new AbortController();
 process.on('SIGTERM', () => stop.abort());

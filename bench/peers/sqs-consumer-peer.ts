@@ -8,35 +8,12 @@
 //
 // Endpoints, region and credentials from the environment, as for workerless. Prints {"msg":"ready"} after
 // GetQueueAttributes and a DryRun Invoke; SIGTERM stops the consumers and exits 0.
-import { parseArgs } from 'node:util';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import { Consumer } from 'sqs-consumer';
+import { peerArgs } from './peer-args.ts';
 
-const { values } = parseArgs({
-  options: {
-    'queue-url': { type: 'string' },
-    function: { type: 'string' },
-    concurrency: { type: 'string', default: '10' },
-    'batch-size': { type: 'string', default: '1' },
-  },
-});
-const queueUrl = values['queue-url'] ?? '';
-const functionName = values.function ?? '';
-const concurrency = Number(values.concurrency);
-const batchSize = Number(values['batch-size']);
-if (
-  !queueUrl ||
-  !functionName ||
-  !Number.isInteger(concurrency) ||
-  concurrency < 1 ||
-  !Number.isInteger(batchSize) ||
-  batchSize < 1 ||
-  batchSize > 10
-) {
-  process.stderr.write('usage: node bench/peers/sqs-consumer-peer.ts --queue-url URL --function NAME [--concurrency C] [--batch-size B]\n');
-  process.exit(2);
-}
+const { queueUrl, functionName, concurrency, batchSize } = peerArgs('sqs-consumer-peer.ts');
 
 const customSqsEndpoint = Boolean(process.env['AWS_ENDPOINT_URL_SQS'] ?? process.env['AWS_ENDPOINT_URL']);
 const sqs = new SQSClient({ useQueueUrlAsEndpoint: !customSqsEndpoint });
