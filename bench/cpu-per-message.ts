@@ -7,7 +7,7 @@
 // against it and the project's test Lambda endpoint (handler test/fixtures/functions/record.mjs), measured
 // from the end of its start-up until the queue is empty and N invocations succeeded. Consumers alternate
 // (workerless, naive, workerless, naive, ...) so drift on the machine hits both alike.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,7 @@ import {
   TEST_REGION,
 } from '../test/support/aws.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../test/support/lambda-endpoint/server.ts';
+import { live, spawnConsumer, until, type ConsumerProcess } from './support/consumer-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist/src/main.js');
@@ -97,17 +98,6 @@ function phase(text: string): void {
   if (values.verbose) process.stderr.write(`  [${((performance.now() - benchStart) / 1000).toFixed(2)} s] ${text}\n`);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-const live = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
@@ -122,12 +112,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-interface Consumer {
-  child: ChildProcess;
-  pid: number;
-  ready: Promise<void>;
-  exited: Promise<number | null>;
-  output: () => string;
+interface Consumer extends ConsumerProcess<{ calls: Record<string, number> }> {
   /** Snapshot of the SDK call counts (asks the child with SIGUSR2). */
   calls: () => Promise<Record<string, number>>;
 }
@@ -158,65 +143,15 @@ function startConsumer(kind: Kind, queueUrl: string, lambdaUrl: string, callsFil
     values['cpu-prof'] === undefined
       ? []
       : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof'], '--cpu-prof-name', `${kind}-${process.hrtime.bigint()}.cpuprofile`];
-  const child = spawn(process.execPath, [...profile, '--import', CALL_COUNTER, ...script], {
-    env: {
-      PATH: process.env['PATH'],
-      HOME: process.env['HOME'],
-      ...awsTestEnv({ lambdaEndpoint: lambdaUrl }),
-      BENCH_CALLS_FILE: callsFile,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const consumer = spawnConsumer<{ calls: Record<string, number> }>({
+    name: kind,
+    args: [...profile, '--import', CALL_COUNTER, ...script],
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...awsTestEnv({ lambdaEndpoint: lambdaUrl }) },
+    callsFile,
+    readyMsg: kind === 'workerless' ? 'workerless started' : 'ready',
+    snapshotTimeoutMs: 5_000,
   });
-  live.add(child);
-  let out = '';
-  let pending = '';
-  let markReady: () => void = () => {};
-  let failReady: (err: Error) => void = () => {};
-  const ready = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    failReady = reject;
-  });
-  const readyMsg = kind === 'workerless' ? 'workerless started' : 'ready';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk;
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === readyMsg) markReady();
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      live.delete(child);
-      failReady(new Error(`${kind} exited (code ${code}) before it was ready:\n${out}`));
-      resolve(code);
-    }),
-  );
-  let seq = 0;
-  const calls = async (): Promise<Record<string, number>> => {
-    seq += 1;
-    child.kill('SIGUSR2');
-    let snapshot: { seq: number; calls: Record<string, number> } | undefined;
-    await until(
-      'the SDK call counts',
-      () => {
-        try {
-          snapshot = JSON.parse(readFileSync(callsFile, 'utf8')) as { seq: number; calls: Record<string, number> };
-        } catch {
-          return false; // not written yet, or caught half-written
-        }
-        return snapshot.seq === seq;
-      },
-      5_000,
-      2,
-    );
-    return { ...snapshot!.calls };
-  };
-  if (child.pid === undefined) throw new Error(`could not start ${kind}`);
-  return { child, pid: child.pid, ready, exited, output: () => out, calls };
+  return { ...consumer, calls: async () => (await consumer.snapshot()).calls };
 }
 
 async function stopConsumer(consumer: Consumer): Promise<number | null> {

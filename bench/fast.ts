@@ -14,12 +14,13 @@
 // Every figure is the median of --runs runs (consumers alternate within each round), measured from the end
 // of the consumer's start-up (its ready line) until the fake has seen every message deleted (or the shape's
 // time cap): CPU is utime+stime of the consumer process from /proc/<pid>/stat, RSS its peak (VmHWM).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { live, spawnConsumer, type ConsumerProcess } from './support/consumer-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -119,14 +120,6 @@ const verbose = (text: string) => {
   if (values.verbose) process.stderr.write(`  ${text}\n`);
 };
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
 /** CPU ms (utime + stime, all threads) from /proc/<pid>/stat. */
 function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -140,7 +133,6 @@ function peakRssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-const live = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
@@ -170,14 +162,8 @@ async function control<T>(path: string, body?: unknown): Promise<T> {
   return (await res.json()) as T;
 }
 
-interface Consumer {
-  child: ChildProcess;
-  pid: number;
-  ready: Promise<void>;
-  exited: Promise<number | null>;
-  output: () => string;
-  snapshot: () => Promise<{ calls: Record<string, number>; heap: { peakUsedMiB: number; usedMiB: number } }>;
-}
+/** A consumer under test; its snapshots carry the call counts and the V8 heap. */
+type Consumer = ConsumerProcess<{ calls: Record<string, number>; heap: { peakUsedMiB: number; usedMiB: number } }>;
 
 function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: string): Consumer {
   const c = String(shape.concurrency);
@@ -217,7 +203,9 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
               'info',
               ...(kind === 'workerless-sdk' ? ['--aws-client', 'sdk'] : []),
             ];
-  const child = spawn(process.execPath, ['--import', COUNTER, ...args], {
+  return spawnConsumer({
+    name: kind,
+    args: ['--import', COUNTER, ...args],
     env: {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
@@ -228,63 +216,12 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
       AWS_EC2_METADATA_DISABLED: 'true',
       AWS_CONFIG_FILE: '/dev/null',
       AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-      BENCH_CALLS_FILE: callsFile,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    callsFile,
+    readyMsg: kind.startsWith('workerless') ? 'workerless started' : 'ready',
+    // A consumer starting 10,000 loops can keep its event loop busy for a while.
+    snapshotTimeoutMs: 60_000,
   });
-  live.add(child);
-  let out = '';
-  let pending = '';
-  let markReady: () => void = () => {};
-  let failReady: (err: Error) => void = () => {};
-  const ready = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    failReady = reject;
-  });
-  const readyMsg = kind.startsWith('workerless') ? 'workerless started' : 'ready';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    if (out.length < 1_000_000) out += chunk;
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === readyMsg) markReady();
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    if (out.length < 1_000_000) out += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      live.delete(child);
-      failReady(new Error(`${kind} exited (code ${code}) before it was ready:\n${out}`));
-      resolve(code);
-    }),
-  );
-  let seq = 0;
-  const snapshot = async () => {
-    seq += 1;
-    child.kill('SIGUSR2');
-    let snap: { seq: number; calls: Record<string, number>; heap: { peakUsedMiB: number; usedMiB: number } } | undefined;
-    await until(
-      'the call counts',
-      () => {
-        try {
-          snap = JSON.parse(readFileSync(callsFile, 'utf8')) as typeof snap;
-        } catch {
-          return false;
-        }
-        return snap?.seq === seq;
-      },
-      // A consumer starting 10,000 loops can keep its event loop busy for a while.
-      60_000,
-      5,
-    );
-    return { calls: { ...snap!.calls }, heap: snap!.heap };
-  };
-  if (child.pid === undefined) throw new Error(`could not start ${kind}`);
-  return { child, pid: child.pid, ready, exited, output: () => out, snapshot };
 }
 
 interface RunResult {

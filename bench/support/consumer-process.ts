@@ -1,0 +1,101 @@
+// What both benchmarks do with a consumer under test: run it as a child process, know when it is ready, and read
+// the counts its `--import` preload (sdk-call-counter.ts) writes on SIGUSR2.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Consumers still running; the benchmarks kill them when they exit or are interrupted. */
+export const live = new Set<ChildProcess>();
+
+export interface ConsumerProcess<Snapshot> {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves at the consumer's ready line (its start-up is over); rejects if it exits first. */
+  ready: Promise<void>;
+  exited: Promise<number | null>;
+  /** Its stdout and stderr so far (the first MB of them). */
+  output: () => string;
+  /** Asks the preload for a fresh snapshot (SIGUSR2) and waits until it is written. */
+  snapshot: () => Promise<Snapshot>;
+}
+
+export interface ConsumerSpec {
+  /** For errors. */
+  readonly name: string;
+  /** Node's arguments: options, then the script and its arguments. */
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Where the preload writes its snapshots (BENCH_CALLS_FILE). */
+  readonly callsFile: string;
+  /** The `msg` of the JSON line that says the consumer is ready. */
+  readonly readyMsg: string;
+  /** How long a snapshot may take (a consumer starting 10,000 loops can keep its event loop busy a while). */
+  readonly snapshotTimeoutMs: number;
+}
+
+export function spawnConsumer<Snapshot>(spec: ConsumerSpec): ConsumerProcess<Snapshot> {
+  const child = spawn(process.execPath, [...spec.args], {
+    env: { ...spec.env, BENCH_CALLS_FILE: spec.callsFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let out = '';
+  let pending = '';
+  let markReady: () => void = () => {};
+  let failReady: (err: Error) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    if (out.length < 1_000_000) out += chunk;
+    pending += chunk;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line.startsWith('{') && (JSON.parse(line) as { msg?: unknown }).msg === spec.readyMsg) markReady();
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    if (out.length < 1_000_000) out += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      live.delete(child);
+      failReady(new Error(`${spec.name} exited (code ${code}) before it was ready:\n${out}`));
+      resolve(code);
+    }),
+  );
+  let seq = 0;
+  const snapshot = async (): Promise<Snapshot> => {
+    seq += 1;
+    child.kill('SIGUSR2');
+    let snap: (Snapshot & { seq: number }) | undefined;
+    await until(
+      'the call counts',
+      () => {
+        try {
+          snap = JSON.parse(readFileSync(spec.callsFile, 'utf8')) as Snapshot & { seq: number };
+        } catch {
+          return false; // not written yet, or caught half-written
+        }
+        return snap.seq === seq;
+      },
+      spec.snapshotTimeoutMs,
+      5,
+    );
+    return snap!;
+  };
+  if (child.pid === undefined) throw new Error(`could not start ${spec.name}`);
+  return { child, pid: child.pid, ready, exited, output: () => out, snapshot };
+}
