@@ -27,12 +27,12 @@ import {
   TEST_REGION,
 } from '../test/support/aws.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../test/support/lambda-endpoint/server.ts';
-import { live, spawnConsumer, until, type ConsumerProcess } from './support/consumer-process.ts';
+import { buildBenchJs, live, shebangNodeFlags, spawnConsumer, until, type ConsumerProcess } from './support/consumer-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist/src/main.js');
-const PEER = join(ROOT, 'bench/peers/naive-consumer.ts');
-const CALL_COUNTER = join(ROOT, 'bench/support/sdk-call-counter.ts');
+const PEER = join(ROOT, 'dist/bench/peers/naive-consumer.js');
+const CALL_COUNTER = join(ROOT, 'dist/bench/support/sdk-call-counter.js');
 const HANDLER = join(ROOT, 'test/fixtures/functions/record.mjs');
 const LOCALSTACK_SH = join(ROOT, 'localstack/localstack.sh');
 const FUNCTION_NAME = 'bench-record';
@@ -80,6 +80,8 @@ if (!existsSync(CLI)) {
   process.stderr.write(`${CLI} is missing: run "npm run build" first\n`);
   process.exit(2);
 }
+buildBenchJs();
+const CLI_NODE_FLAGS = shebangNodeFlags(CLI);
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -145,7 +147,8 @@ function startConsumer(kind: Kind, queueUrl: string, lambdaUrl: string, callsFil
       : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof'], '--cpu-prof-name', `${kind}-${process.hrtime.bigint()}.cpuprofile`];
   const consumer = spawnConsumer<{ calls: Record<string, number> }>({
     name: kind,
-    args: [...profile, '--import', CALL_COUNTER, ...script],
+    // workerless runs with the V8 flags its installed command (the script's #! line) gives Node.
+    args: [...profile, ...(kind === 'workerless' ? CLI_NODE_FLAGS : []), '--import', CALL_COUNTER, ...script],
     env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...awsTestEnv({ lambdaEndpoint: lambdaUrl }) },
     callsFile,
     readyMsg: kind === 'workerless' ? 'workerless started' : 'ready',

@@ -20,7 +20,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { live, spawnConsumer, type ConsumerProcess } from './support/consumer-process.ts';
+import { buildBenchJs, live, shebangNodeFlags, spawnConsumer, type ConsumerProcess } from './support/consumer-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +44,11 @@ if (!Number.isInteger(RUNS) || RUNS < 1 || !(SCALE > 0)) {
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const CLI = here('../dist/src/main.js');
 const FAKE = here('./fast/fake-aws.ts');
-const COUNTER = here('./support/sdk-call-counter.ts');
+// The peers and the preload run as JavaScript built here (dist/bench): a .ts file loaded by Node brings its
+// type stripper (about 17 MiB of resident memory) into the process that is measured.
+buildBenchJs();
+const COUNTER = here('../dist/bench/support/sdk-call-counter.js');
+const CLI_NODE_FLAGS = shebangNodeFlags(CLI);
 const FUNCTION_NAME = 'bench-fn';
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -169,7 +173,7 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
   const c = String(shape.concurrency);
   const b = String(shape.batch);
   const peer = (file: string, extra: string[] = []) => [
-    here(`./peers/${file}`),
+    here(`../dist/bench/peers/${file}`),
     '--queue-url',
     queueUrl,
     '--function',
@@ -180,11 +184,11 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
   ];
   const args =
     kind === 'naive'
-      ? peer('naive-consumer.ts', ['--batch-size', b])
+      ? peer('naive-consumer.js', ['--batch-size', b])
       : kind === 'sqs-consumer'
-        ? peer('sqs-consumer-peer.ts', ['--batch-size', b])
+        ? peer('sqs-consumer-peer.js', ['--batch-size', b])
         : kind === 'floor-3' || kind === 'floor-1.2'
-          ? peer('floor-consumer.ts', ['--shape', kind.slice('floor-'.length)])
+          ? peer('floor-consumer.js', ['--shape', kind.slice('floor-'.length)])
           : [
               CLI,
               '--function',
@@ -205,7 +209,8 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
             ];
   return spawnConsumer({
     name: kind,
-    args: ['--import', COUNTER, ...args],
+    // workerless runs with the V8 flags its installed command (the script's #! line) gives Node.
+    args: [...(kind.startsWith('workerless') ? CLI_NODE_FLAGS : []), '--import', COUNTER, ...args],
     env: {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
@@ -260,10 +265,15 @@ async function runOnce(kind: Kind, shape: Shape): Promise<RunResult> {
   // With long invocations nothing completes during the first invocationMs: msg/s is counted from a second
   // mark after that ramp (the steady rate the ceiling refers to); CPU per message still covers the whole window.
   let mark: { t: number; deleted: number } | undefined;
+  let lastTrace = t0;
   while (stats.deleted < messages && performance.now() - t0 < shape.capSec * 1000) {
     if (consumer.child.exitCode !== null) throw new Error(`${kind} exited during the run:\n${consumer.output()}`);
     await sleep(25);
     stats = await control<FakeStats>('/_bench/stats');
+    if (values.verbose && performance.now() - lastTrace >= 1000) {
+      lastTrace = performance.now();
+      verbose(`${kind} at ${((lastTrace - t0) / 1000).toFixed(1)} s: ${stats.deleted - deleted0} deleted, ${JSON.stringify(stats)}`);
+    }
     if (shape.invokeMs > 0 && mark === undefined && performance.now() - t0 >= shape.invokeMs + 1000)
       mark = { t: performance.now(), deleted: stats.deleted };
   }

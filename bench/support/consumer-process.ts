@@ -1,7 +1,8 @@
 // What both benchmarks do with a consumer under test: run it as a child process, know when it is ready, and read
 // the counts its `--import` preload (sdk-call-counter.ts) writes on SIGUSR2.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -11,6 +12,30 @@ export async function until(what: string, check: () => boolean | Promise<boolean
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }
+}
+
+/**
+ * Compiles the peers and the call-counting preload to JavaScript under dist/bench (tsconfig.bench.json): a
+ * consumer that loaded a .ts file would carry Node's type stripper, about 17 MiB of resident memory, in the
+ * figures measured of it.
+ */
+export function buildBenchJs(): void {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const tsc = spawnSync(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}tsconfig.bench.json`], {
+    encoding: 'utf8',
+  });
+  if (tsc.status !== 0) throw new Error(`building the benchmark's peers failed:\n${tsc.stdout}${tsc.stderr}`);
+}
+
+/**
+ * The Node options on a script's `#!` line (`#!/usr/bin/env -S node --flag ...`): what the installed command
+ * runs it with, for a benchmark that starts it as `node <options> <script>`.
+ */
+export function shebangNodeFlags(script: string): string[] {
+  const first = readFileSync(script, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!.*\bnode((?:\s+-\S+)*)\s*$/.exec(first);
+  if (!m) throw new Error(`${script} does not start with a #! line that runs node: ${first}`);
+  return m[1]!.split(/\s+/).filter(Boolean);
 }
 
 /** Consumers still running; the benchmarks kill them when they exit or are interrupted. */
