@@ -61,4 +61,5 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 
 USER node
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/main.js"]
+# --max-semi-space-size=8: the V8 flag of the workerless command's #! line (src/main.ts says why).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=8", "/app/dist/src/main.js"]
