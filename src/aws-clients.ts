@@ -1,6 +1,7 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { keepAliveAgentOptions } from './aws/agent-options.ts';
 import type { Config } from './config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -33,7 +34,7 @@ export function createSdkClients(
 ): SdkClients {
   const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
   const maxSockets = options.maxSockets ?? 50;
-  const requestHandler = { httpAgent: { keepAlive: true, maxSockets }, httpsAgent: { keepAlive: true, maxSockets } };
+  const requestHandler = { httpAgent: keepAliveAgentOptions(maxSockets), httpsAgent: keepAliveAgentOptions(maxSockets) };
   const built: { destroy(): void }[] = [];
   let destroyed = false;
   /** Builds a client once; concurrent first calls share it. */

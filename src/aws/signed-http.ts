@@ -9,6 +9,8 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { keepAliveAgentOptions } from './agent-options.ts';
+import type { CallPacer } from './call-pacer.ts';
 
 /**
  * The lean hot path's transport: one AWS service's calls, signed with AWS's own SigV4 signer and sent over
@@ -38,6 +40,8 @@ export interface SignedHttpOptions {
   readonly credentials: CredentialProvider;
   /** Sockets per host: every worker loop may hold one long poll and one invocation open at a time. */
   readonly maxSockets: number;
+  /** Spreads the starts of a burst of calls over turns of the event loop (shared by the services of a run). */
+  readonly pacer?: CallPacer | undefined;
 }
 
 type SourceData = string | ArrayBuffer | ArrayBufferView;
@@ -81,8 +85,10 @@ export class SignedHttp {
   readonly #signer: SignatureV4;
   readonly #http: HttpAgent;
   readonly #https: HttpsAgent;
+  readonly #pacer: CallPacer | undefined;
 
   constructor(options: SignedHttpOptions) {
+    this.#pacer = options.pacer;
     this.#signer = new SignatureV4({
       service: options.service,
       region: options.region,
@@ -91,8 +97,8 @@ export class SignedHttp {
       uriEscapePath: true,
       applyChecksum: true,
     });
-    this.#http = new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets });
-    this.#https = new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets });
+    this.#http = new HttpAgent(keepAliveAgentOptions(options.maxSockets));
+    this.#https = new HttpsAgent(keepAliveAgentOptions(options.maxSockets));
   }
 
   /**
@@ -101,6 +107,11 @@ export class SignedHttp {
    */
   async post(origin: URL, path: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<HttpAnswer> {
     signal?.throwIfAborted();
+    const turn = this.#pacer?.turn();
+    if (turn) {
+      await turn;
+      signal?.throwIfAborted();
+    }
     const request: SignableRequest = {
       method: 'POST',
       protocol: origin.protocol,

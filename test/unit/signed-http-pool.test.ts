@@ -1,0 +1,73 @@
+// The lean transport's socket pool on real sockets: a burst of calls larger than Node's default of 256 free
+// sockets is answered, and the next burst reuses every socket instead of connecting again; the pacer lets a
+// burst's first requests reach the server while later ones are still being started.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { CallPacer } from '../../src/aws/call-pacer.ts';
+import { SignedHttp } from '../../src/aws/signed-http.ts';
+
+const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
+const BURST = 400;
+
+describe('SignedHttp socket pool', () => {
+  let server: Server;
+  let origin: URL;
+  let connections = 0;
+  /** Answers held until the whole burst has arrived, so that every call of a burst is open at once. */
+  let held: ServerResponse[] = [];
+  let arrived = 0;
+  before(async () => {
+    server = createServer((_req: IncomingMessage, res: ServerResponse) => {
+      arrived += 1;
+      held.push(res);
+      if (held.length === BURST) {
+        for (const r of held) r.end('{}');
+        held = [];
+      }
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const burst = (http: SignedHttp) =>
+    Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', { 'content-type': 'application/json' }, '{}')));
+
+  it(`keeps all ${BURST} sockets of a burst for the next one (Node's default keeps 256)`, async () => {
+    const http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: BURST + 16 });
+    try {
+      connections = 0;
+      const first = await burst(http);
+      assert.equal(first.length, BURST);
+      assert.ok(first.every((a) => a.status === 200));
+      assert.equal(connections, BURST);
+      await burst(http);
+      assert.equal(connections, BURST, 'the second burst connected again');
+    } finally {
+      http.destroy();
+    }
+  });
+
+  it('with a pacer, sends the first calls of a burst before the last ones are started', async () => {
+    const pacer = new CallPacer(20);
+    const http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: BURST + 16, pacer });
+    try {
+      arrived = 0;
+      let waitingAtFirstArrival = -1;
+      server.once('request', () => (waitingAtFirstArrival = pacer.waiting));
+      await Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', {}, '{}')));
+      // Unpaced, every call is started (and has passed the pacer) before the first request is written.
+      assert.ok(waitingAtFirstArrival > 0, `calls still waiting when the first request arrived: ${waitingAtFirstArrival}`);
+      assert.equal(arrived, BURST);
+    } finally {
+      http.destroy();
+    }
+  });
+});
