@@ -10,6 +10,7 @@
 //
 //   npm run build && node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000] [--c10000]
 //                                       [--consumers naive,workerless,...] [--verbose]
+//                                       [--cli other-build/src/main.js] [--cpu-prof DIR]
 //
 // Every figure is the median of --runs runs (consumers alternate within each round), measured from the end
 // of the consumer's start-up (its ready line) until the fake has seen every message deleted (or the shape's
@@ -30,19 +31,25 @@ const { values } = parseArgs({
     consumers: { type: 'string' },
     c10000: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
+    cli: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const RUNS = Number(values.runs);
 const SCALE = Number(values.scale);
 if (!Number.isInteger(RUNS) || RUNS < 1 || !(SCALE > 0)) {
   process.stderr.write(
-    'usage: node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000,c10000] [--c10000] [--consumers a,b] [--verbose]\n',
+    'usage: node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000,c10000] [--c10000] [--consumers a,b] [--verbose]\n' +
+      '                          [--cli other-build/src/main.js] [--cpu-prof DIR]\n',
   );
   process.exit(2);
 }
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
-const CLI = here('../dist/src/main.js');
+// --cli: another build of workerless (an A/B against a copy of dist/ from another commit).
+const CLI = values.cli ?? here('../dist/src/main.js');
+// --cpu-prof DIR: workerless writes a V8 CPU profile there on exit (a capped run is then stopped with SIGTERM, not killed).
+const CPU_PROF_DIR = values['cpu-prof'];
 const FAKE = here('./fast/fake-aws.ts');
 // The peers and the preload run as JavaScript built here (dist/bench): a .ts file loaded by Node brings its
 // type stripper (about 17 MiB of resident memory) into the process that is measured.
@@ -210,7 +217,14 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
   return spawnConsumer({
     name: kind,
     // workerless runs with the V8 flags its installed command (the script's #! line) gives Node.
-    args: [...(kind.startsWith('workerless') ? CLI_NODE_FLAGS : []), '--import', COUNTER, ...args],
+    args: [
+      ...(kind.startsWith('workerless')
+        ? [...CLI_NODE_FLAGS, ...(CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : [])]
+        : []),
+      '--import',
+      COUNTER,
+      ...args,
+    ],
     env: {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
@@ -295,11 +309,11 @@ async function runOnce(kind: Kind, shape: Shape): Promise<RunResult> {
   let exitCode: number | null;
   if (stats.deleted >= messages) {
     consumer.child.kill('SIGTERM');
-    const timer = setTimeout(() => consumer.child.kill('SIGKILL'), 15_000);
+    const timer = setTimeout(() => consumer.child.kill('SIGKILL'), CPU_PROF_DIR ? 120_000 : 15_000);
     exitCode = await consumer.exited;
     clearTimeout(timer);
   } else {
-    consumer.child.kill('SIGKILL');
+    consumer.child.kill(CPU_PROF_DIR && kind.startsWith('workerless') ? 'SIGTERM' : 'SIGKILL');
     await consumer.exited;
     exitCode = null;
   }
