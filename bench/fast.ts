@@ -281,9 +281,11 @@ async function runOnce(kind: Kind, shape: Shape): Promise<RunResult> {
   // With long invocations nothing completes during the first invocationMs: msg/s is counted from a second
   // mark after that ramp (the steady rate the ceiling refers to); CPU per message still covers the whole window.
   let mark: { t: number; deleted: number } | undefined;
-  // The same rate by whole cycles: each loop settles one message per invocation, so the count of deleted
-  // messages passes each multiple of the concurrency once per cycle. Unlike the window above, this does not
-  // depend on where the window's ends fall within the waves of invocations ending together.
+  // The same rate by whole cycles: the invocations of the first wave end together, and so, a little more spread
+  // each time, do those of every later wave. Each loop settles one message per cycle, so the count of deleted
+  // messages passes the middle of wave k, (k - 0.5) x concurrency, once per cycle: the time between the first
+  // and the last such mark is whole cycles of the median loop. Unlike the window above, it does not depend on
+  // where the window's ends fall among the waves (which put that figure above the ceiling in some runs).
   const cycles: number[] = [];
   let lastTrace = t0;
   while (stats.deleted < messages && performance.now() - t0 < shape.capSec * 1000) {
@@ -296,7 +298,7 @@ async function runOnce(kind: Kind, shape: Shape): Promise<RunResult> {
     }
     if (shape.invokeMs > 0 && mark === undefined && performance.now() - t0 >= shape.invokeMs + 1000)
       mark = { t: performance.now(), deleted: stats.deleted };
-    if (shape.invokeMs > 0 && stats.deleted - deleted0 >= (cycles.length + 1) * shape.concurrency) cycles.push(performance.now());
+    if (shape.invokeMs > 0 && stats.deleted - deleted0 >= (cycles.length + 0.5) * shape.concurrency) cycles.push(performance.now());
   }
   const tEnd = performance.now();
   const wallSec = (tEnd - t0) / 1000;
@@ -376,7 +378,8 @@ for (const shape of SHAPES.filter((s) => wantedShapes.has(s.id))) {
       }
       results.push(r);
       process.stdout.write(
-        `  ${shape.id.padEnd(7)} run ${run} ${kind.padEnd(14)} ${fmt(r.messages)} msgs in ${fmt(r.wallSec, 2)} s = ${fmt(r.msgPerSec)} msg/s, ` +
+        `  ${shape.id.padEnd(7)} run ${run} ${kind.padEnd(14)} ${fmt(r.messages)} msgs in ${fmt(r.wallSec, 2)} s = ${fmt(r.msgPerSec)} msg/s` +
+          `${r.cycleMsgPerSec === undefined ? '' : ` (by cycle ${fmt(r.cycleMsgPerSec)})`}, ` +
           `CPU ${fmt(r.cpuUsPerMsg)} us/msg, peak RSS ${fmt(r.rssMiB)} MiB, peak heap ${fmt(r.peakHeapMiB)} MiB, ` +
           `${fmt(r.callsPerMsg, 2)} calls/msg (${Object.entries(r.calls)
             .map(([op, n]) => `${op} ${n}`)
@@ -513,15 +516,6 @@ for (const w of (['workerless', 'workerless-sdk'] as const).filter((k) => kindsS
       '>= 0.95',
     ],
     [
-      'c=10000, 10 s invocations: msg/s by whole cycles vs the ceiling',
-      ratio(
-        med(w, 'c10000', (r) => r.cycleMsgPerSec ?? Number.NaN),
-        1000,
-      ),
-      (x) => x >= 0.95,
-      '>= 0.95',
-    ],
-    [
       'c=10000: peak RSS vs the no-SDK loop (floor-3)',
       ratio(
         med(w, 'c10000', (r) => r.rssMiB),
@@ -534,7 +528,18 @@ for (const w of (['workerless', 'workerless-sdk'] as const).filter((k) => kindsS
   process.stdout.write(`goals for ${w}:\n`);
   for (const [what, x, ok, target] of goals)
     process.stdout.write(`  ${verdict(x === undefined ? undefined : ok(x)).padEnd(12)} ${what}: ${fmt(x, 2)} (goal ${target})\n`);
+  // Not a goal of issue 13: the same c=10000 rate by whole cycles, next to the floors' (see cycleMsgPerSec).
+  const byCycle = (k: Kind) =>
+    ratio(
+      med(k, 'c10000', (r) => r.cycleMsgPerSec ?? Number.NaN),
+      1000,
+    );
+  if (byCycle(w) !== undefined)
+    process.stdout.write(
+      `  ${'INFO'.padEnd(12)} c=10000 msg/s by whole cycles vs the ceiling: ${fmt(byCycle(w), 2)} ` +
+        `(floor-1.2 ${fmt(byCycle('floor-1.2'), 2)}, floor-3 ${fmt(byCycle('floor-3'), 2)})\n`,
+    );
 }
 process.stdout.write(
-  'Medians over the runs. CPU = consumer utime+stime over the window / messages deleted in it; msg/s with long invocations counted after the first ones end (by cycle: concurrency x cycles / time from the first to the last completed cycle); RSS = VmHWM; heap = peak V8 heapUsed sampled every 250 ms.\n',
+  'Medians over the runs. CPU = consumer utime+stime over the window / messages deleted in it; msg/s with long invocations counted after the first ones end (by cycle: concurrency x cycles / time between the middles of the first and the last wave of invocations ending); RSS = VmHWM; heap = peak V8 heapUsed sampled every 250 ms.\n',
 );
