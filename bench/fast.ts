@@ -249,7 +249,7 @@ interface RunResult {
   messages: number;
   wallSec: number;
   msgPerSec: number;
-  /** Long invocations: concurrency x cycles / the time between the first and the last completed cycle. */
+  /** Long invocations: concurrency x cycles / the time between the middles of the first and the last wave (runOnce). */
   cycleMsgPerSec: number | undefined;
   cpuUsPerMsg: number;
   rssMiB: number;
