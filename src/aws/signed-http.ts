@@ -53,7 +53,7 @@ const bytes = (data: SourceData): Buffer | string =>
       : Buffer.from(data);
 
 /** SHA-256 / HMAC-SHA256 for the signer, on node:crypto (the signer's Checksum interface). */
-class NodeSha256 {
+export class NodeSha256 {
   readonly #secret: SourceData | undefined;
   #hash: Hash | Hmac;
 
