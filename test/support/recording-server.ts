@@ -17,6 +17,8 @@ export type Handler = (req: Seen, res: ServerResponse) => void;
 export class RecordingServer {
   handler: Handler = (_req, res) => res.end('{}');
   readonly seen: Seen[] = [];
+  /** TCP connections accepted so far: how many sockets the client opened. */
+  connections = 0;
   readonly #server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -29,6 +31,7 @@ export class RecordingServer {
 
   /** Listens on a free local port; returns its origin. */
   async listen(): Promise<URL> {
+    this.#server.on('connection', () => (this.connections += 1));
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
     return new URL(`http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`);
   }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { CallPacer } from '../../src/aws/call-pacer.ts';
+import { RecordingServer } from '../support/recording-server.ts';
 
 /** A pacer whose turns advance only when the test says so. */
 function manualPacer(perTurn: number) {
@@ -91,10 +91,8 @@ describe('CallPacer', () => {
     // A burst of 400 "calls", each of which does 1 ms of synchronous work and then sends a request. Paced at
     // 20 per turn, answers to the first requests are read while later ones are still being built; unpaced,
     // every request is built before the first answer can be read.
-    const server: Server = createServer((_req, res) => res.end('ok'));
-    server.keepAliveTimeout = 10_000;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    const server = new RecordingServer();
+    const { port } = await server.listen();
     const busy = (ms: number) => {
       const end = performance.now() + ms;
       while (performance.now() < end);
@@ -125,8 +123,7 @@ describe('CallPacer', () => {
       assert.equal(unpaced.builtBeforeFirstAnswer, 400);
       assert.ok(paced.builtBeforeFirstAnswer < 200, `paced: first answer after ${paced.builtBeforeFirstAnswer} of 400 were built`);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      server.close();
     }
   });
 });

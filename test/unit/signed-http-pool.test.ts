@@ -2,40 +2,31 @@
 // sockets is answered, and the next burst reuses every socket instead of connecting again; the pacer lets a
 // burst's first requests reach the server while later ones are still being started.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { CallPacer } from '../../src/aws/call-pacer.ts';
 import { SignedHttp } from '../../src/aws/signed-http.ts';
+import { RecordingServer } from '../support/recording-server.ts';
 
 const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 const BURST = 400;
 
 describe('SignedHttp socket pool', () => {
-  let server: Server;
+  const server = new RecordingServer();
   let origin: URL;
-  let connections = 0;
   /** Answers held until the whole burst has arrived, so that every call of a burst is open at once. */
   let held: ServerResponse[] = [];
-  let arrived = 0;
   before(async () => {
-    server = createServer((_req: IncomingMessage, res: ServerResponse) => {
-      arrived += 1;
+    server.handler = (_req, res) => {
       held.push(res);
       if (held.length === BURST) {
         for (const r of held) r.end('{}');
         held = [];
       }
-    });
-    server.keepAliveTimeout = 60_000;
-    server.on('connection', () => (connections += 1));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    };
+    origin = await server.listen();
   });
-  after(() => {
-    server.closeAllConnections();
-    server.close();
-  });
+  after(() => server.close());
 
   const burst = (http: SignedHttp) =>
     Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', { 'content-type': 'application/json' }, '{}')));
@@ -43,13 +34,13 @@ describe('SignedHttp socket pool', () => {
   it(`keeps all ${BURST} sockets of a burst for the next one (Node's default keeps 256)`, async () => {
     const http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: BURST + 16 });
     try {
-      connections = 0;
+      server.connections = 0;
       const first = await burst(http);
       assert.equal(first.length, BURST);
       assert.ok(first.every((a) => a.status === 200));
-      assert.equal(connections, BURST);
+      assert.equal(server.connections, BURST);
       await burst(http);
-      assert.equal(connections, BURST, 'the second burst connected again');
+      assert.equal(server.connections, BURST, 'the second burst connected again');
     } finally {
       http.destroy();
     }
@@ -59,13 +50,17 @@ describe('SignedHttp socket pool', () => {
     const pacer = new CallPacer(20);
     const http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: BURST + 16, pacer });
     try {
-      arrived = 0;
+      server.seen.length = 0;
       let waitingAtFirstArrival = -1;
-      server.once('request', () => (waitingAtFirstArrival = pacer.waiting));
+      const hold = server.handler;
+      server.handler = (req, res) => {
+        if (waitingAtFirstArrival < 0) waitingAtFirstArrival = pacer.waiting;
+        hold(req, res);
+      };
       await Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', {}, '{}')));
       // Unpaced, every call is started (and has passed the pacer) before the first request is written.
       assert.ok(waitingAtFirstArrival > 0, `calls still waiting when the first request arrived: ${waitingAtFirstArrival}`);
-      assert.equal(arrived, BURST);
+      assert.equal(server.seen.length, BURST);
     } finally {
       http.destroy();
     }
