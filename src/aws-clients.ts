@@ -2,6 +2,7 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { keepAliveAgentOptions } from './aws/agent-options.ts';
+import { isSkewRefusal, skewWatcher } from './aws/clock-skew.ts';
 import type { Config } from './config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -24,6 +25,46 @@ export interface SdkClientOptions {
   readonly maxSockets?: number | undefined;
   /** Counts every call by operation and outcome (src/metrics/aws-calls.ts). */
   readonly metrics?: MetricsSink | undefined;
+  /** Per service (sqs, lambda, cloudwatch): told when the client's clock offset becomes skewed, or no longer is. */
+  readonly onSkew?: ((service: string) => ((offsetMs: number, skewed: boolean) => void) | undefined) | undefined;
+}
+
+/**
+ * Reports the SDK's own corrections of a client's clock offset (its resolved config's systemClockOffset, which
+ * the SDK's signer sets from each answer's Date header) after each call, as the lean path reports its own.
+ * Use: `client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW)`.
+ */
+function watchClockSkew(config: { systemClockOffset?: number | undefined }, onSkew: (offsetMs: number, skewed: boolean) => void) {
+  const watch = skewWatcher(onSkew);
+  return <A, R>(next: (args: A) => Promise<R>) =>
+    async (args: A): Promise<R> => {
+      try {
+        return await next(args);
+      } finally {
+        watch(config.systemClockOffset ?? 0);
+      }
+    };
+}
+const WATCH_CLOCK_SKEW = { step: 'initialize', name: 'workerlessClockSkew' } as const;
+
+/**
+ * The Lambda client's retry strategy: one more attempt for a clock-skew refusal only, which the SDK's signer
+ * has just corrected (@smithy/core's isClockSkewCorrectedError, or "Signature expired"). AWS refused such a
+ * request unread, so repeating it cannot run the function twice. Nothing else is retried here (throttles,
+ * 5xx, resets): our own loop owns those, and knows when a retry is safe (src/invoke/invoke-retry.ts).
+ */
+const LAMBDA_SKEW_RETRY = {
+  acquireInitialRetryToken: () => Promise.resolve(retryToken(0)),
+  refreshRetryTokenForRetry: (token: { getRetryCount(): number }, info: { error?: unknown }) => {
+    const e = (info.error ?? {}) as { name?: unknown; message?: unknown; $metadata?: { clockSkewCorrected?: unknown } };
+    const skew = isSkewRefusal(String(e.name), String(e.message), e.$metadata?.clockSkewCorrected === true);
+    return token.getRetryCount() === 0 && skew ? Promise.resolve(retryToken(1)) : Promise.reject(new Error('No retry token available'));
+  },
+  recordSuccess: () => {},
+};
+
+function retryToken(count: number): { getRetryCount(): number; getRetryDelay(): number } {
+  return { getRetryCount: () => count, getRetryDelay: () => 0 };
 }
 
 /** `env`: the process environment, read only to learn whether SQS has a custom endpoint. */
@@ -55,19 +96,26 @@ export function createSdkClients(
       // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
       const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
       const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
+      const onSkew = options.onSkew?.('sqs');
+      if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('sqs', options.metrics), COUNT_AWS_CALLS);
       return client;
     }),
     lambda: lazy(async () => {
       const { LambdaClient } = await import('@aws-sdk/client-lambda');
-      // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too.
-      const client = new LambdaClient({ ...base, requestHandler, maxAttempts: 1 });
+      // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too;
+      // except a clock-skew refusal, which the SDK's retry would cure and our loop would take for a fatal error.
+      const client = new LambdaClient({ ...base, requestHandler, maxAttempts: 2, retryStrategy: LAMBDA_SKEW_RETRY });
+      const onSkew = options.onSkew?.('lambda');
+      if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('lambda', options.metrics), COUNT_AWS_CALLS);
       return client;
     }),
     cloudwatch: lazy(async () => {
       const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
       const client = new CloudWatchClient(base);
+      const onSkew = options.onSkew?.('cloudwatch');
+      if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('cloudwatch', options.metrics), COUNT_AWS_CALLS);
       return client;
     }),

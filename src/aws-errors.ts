@@ -1,3 +1,5 @@
+import { ANSWER_TOO_LARGE } from './aws/answer-caps.ts';
+
 /**
  * Classifies AWS SDK errors once, at the adapter boundary:
  * - throttled: the service asked us to slow down (retry later, the work was not done),
@@ -8,6 +10,8 @@ export type ErrorKind = 'throttled' | 'retryable' | 'fatal';
 
 export interface ClassifiedError {
   readonly kind: ErrorKind;
+  /** Nothing of the request left this machine (see wasNotSent): retrying cannot run anything twice. */
+  readonly notSent?: true;
   /** The SDK exception name or the Node error code, e.g. "QueueDoesNotExist", "ECONNREFUSED". */
   readonly code: string;
   readonly message: string;
@@ -36,9 +40,57 @@ const NETWORK = new Set([
   'ENOTFOUND',
   'EHOSTUNREACH',
   'ENETUNREACH',
+  'EMFILE',
+  'ENFILE',
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
+
+/**
+ * LOCAL FAILURES: THE ONE PLACE that decides whether a failed AWS call sent nothing (issue 19 item 4; issue 20
+ * item 8 points here for EMFILE/ENFILE). Such a failure is retryable with back-off everywhere: an Invoke is
+ * 'not-sent' (never 'unknown', which would hold its batch a whole visibility timeout), a delete or visibility
+ * change is retried (never fatal). Only a failure after the request may have reached AWS (a reset once it was
+ * written, no answer in time) stays an unknown outcome.
+ * - The lean transport knows it for certain: SignedHttp marks a failure before its socket connected (or before
+ *   anything was written: signing, credentials, the pacer) with markNotSent().
+ * - The SDK path (and anything else) is judged by what the error says: these codes only arise before a connection
+ *   exists (no file descriptor for a socket, DNS, refused or unroutable connect, the SDK's connect timeout), and a
+ *   credential provider that fails runs before the request is signed.
+ */
+const NOT_SENT_CODES = new Set([
+  'EMFILE',
+  'ENFILE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const NOT_SENT_NAMES = new Set(['CredentialsProviderError', 'TokenProviderError']);
+/** The SDK's NodeHttpHandler connect timeout ("Socket timed out without establishing a connection within ..."). */
+const CONNECT_TIMEOUT_MESSAGE = 'without establishing a connection';
+const NOT_SENT_MARK = Symbol.for('workerless.notSent');
+
+/** Marks `err` as having failed before any byte of its request left this machine (the lean transport's own knowledge). */
+export function markNotSent<E extends object>(err: E): E {
+  (err as Record<symbol, boolean>)[NOT_SENT_MARK] = true;
+  return err;
+}
+
+/** Whether `err` failed with nothing sent (see NOT_SENT_CODES): by the transport's mark, else by its code or name. */
+export function wasNotSent(err: unknown, depth = 0): boolean {
+  if (err === null || typeof err !== 'object' || depth > 4) return false;
+  if ((err as Record<symbol, unknown>)[NOT_SENT_MARK] === true) return true;
+  const e = err as SdkErrorShape;
+  if (typeof e.code === 'string' && NOT_SENT_CODES.has(e.code)) return true;
+  if (typeof e.name === 'string' && NOT_SENT_NAMES.has(e.name)) return true;
+  if (e.name === 'TimeoutError' && typeof e.message === 'string' && e.message.includes(CONNECT_TIMEOUT_MESSAGE)) return true;
+  // Node's happy-eyeballs connect: an AggregateError of the per-address attempts, all of which refused.
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => wasNotSent(inner, depth + 1))) return true;
+  return wasNotSent(e.cause, depth + 1);
+}
 
 interface SdkErrorShape {
   name?: unknown;
@@ -57,9 +109,19 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   const name = typeof e.name === 'string' ? e.name : 'Error';
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  const timedOut = timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  if (status === undefined && wasNotSent(err)) {
+    // Our own deadline before a connection existed is a connect timeout; a shutdown's abort stays an abort.
+    if (name === 'AbortError' && timedOut)
+      return { kind: 'retryable', code: 'TimeoutError', message: 'no connection in time', notSent: true };
+    if (name !== 'AbortError') return { kind: 'retryable', code: networkCode ?? name, message, notSent: true };
+  }
+  // An answer over its cap (src/aws/answer-caps.ts): a broken endpoint or proxy; the call did happen, and may be
+  // repeated (ReceiveMessage's unread messages come back after their visibility timeout). Invoke: see classifyInvokeError.
+  if (name === ANSWER_TOO_LARGE) return { kind: 'retryable', code: name, message };
   if (networkCode) return { kind: 'retryable', code: networkCode, message, ...(status ? { status } : {}) };
   // A call cut off by our own AbortSignal.timeout(): the SDK throws a plain AbortError, so the signal tells.
-  if (timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') {
+  if (timedOut) {
     return { kind: 'retryable', code: 'TimeoutError', message: 'no answer in time' };
   }
   if (THROTTLING.has(name) || status === 429) return { kind: 'throttled', code: name, message, ...(status ? { status } : {}) };

@@ -154,7 +154,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
   // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
-  const aws = await createAwsAdapters(config.awsClient, config, process.env, { maxSockets: loops + 16, metrics: ops?.prometheus });
+  const aws = await createAwsAdapters(config.awsClient, config, process.env, { maxSockets: loops + 16, metrics: ops?.prometheus, logger });
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createSdkClients, type SdkClients } from '../aws-clients.ts';
 import { classifyAwsError } from '../aws-errors.ts';
 import type { Config } from '../config.ts';
@@ -36,6 +37,23 @@ export interface AwsAdapterOptions {
   readonly maxSockets: number;
   /** Counts calls by operation and outcome, on the lean path as on the SDK clients (countAwsCalls). */
   readonly metrics?: MetricsSink | undefined;
+  /** Told once when a service's clock offset is corrected (and when it is no longer skewed). */
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * Logs a clock-skew correction once per service and change (src/aws/clock-skew.ts), on both clients alike.
+ * `service`: sqs, lambda, cloudwatch.
+ */
+export function logClockSkew(logger: Logger | undefined, service: string): ((offsetMs: number, skewed: boolean) => void) | undefined {
+  if (!logger) return undefined;
+  return (offsetMs, skewed) =>
+    skewed
+      ? logger.warn(
+          { service, offsetMs },
+          "this machine's clock is off AWS's; requests are signed with AWS's time (the SDK's clock-skew correction)",
+        )
+      : logger.info({ service, offsetMs }, "this machine's clock agrees with AWS's again");
 }
 
 /**
@@ -50,7 +68,7 @@ export async function createAwsAdapters(
   env: NodeJS.ProcessEnv,
   options: AwsAdapterOptions,
 ): Promise<AwsAdapters> {
-  const sdk = createSdkClients(config, env, options);
+  const sdk = createSdkClients(config, env, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
   const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
     const [{ LambdaInvoker }, lambda] = await Promise.all([import('../invoke/lambda-sdk-invoker.ts'), sdk.lambda()]);
     return new LambdaInvoker(lambda, fn);
@@ -75,22 +93,31 @@ export async function createAwsAdapters(
       destroy: () => sdk.destroy(),
     };
   }
-  const [{ SignedHttp, serviceEndpoint }, { CallPacer }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all(
-    [
+  const [{ SignedHttp, serviceEndpoint }, { CallPacer }, { SkewClock }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] =
+    await Promise.all([
       import('./signed-http.ts'),
       import('./call-pacer.ts'),
+      import('./clock-skew.ts'),
       import('../queues/sqs-http-source.ts'),
       import('../invoke/lambda-http-invoker.ts'),
       import('@aws-sdk/credential-provider-node'),
-    ],
-  );
+    ]);
+  // One clock offset per service, as the SDK keeps one per client.
+  const clock = (service: string) => new SkewClock(Date.now, logClockSkew(options.logger, service));
   // The SDK clients are given the same region; config validation guarantees one.
   const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? '';
   // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
   const credentials = defaultProvider();
   const pacer = new CallPacer(CALLS_PER_TURN);
-  const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets, pacer });
-  const lambdaHttp = new SignedHttp({ service: 'lambda', region, credentials, maxSockets: options.maxSockets, pacer });
+  const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets, pacer, clock: clock('sqs') });
+  const lambdaHttp = new SignedHttp({
+    service: 'lambda',
+    region,
+    credentials,
+    maxSockets: options.maxSockets,
+    pacer,
+    clock: clock('lambda'),
+  });
   const lambdaEndpoint = serviceEndpoint('lambda', region, config.endpointUrl, env);
   const lambdaCalls = callCounter('lambda', options.metrics);
   // One PutMetricData at a time (flushes are serialized): one socket, opened only when metrics are on.
@@ -102,7 +129,7 @@ export async function createAwsAdapters(
     invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, lambdaEndpoint.url, fn, lambdaCalls),
     cloudwatch: () =>
       (cloudwatch ??= import('../metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
-        cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1 });
+        cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1, clock: clock('cloudwatch') });
         // Built after destroy(): release it at once, as the SDK clients are.
         if (destroyed) cloudwatchHttp.destroy();
         const endpoint = serviceEndpoint('cloudwatch', region, config.endpointUrl, env).url;

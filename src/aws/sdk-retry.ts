@@ -17,6 +17,8 @@ export interface JsonCall {
   readonly body: string;
   /** For errors and counting: ReceiveMessage, PutMetricData... */
   readonly operation: string;
+  /** The largest answer this call can get (src/aws/answer-caps.ts). */
+  readonly maxAnswerBytes: number;
   /** Error codes as the wire names them -> the exception names the SDK's client throws, where they differ. */
   readonly sdkErrorNames: Readonly<Record<string, string>>;
 }
@@ -34,7 +36,7 @@ export async function postWithSdkRetries(
 ): Promise<Buffer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const answer = await http.post(call.origin, call.path, call.headers, call.body, signal);
+      const answer = await http.post(call.origin, call.path, call.headers, call.body, signal, call.maxAnswerBytes);
       if (answer.status < 200 || answer.status >= 300) {
         const err = serviceError(answer);
         const name = call.sdkErrorNames[err.name];

@@ -9,8 +9,11 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { markNotSent } from '../aws-errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
+import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
+import { isSkewRefusal, SkewClock } from './clock-skew.ts';
 
 /**
  * The lean hot path's transport: one AWS service's calls, signed with AWS's own SigV4 signer and sent over
@@ -42,6 +45,8 @@ export interface SignedHttpOptions {
   readonly maxSockets: number;
   /** Spreads the starts of a burst of calls over turns of the event loop (shared by the services of a run). */
   readonly pacer?: CallPacer | undefined;
+  /** This service's offset to AWS's clock (src/aws/clock-skew.ts); default a clock of its own. */
+  readonly clock?: SkewClock | undefined;
 }
 
 type SourceData = string | ArrayBuffer | ArrayBufferView;
@@ -86,9 +91,11 @@ export class SignedHttp {
   readonly #http: HttpAgent;
   readonly #https: HttpsAgent;
   readonly #pacer: CallPacer | undefined;
+  readonly #clock: SkewClock;
 
   constructor(options: SignedHttpOptions) {
     this.#pacer = options.pacer;
+    this.#clock = options.clock ?? new SkewClock();
     this.#signer = new SignatureV4({
       service: options.service,
       region: options.region,
@@ -102,29 +109,60 @@ export class SignedHttp {
   }
 
   /**
-   * POSTs `body` to `origin` + `path`, signed. Resolves with any HTTP answer (the caller maps error statuses);
-   * rejects with Node's network error (ECONNREFUSED, ECONNRESET, ...) or, once `signal` aborts, an AbortError.
+   * POSTs `body` to `origin` + `path`, signed at AWS's time (the clock's offset). Resolves with any HTTP answer
+   * (the caller maps error statuses); rejects with Node's network error (ECONNREFUSED, ECONNRESET, ...), an
+   * AnswerTooLarge error once the answer exceeds `maxAnswerBytes`, or, once `signal` aborts, an AbortError. A
+   * failure before anything was sent is marked so (markNotSent). A refusal for clock skew is sent once more,
+   * signed with the corrected clock, as the SDK does: AWS refused it unread, so even an Invoke may be repeated.
    */
-  async post(origin: URL, path: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<HttpAnswer> {
-    signal?.throwIfAborted();
-    const turn = this.#pacer?.turn();
-    if (turn) {
-      await turn;
+  async post(
+    origin: URL,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal | undefined,
+    maxAnswerBytes: number,
+  ): Promise<HttpAnswer> {
+    const answer = await this.#attempt(origin, path, headers, body, signal, maxAnswerBytes);
+    if (!answer.skewRefusal) return answer;
+    return this.#attempt(origin, path, headers, body, signal, maxAnswerBytes);
+  }
+
+  async #attempt(
+    origin: URL,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal | undefined,
+    maxAnswerBytes: number,
+  ): Promise<HttpAnswer & { skewRefusal: boolean }> {
+    let signed: Awaited<ReturnType<SignatureV4['sign']>>;
+    const offsetMs = this.#clock.offsetMs;
+    const sentAt = Date.now();
+    try {
       signal?.throwIfAborted();
+      const turn = this.#pacer?.turn();
+      if (turn) {
+        await turn;
+        signal?.throwIfAborted();
+      }
+      const request: SignableRequest = {
+        method: 'POST',
+        protocol: origin.protocol,
+        hostname: origin.hostname,
+        ...(origin.port ? { port: Number(origin.port) } : {}),
+        path,
+        query: {},
+        headers: { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) },
+        body,
+      };
+      signed = await this.#signer.sign(request, { signingDate: this.#clock.signingDate() });
+    } catch (err) {
+      // Aborted before sending, or the credentials could not be loaded: nothing left this machine.
+      throw markNotSent(err instanceof Error ? err : new Error(String(err)));
     }
-    const request: SignableRequest = {
-      method: 'POST',
-      protocol: origin.protocol,
-      hostname: origin.hostname,
-      ...(origin.port ? { port: Number(origin.port) } : {}),
-      path,
-      query: {},
-      headers: { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) },
-      body,
-    };
-    const signed = await this.#signer.sign(request);
     const https = origin.protocol === 'https:';
-    return send(
+    const answer = await send(
       https ? httpsRequest : httpRequest,
       {
         agent: https ? this.#https : this.#http,
@@ -136,7 +174,15 @@ export class SignedHttp {
       signed.headers,
       body,
       signal,
+      maxAnswerBytes,
     );
+    const { corrected } = this.#clock.sample(header(answer, 'date'), header(answer, 'age'), sentAt, offsetMs);
+    let skewRefusal = false;
+    if (answer.status >= 400 && answer.status < 500) {
+      const refusal = serviceError(answer);
+      skewRefusal = isSkewRefusal(refusal.name, refusal.message, corrected);
+    }
+    return Object.assign(answer, { skewRefusal });
   }
 
   destroy(): void {
@@ -158,23 +204,51 @@ function send(
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal | undefined,
+  maxAnswerBytes: number,
 ): Promise<HttpAnswer> {
   // Headers as a flat array: node:http writes them as they are, without a second object of its own for them,
   // and the agent's copy of the options (kept per socket) holds this array instead of a dictionary object.
   const flat: string[] = [];
   for (const name in headers) flat.push(name, headers[name]!);
   const req = request({ ...options, headers: flat });
-  const answer = collect(req, signal);
+  const answer = collect(req, signal, maxAnswerBytes);
   req.end(body);
   return answer;
 }
 
-/** The answer to `req`; closes over the request and the signal only. */
-function collect(req: ClientRequest, signal: AbortSignal | undefined): Promise<HttpAnswer> {
+/**
+ * The answer to `req`; closes over the request and the signal only. Never holds more than `maxAnswerBytes` of
+ * it: a Content-Length above the cap is refused before a byte of the body is read, and a body that grows past it
+ * (chunked, or longer than announced) is refused as soon as it does; either way the socket is destroyed, so the
+ * rest is never read. A failure before the socket connected is marked as not sent (markNotSent): DNS, a refused
+ * connect, no file descriptor for a socket (EMFILE), or a deadline that fell while still connecting.
+ */
+function collect(req: ClientRequest, signal: AbortSignal | undefined, maxAnswerBytes: number): Promise<HttpAnswer> {
   return new Promise<HttpAnswer>((resolve, reject) => {
+    let connected = false;
+    req.once('socket', (socket) => {
+      // A reused keep-alive socket is connected already; a new one says so (TLS: once its handshake is done,
+      // before which no byte of the request is written).
+      if (!socket.connecting) connected = true;
+      else socket.once('encrypted' in socket ? 'secureConnect' : 'connect', () => (connected = true));
+    });
     req.once('response', (res: IncomingMessage) => {
+      const announced = Number(res.headers['content-length']);
+      if (announced > maxAnswerBytes) {
+        res.destroy();
+        return fail(answerTooLarge(announced, maxAnswerBytes, true));
+      }
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let received = 0;
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > maxAnswerBytes) {
+          chunks.length = 0;
+          res.destroy();
+          return fail(answerTooLarge(received, maxAnswerBytes, false));
+        }
+        chunks.push(chunk);
+      });
       res.on('end', () => {
         signal?.removeEventListener('abort', onAbort);
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
@@ -190,17 +264,27 @@ function collect(req: ClientRequest, signal: AbortSignal | undefined): Promise<H
           );
       });
     });
+    let failed = false;
     function onAbort(): void {
       req.destroy(abortError(signal!));
     }
     function fail(err: Error): void {
+      // The first failure says what happened; the destroy it causes reports again.
+      if (failed) return;
+      failed = true;
       signal?.removeEventListener('abort', onAbort);
-      reject(signal?.aborted ? abortError(signal) : err);
+      const e = signal?.aborted && err.name !== 'AnswerTooLarge' ? abortError(signal) : err;
+      reject(connected ? e : markNotSent(e));
     }
     req.on('error', fail);
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+function header(answer: HttpAnswer, name: string): string | undefined {
+  const v = answer.headers[name];
+  return typeof v === 'string' ? v : undefined;
 }
 
 /**

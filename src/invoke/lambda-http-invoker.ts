@@ -1,3 +1,4 @@
+import { INVOKE_ANSWER_MAX_BYTES } from '../aws/answer-caps.ts';
 import { joinPath, serviceError, type SignedHttp } from '../aws/signed-http.ts';
 import { classifyInvokeError, type FunctionInvoker, type InvokeResult } from './lambda-invoker.ts';
 
@@ -38,6 +39,7 @@ export class LambdaHttpInvoker implements FunctionInvoker {
         { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type },
         payload,
         signal,
+        INVOKE_ANSWER_MAX_BYTES,
       );
       if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
       this.#onCall?.('Invoke', undefined);

@@ -1,15 +1,20 @@
+import { ANSWER_TOO_LARGE } from '../aws/answer-caps.ts';
 import { classifyAwsError } from '../aws-errors.ts';
 import type { InvocationResponse } from './invoke-result.ts';
 
 /**
  * Why an Invoke failed, as it matters for what may be done next with its messages:
  * - throttled: Lambda refused to run it now (429); nothing ran, retry later.
- * - not-sent: the request never reached Lambda (connection refused, DNS failure); nothing ran, retry.
+ * - not-sent: the request never left this machine (DNS, a refused connect, EMFILE, credentials that cannot be
+ *   loaded, a connect timeout: src/aws-errors.ts wasNotSent decides); nothing ran, retry with back-off.
  * - unknown: the request may have reached Lambda and the function may still be running (reset after the
  *   request was sent, a 5xx, no answer in time); re-invoking now could run a message twice at once.
  * - unusable: the function cannot run at all (access denied, deleted alias, KMS, an update in progress,
  *   VPC set-up); every message would fail the same way, so the function is paused, not the message.
- * - rejected: this request is wrong (payload too large, invalid content); a failure of these messages only.
+ * - rejected: this request is wrong (payload too large, invalid content), or its answer is larger than Lambda
+ *   can send (6 MB, src/aws/answer-caps.ts: a broken endpoint or proxy; the function did run, so it must not be
+ *   invoked again as an unknown outcome would be): a failure of these messages only, which go back to the queue's
+ *   own redrive while the rest of the daemon carries on.
  */
 export type InvokeErrorKind = 'throttled' | 'not-sent' | 'unknown' | 'unusable' | 'rejected';
 
@@ -60,16 +65,15 @@ const UNUSABLE = new Set([
   'ExpiredTokenException',
 ]);
 
-/** Network errors raised before a byte of the request left: the function cannot have run. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
 /** `signal`: the signal the call was given, so that its timeout counts as "no answer in time". */
 export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeError {
   const e = classifyAwsError(err, signal);
   const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
   if (e.kind === 'throttled') return { kind: 'throttled', ...base };
+  // Nothing left this machine (the one decision: src/aws-errors.ts wasNotSent).
+  if (e.notSent) return { kind: 'not-sent', ...base };
+  if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base };
   if (UNUSABLE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };
-  if (NOT_SENT.has(e.code)) return { kind: 'not-sent', ...base };
   if (e.kind === 'fatal' && e.status !== undefined && e.status >= 400 && e.status < 500) return { kind: 'rejected', ...base };
   // 5xx, resets, timeouts, and anything that failed without an HTTP answer we understand.
   return { kind: 'unknown', ...base };

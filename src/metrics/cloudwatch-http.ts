@@ -1,3 +1,4 @@
+import { SMALL_ANSWER_MAX_BYTES } from '../aws/answer-caps.ts';
 import { postWithSdkRetries } from '../aws/sdk-retry.ts';
 import { joinPath, type SignedHttp } from '../aws/signed-http.ts';
 import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
@@ -36,6 +37,7 @@ export class CloudWatchHttpPublisher implements MetricsPublisher {
       headers: HEADERS,
       body: putMetricDataBody(request),
       operation: 'PutMetricData',
+      maxAnswerBytes: SMALL_ANSWER_MAX_BYTES,
       sdkErrorNames: SDK_ERROR_NAMES,
     };
     await postWithSdkRetries(this.#http, call, signal, this.#onCall);

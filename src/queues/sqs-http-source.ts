@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
+import { RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from '../aws/answer-caps.ts';
 import { postWithSdkRetries } from '../aws/sdk-retry.ts';
 import { callDeadline, joinPath, type SignedHttp } from '../aws/signed-http.ts';
 import {
@@ -125,7 +126,8 @@ export class SqsHttpSource implements MessageSource, QueueLookup {
   /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once (sdk-retry.ts). */
   async #attempts(origin: URL, operation: string, abortSignal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
     const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}` };
-    const call = { origin, path: joinPath(origin, '/'), headers, body, operation, sdkErrorNames: SDK_ERROR_NAMES };
+    const maxAnswerBytes = operation === 'ReceiveMessage' ? RECEIVE_ANSWER_MAX_BYTES : SMALL_ANSWER_MAX_BYTES;
+    const call = { origin, path: joinPath(origin, '/'), headers, body, operation, maxAnswerBytes, sdkErrorNames: SDK_ERROR_NAMES };
     const out = await postWithSdkRetries(this.#http, call, abortSignal, this.#onCall);
     return out.length === 0 ? {} : (JSON.parse(out.toString('utf8')) as Record<string, unknown>);
   }

@@ -29,7 +29,7 @@ describe('SignedHttp socket pool', () => {
   after(() => server.close());
 
   const burst = (http: SignedHttp) =>
-    Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', { 'content-type': 'application/json' }, '{}')));
+    Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', { 'content-type': 'application/json' }, '{}', undefined, 1024)));
 
   it(`keeps all ${BURST} sockets of a burst for the next one (Node's default keeps 256)`, async () => {
     const http = new SignedHttp({ service: 'sqs', region: 'us-east-1', credentials, maxSockets: BURST + 16 });
@@ -57,7 +57,7 @@ describe('SignedHttp socket pool', () => {
         if (waitingAtFirstArrival < 0) waitingAtFirstArrival = pacer.waiting;
         hold(req, res);
       };
-      await Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', {}, '{}')));
+      await Promise.all(Array.from({ length: BURST }, () => http.post(origin, '/', {}, '{}', undefined, 1024)));
       // Unpaced, every call is started (and has passed the pacer) before the first request is written.
       assert.ok(waitingAtFirstArrival > 0, `calls still waiting when the first request arrived: ${waitingAtFirstArrival}`);
       assert.equal(server.seen.length, BURST);
