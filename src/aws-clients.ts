@@ -3,6 +3,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { keepAliveAgentOptions } from './aws/agent-options.ts';
 import { isSkewRefusal, skewWatcher } from './aws/clock-skew.ts';
+import { CAP_ANSWERS, capAnswers } from './aws/sdk-answer-caps.ts';
 import type { Config } from './config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -96,6 +97,7 @@ export function createSdkClients(
       // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
       const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
       const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
+      client.middlewareStack.addRelativeTo(capAnswers('sqs'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('sqs');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('sqs', options.metrics), COUNT_AWS_CALLS);
@@ -106,6 +108,7 @@ export function createSdkClients(
       // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too;
       // except a clock-skew refusal, which the SDK's retry would cure and our loop would take for a fatal error.
       const client = new LambdaClient({ ...base, requestHandler, maxAttempts: 2, retryStrategy: LAMBDA_SKEW_RETRY });
+      client.middlewareStack.addRelativeTo(capAnswers('lambda'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('lambda');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('lambda', options.metrics), COUNT_AWS_CALLS);
@@ -114,6 +117,7 @@ export function createSdkClients(
     cloudwatch: lazy(async () => {
       const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
       const client = new CloudWatchClient(base);
+      client.middlewareStack.addRelativeTo(capAnswers('cloudwatch'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('cloudwatch');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('cloudwatch', options.metrics), COUNT_AWS_CALLS);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
+import { ANSWER_TOO_LARGE } from './answer-caps.ts';
 import { serviceError, type SignedHttp } from './signed-http.ts';
 
 /** The SDK's standard retry mode: 3 attempts. */
@@ -47,7 +48,8 @@ export async function postWithSdkRetries(
       return answer.body;
     } catch (err) {
       const e = classifyAwsError(err, signal);
-      if (e.kind === 'fatal' || signal?.aborted || attempt >= SDK_ATTEMPTS) {
+      // The SDK does not retry an oversize answer within the call either (it is no transient error there).
+      if (e.kind === 'fatal' || e.code === ANSWER_TOO_LARGE || signal?.aborted || attempt >= SDK_ATTEMPTS) {
         onCall?.(call.operation, err);
         throw new AwsCallError(call.operation, e);
       }
