@@ -125,7 +125,8 @@ export class SqsHttpSource implements MessageSource, QueueLookup {
 
   /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once (sdk-retry.ts). */
   async #attempts(origin: URL, operation: string, abortSignal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
-    const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}` };
+    // x-amzn-query-mode, as the SDK sends it: SQS then names its error in x-amzn-query-error (SDK_ERROR_NAMES).
+    const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}`, 'x-amzn-query-mode': 'true' };
     const maxAnswerBytes = operation === 'ReceiveMessage' ? RECEIVE_ANSWER_MAX_BYTES : SMALL_ANSWER_MAX_BYTES;
     const call = { origin, path: joinPath(origin, '/'), headers, body, operation, maxAnswerBytes, sdkErrorNames: SDK_ERROR_NAMES };
     const out = await postWithSdkRetries(this.#http, call, abortSignal, this.#onCall);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /** One request as the server saw it. */
 export interface Seen {
+  method: string;
   path: string;
   headers: IncomingMessage['headers'];
   body: string;
@@ -23,7 +24,7 @@ export class RecordingServer {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const s = { path: req.url ?? '', headers: req.headers, body };
+      const s = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body };
       this.seen.push(s);
       this.handler(s, res);
     });
