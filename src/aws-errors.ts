@@ -10,7 +10,7 @@ export type ErrorKind = 'throttled' | 'retryable' | 'fatal';
 
 export interface ClassifiedError {
   readonly kind: ErrorKind;
-  /** Nothing of the request left this machine (see wasNotSent): retrying cannot run anything twice. */
+  /** Nothing of the request left this machine (see notSentCode): retrying cannot run anything twice. */
   readonly notSent?: true;
   /** The SDK exception name or the Node error code, e.g. "QueueDoesNotExist", "ECONNREFUSED". */
   readonly code: string;
@@ -40,8 +40,6 @@ const NETWORK = new Set([
   'ENOTFOUND',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'EMFILE',
-  'ENFILE',
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
@@ -79,17 +77,27 @@ export function markNotSent<E extends object>(err: E): E {
   return err;
 }
 
-/** Whether `err` failed with nothing sent (see NOT_SENT_CODES): by the transport's mark, else by its code or name. */
-export function wasNotSent(err: unknown, depth = 0): boolean {
-  if (err === null || typeof err !== 'object' || depth > 4) return false;
-  if ((err as Record<symbol, unknown>)[NOT_SENT_MARK] === true) return true;
+/**
+ * Whether `err` failed with nothing sent (see NOT_SENT_CODES): by the transport's mark, else by its code or name.
+ * Returns the code to report (EMFILE, CredentialsProviderError...), or undefined when something may have been sent.
+ */
+function notSentCode(err: unknown, depth = 0): string | undefined {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
   const e = err as SdkErrorShape;
-  if (typeof e.code === 'string' && NOT_SENT_CODES.has(e.code)) return true;
-  if (typeof e.name === 'string' && NOT_SENT_NAMES.has(e.name)) return true;
-  if (e.name === 'TimeoutError' && typeof e.message === 'string' && e.message.includes(CONNECT_TIMEOUT_MESSAGE)) return true;
-  // Node's happy-eyeballs connect: an AggregateError of the per-address attempts, all of which refused.
-  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => wasNotSent(inner, depth + 1))) return true;
-  return wasNotSent(e.cause, depth + 1);
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  if (code !== undefined && NOT_SENT_CODES.has(code)) return code;
+  if (NOT_SENT_NAMES.has(name)) return name;
+  if (name === 'TimeoutError' && typeof e.message === 'string' && e.message.includes(CONNECT_TIMEOUT_MESSAGE)) return name;
+  // Node's happy-eyeballs connect: an AggregateError of the per-address attempts, none of which connected.
+  if (Array.isArray(e.errors) && e.errors.length > 0) {
+    const codes = e.errors.map((inner) => notSentCode(inner, depth + 1));
+    if (codes.every((c) => c !== undefined)) return codes[0];
+  }
+  const inner = notSentCode(e.cause, depth + 1);
+  if (inner !== undefined) return inner;
+  if ((err as Record<symbol, unknown>)[NOT_SENT_MARK] === true) return code ?? name;
+  return undefined;
 }
 
 interface SdkErrorShape {
@@ -110,11 +118,12 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   const timedOut = timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
-  if (status === undefined && wasNotSent(err)) {
+  const notSent = status === undefined ? notSentCode(err) : undefined;
+  if (notSent !== undefined) {
     // Our own deadline before a connection existed is a connect timeout; a shutdown's abort stays an abort.
     if (name === 'AbortError' && timedOut)
       return { kind: 'retryable', code: 'TimeoutError', message: 'no connection in time', notSent: true };
-    if (name !== 'AbortError') return { kind: 'retryable', code: networkCode ?? name, message, notSent: true };
+    if (name !== 'AbortError') return { kind: 'retryable', code: notSent, message, notSent: true };
   }
   // An answer over its cap (src/aws/answer-caps.ts): a broken endpoint or proxy; the call did happen, and may be
   // repeated (ReceiveMessage's unread messages come back after their visibility timeout). Invoke: see classifyInvokeError.

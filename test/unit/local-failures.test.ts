@@ -2,7 +2,7 @@
 // descriptor for a socket, DNS, a refused or unroutable connect, a connect timeout, credentials that cannot be
 // loaded. They are retryable with back-off everywhere: an Invoke is 'not-sent' (never 'unknown', which would hold
 // its batch a whole visibility timeout) and a delete or visibility change is retried (never fatal). Only a
-// failure after the request may have reached AWS stays 'unknown'. src/aws-errors.ts (wasNotSent) decides, from
+// failure after the request may have reached AWS stays 'unknown'. src/aws-errors.ts (notSentCode) decides, from
 // the lean transport's own mark or, on the SDK path, from the error as Node and the SDK raise it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -62,6 +62,8 @@ describe('local failures (nothing sent)', () => {
       const e = classifyAwsError(err);
       assert.equal(e.kind, 'retryable');
       assert.equal(e.notSent, true);
+      // The code names the cause, for the log line and the start-up message.
+      assert.match(e.code, /^(EMFILE|ENFILE|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|CredentialsProviderError|TimeoutError)$/);
       assert.equal(classifyInvokeError(err).kind, 'not-sent');
     });
   }
