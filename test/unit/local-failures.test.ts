@@ -5,6 +5,8 @@
 // failure after the request may have reached AWS stays 'unknown'. src/aws-errors.ts (notSentCode) decides, from
 // the lean transport's own mark or, on the SDK path, from the error as Node and the SDK raise it.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { AwsCallError, classifyAwsError } from '../../src/aws-errors.ts';
@@ -89,6 +91,18 @@ describe('local failures (nothing sent)', () => {
       http.destroy();
       assert.equal(!r.ok && r.error.kind, 'not-sent');
       assert.equal(!r.ok && r.error.code, 'CredentialsProviderError');
+      assert.equal(server.seen.length, 0);
+    });
+
+    it('no file descriptor left for the socket (EMFILE, under a real ulimit): not-sent, and nothing reached the server', () => {
+      server.seen.length = 0;
+      const script = fileURLToPath(new URL('../support/emfile-invoke.ts', import.meta.url));
+      const out = execFileSync('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" "${script}" "${origin.origin}"`], {
+        encoding: 'utf8',
+      });
+      const { held, result } = JSON.parse(out) as { held: number; result: { ok: boolean; error?: { kind: string; code: string } } };
+      assert.ok(held > 0);
+      assert.deepEqual([result.ok, result.error?.kind, result.error?.code], [false, 'not-sent', 'EMFILE']);
       assert.equal(server.seen.length, 0);
     });
 
