@@ -75,15 +75,15 @@ export async function createAwsAdapters(
       destroy: () => sdk.destroy(),
     };
   }
-  const [{ SignedHttp, serviceEndpoint }, { CallPacer }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all(
-    [
+  const [{ SignedHttp }, { serviceEndpoint }, { CallPacer }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] =
+    await Promise.all([
       import('./signed-http.ts'),
+      import('./endpoints.ts'),
       import('./call-pacer.ts'),
       import('../queues/sqs-http-source.ts'),
       import('../invoke/lambda-http-invoker.ts'),
       import('@aws-sdk/credential-provider-node'),
-    ],
-  );
+    ]);
   // The SDK clients are given the same region; config validation guarantees one.
   const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? '';
   // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.

@@ -9,7 +9,8 @@ import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwat
 import pino from 'pino';
 import { AwsCallError } from '../../src/aws-errors.ts';
 import { createAwsAdapters } from '../../src/aws/hot-path.ts';
-import { serviceEndpoint, SignedHttp } from '../../src/aws/signed-http.ts';
+import { serviceEndpoint } from '../../src/aws/endpoints.ts';
+import { SignedHttp } from '../../src/aws/signed-http.ts';
 import { CloudWatchMetrics, type PutMetricDataRequest } from '../../src/metrics/cloudwatch.ts';
 import { CloudWatchHttpPublisher, putMetricDataBody } from '../../src/metrics/cloudwatch-http.ts';
 import type { MetricDatum } from '../../src/metrics/metrics-sink.ts';
