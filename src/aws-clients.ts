@@ -2,6 +2,7 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { keepAliveAgentOptions } from './aws/agent-options.ts';
+import type { ServiceEndpoint } from './aws/endpoints.ts';
 import type { Config } from './config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -26,10 +27,15 @@ export interface SdkClientOptions {
   readonly metrics?: MetricsSink | undefined;
 }
 
-/** `env`: the process environment, read only to learn whether SQS has a custom endpoint. */
+/**
+ * The clients get the region as configured (a `fips-` region too) and --endpoint-url; they find everything else
+ * as the SDK does (AWS_USE_FIPS_ENDPOINT, the profile's endpoint settings...), which src/aws/endpoints.ts resolves
+ * the same way for the lean path. `sqsEndpoint`: that resolution's SQS endpoint, read only to learn whether SQS
+ * has a configured endpoint.
+ */
 export function createSdkClients(
   config: Pick<Config, 'region' | 'endpointUrl'>,
-  env: NodeJS.ProcessEnv,
+  sqsEndpoint: ServiceEndpoint,
   options: SdkClientOptions = {},
 ): SdkClients {
   const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
@@ -51,10 +57,10 @@ export function createSdkClients(
   return {
     sqs: lazy(async () => {
       const { SQSClient } = await import('@aws-sdk/client-sqs');
-      // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
-      // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
-      const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
-      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
+      // With a configured endpoint (LocalStack, ElasticMQ; from the flag, the environment or the profile) the queue
+      // URLs' hosts may not resolve: always talk to the endpoint. On AWS the SDK sends each call to its queue URL's
+      // host, which serves cross-region queue URLs.
+      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !sqsEndpoint.custom });
       if (options.metrics) client.middlewareStack.add(countAwsCalls('sqs', options.metrics), COUNT_AWS_CALLS);
       return client;
     }),
