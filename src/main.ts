@@ -188,9 +188,9 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     // Each route's queues and function, checked before anything is received.
     const routes = await Promise.all(
       config.routes.map(async (route) => {
-        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup);
+        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
         const invoker = aws.invoker(route.functionName);
-        await checkFunction(invoker, route.functionName, startup);
+        await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
         return { route, queues, invoker };
       }),
     );
@@ -203,7 +203,8 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
     // --temporal-function would go unnoticed until the day it is needed.
     const spillFn = config.temporal?.functionName;
-    if (spillFn !== undefined) await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function');
+    if (spillFn !== undefined)
+      await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled
