@@ -58,7 +58,10 @@ async function main(): Promise<number> {
   }
   const config = resolved.config;
   // The endpoints, once, by the SDK's rules; a setting the SDK would refuse on every call is a configuration error.
-  const { resolveAwsEndpoints, EndpointConfigError } = await import('./aws/endpoints.ts');
+  const [{ resolveAwsEndpoints, EndpointConfigError }, { plainHttpWarnings }] = await Promise.all([
+    import('./aws/endpoints.ts'),
+    import('./aws/plain-http.ts'),
+  ]);
   let endpoints: AwsEndpoints;
   try {
     endpoints = await resolveAwsEndpoints(config.region, config.endpointUrl);
@@ -67,7 +70,8 @@ async function main(): Promise<number> {
     for (const p of err.problems) process.stderr.write(`workerless: ${p}\n`);
     return EXIT_USAGE;
   }
-  const warnings = cli.warnings;
+  const queueRefs = config.routes.flatMap((route) => route.queues.queues.map((q) => q.ref));
+  const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
   if (check) return runCheck(config, endpoints, warnings);
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
   const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
