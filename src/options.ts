@@ -323,7 +323,7 @@ export const CORE_OPTIONS = [
     group: AWS,
     kind: 'url',
     describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
-    doc: "one endpoint for SQS, Lambda and CloudWatch (LocalStack); the SDK's `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_LAMBDA`, `AWS_ENDPOINT_URL_CLOUDWATCH` also work",
+    doc: "one endpoint for SQS, Lambda and CloudWatch (LocalStack); the SDK's `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_LAMBDA`, `AWS_ENDPOINT_URL_CLOUDWATCH` and the shared config profile's `endpoint_url` settings also work (see [AWS environments](#aws-environments))",
     defaultText: 'AWS',
   },
   {
