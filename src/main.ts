@@ -179,7 +179,9 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
       regionFrom: config.regionOrigin,
       fips: endpoints.useFips,
       dualStack: endpoints.useDualStack,
-      sqs: `${endpointName(endpoints.sqs.url)}${endpoints.sqs.custom ? '' : ' (calls for a queue URL go to its host)'}`,
+      sqs: endpointName(endpoints.sqs.url),
+      // Without a configured endpoint, SQS calls for a queue URL go to that URL's host, as the SDK sends them.
+      sqsQueueUrlCalls: endpoints.sqs.custom ? 'to the sqs endpoint' : "to the queue URL's host",
       lambda: lambdaEndpoint,
       cloudwatch: endpointName(endpoints.cloudwatch.url),
       awsClient: config.awsClient,

@@ -91,8 +91,8 @@ async function loadRules(service: AwsService): Promise<{ bdd: RuleSet; params: R
 /**
  * Resolves the three endpoints for `region` (as configured: --region or the SDK's chain) and `endpointUrl`
  * (--endpoint-url). Reads the environment and the shared config files through the SDK's loaders, as the SDK
- * clients do. Throws an EndpointConfigError for a setting the SDK refuses (an invalid region, FIPS in a
- * partition without it, FIPS with a custom endpoint, a `services` section that does not exist...).
+ * clients do. Throws an EndpointConfigError for a setting the SDK refuses (an invalid region, FIPS or dual-stack
+ * in a partition without it, FIPS or dual-stack with a custom endpoint).
  */
 export async function resolveAwsEndpoints(region: string, endpointUrl: string | undefined): Promise<AwsEndpoints> {
   const [endpoints, { awsEndpointFunctions }, config, sqs, lambda, cloudwatch] = await Promise.all([
@@ -150,7 +150,11 @@ export async function resolveAwsEndpoints(region: string, endpointUrl: string | 
     } catch (err) {
       const settings = [
         `region ${signingRegion}`,
-        ...(endpointUrl !== undefined ? ['--endpoint-url'] : []),
+        ...(endpointUrl !== undefined
+          ? ['--endpoint-url']
+          : clientConfig.isCustomEndpoint
+            ? [`AWS_ENDPOINT_URL_${SERVICE_IDS[service].toUpperCase()}, AWS_ENDPOINT_URL or endpoint_url in the profile`]
+            : []),
         ...(useFips ? [fipsFlag] : []),
         ...(useDualStack ? [dualStackFlag] : []),
       ];

@@ -351,7 +351,7 @@ describe('endpoints, against the SDK clients', () => {
     await assert.rejects(resolveAwsEndpoints('eu-west-1', undefined), (err: unknown) => {
       assert.ok(err instanceof EndpointConfigError);
       assert.deepEqual(err.problems, [
-        'no SQS endpoint for region eu-west-1, AWS_USE_DUALSTACK_ENDPOINT or use_dualstack_endpoint in the profile: Invalid Configuration: Dualstack and custom endpoint are not supported',
+        'no SQS endpoint for region eu-west-1, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL or endpoint_url in the profile, AWS_USE_DUALSTACK_ENDPOINT or use_dualstack_endpoint in the profile: Invalid Configuration: Dualstack and custom endpoint are not supported',
       ]);
       assert.deepEqual([...err.services], ['sqs']);
       return true;
