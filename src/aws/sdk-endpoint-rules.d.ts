@@ -1,23 +1,20 @@
 // The endpoint rule sets the SDK clients ship, imported alone by src/aws/endpoints.ts (the clients' packages
 // declare types only for their index). Each module is the client's own dist-es/endpoint file.
-type RuleSet = import('@smithy/core/endpoints').BinaryDecisionDiagram;
-type RuleParams = import('@smithy/core/endpoints').EndpointParameterInstructions;
-
 declare module '@aws-sdk/client-sqs/dist-es/endpoint/bdd.js' {
-  export const bdd: RuleSet;
+  export const bdd: import('@smithy/core/endpoints').BinaryDecisionDiagram;
 }
 declare module '@aws-sdk/client-sqs/dist-es/endpoint/EndpointParameters.js' {
-  export const commonParams: RuleParams;
+  export const commonParams: import('@smithy/core/endpoints').EndpointParameterInstructions;
 }
 declare module '@aws-sdk/client-lambda/dist-es/endpoint/bdd.js' {
-  export const bdd: RuleSet;
+  export const bdd: import('@smithy/core/endpoints').BinaryDecisionDiagram;
 }
 declare module '@aws-sdk/client-lambda/dist-es/endpoint/EndpointParameters.js' {
-  export const commonParams: RuleParams;
+  export const commonParams: import('@smithy/core/endpoints').EndpointParameterInstructions;
 }
 declare module '@aws-sdk/client-cloudwatch/dist-es/endpoint/bdd.js' {
-  export const bdd: RuleSet;
+  export const bdd: import('@smithy/core/endpoints').BinaryDecisionDiagram;
 }
 declare module '@aws-sdk/client-cloudwatch/dist-es/endpoint/EndpointParameters.js' {
-  export const commonParams: RuleParams;
+  export const commonParams: import('@smithy/core/endpoints').EndpointParameterInstructions;
 }
