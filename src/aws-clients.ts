@@ -3,6 +3,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { keepAliveAgentOptions } from './aws/agent-options.ts';
 import { isSkewRefusal, skewWatcher } from './aws/clock-skew.ts';
+import type { ServiceEndpoint } from './aws/endpoints.ts';
 import { CAP_ANSWERS, capAnswers } from './aws/sdk-answer-caps.ts';
 import type { Config } from './config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from './metrics/aws-calls.ts';
@@ -68,10 +69,15 @@ function retryToken(count: number): { getRetryCount(): number; getRetryDelay(): 
   return { getRetryCount: () => count, getRetryDelay: () => 0 };
 }
 
-/** `env`: the process environment, read only to learn whether SQS has a custom endpoint. */
+/**
+ * The clients get the region as configured (a `fips-` region too) and --endpoint-url; they find everything else
+ * as the SDK does (AWS_USE_FIPS_ENDPOINT, the profile's endpoint settings...), which src/aws/endpoints.ts resolves
+ * the same way for the lean path. `sqsEndpoint`: that resolution's SQS endpoint, read only to learn whether SQS
+ * has a configured endpoint.
+ */
 export function createSdkClients(
   config: Pick<Config, 'region' | 'endpointUrl'>,
-  env: NodeJS.ProcessEnv,
+  sqsEndpoint: ServiceEndpoint,
   options: SdkClientOptions = {},
 ): SdkClients {
   const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
@@ -93,10 +99,10 @@ export function createSdkClients(
   return {
     sqs: lazy(async () => {
       const { SQSClient } = await import('@aws-sdk/client-sqs');
-      // With a custom endpoint (LocalStack, ElasticMQ) the queue URLs' hosts may not resolve: always talk to the
-      // endpoint. On AWS the SDK sends each call to its queue URL's host, which serves cross-region queue URLs.
-      const customSqsEndpoint = Boolean(config.endpointUrl || env['AWS_ENDPOINT_URL_SQS'] || env['AWS_ENDPOINT_URL']);
-      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !customSqsEndpoint });
+      // With a configured endpoint (LocalStack, ElasticMQ; from the flag, the environment or the profile) the queue
+      // URLs' hosts may not resolve: always talk to the endpoint. On AWS the SDK sends each call to its queue URL's
+      // host, which serves cross-region queue URLs.
+      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !sqsEndpoint.custom });
       client.middlewareStack.addRelativeTo(capAnswers('sqs'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('sqs');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);

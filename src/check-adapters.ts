@@ -1,6 +1,7 @@
 // The real I/O behind `workerless check`: the AWS adapters a run builds (the same --aws-client, region,
 // --endpoint-url, AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
 import { connect as tcpConnect } from 'node:net';
+import { endpointName, type AwsEndpoints } from './aws/endpoints.ts';
 import { createAwsAdapters } from './aws/hot-path.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
 import type { Config } from './config.ts';
@@ -11,11 +12,12 @@ export interface CheckAdapters extends CheckPorts {
   close(): void;
 }
 
-/** `env`: the process environment, read only to learn whether SQS has a custom endpoint (as a run does). */
-export function createCheckAdapters(config: Config, env: NodeJS.ProcessEnv): CheckAdapters {
-  const aws = createAwsAdapters(config.awsClient, config, env, { maxSockets: 50 });
+/** `endpoints`: where a run's calls go (resolved at start-up, src/aws/endpoints.ts). */
+export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): CheckAdapters {
+  const aws = createAwsAdapters(config.awsClient, config, endpoints, { maxSockets: 50 });
   return {
-    resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal),
+    endpoints: { lambda: endpointName(endpoints.lambda.url), cloudwatch: endpointName(endpoints.cloudwatch.url) },
+    resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal, endpoints.sqs),
     dryRun: async (functionName, signal) => (await aws).invoker(functionName).dryRun(signal),
     // The run's own PutMetricData (lean or SDK), which throws an AwsCallError when CloudWatch refuses.
     putCheckDatum: async (namespace, signal) =>

@@ -47,6 +47,8 @@ export interface CheckPorts {
   connectTemporal(config: TemporalConfig): Promise<TemporalCheckConnection>;
   /** Why nothing answers on host:port over TCP, or undefined when something does: explains a failed connection. */
   probeTcp(address: string, signal: AbortSignal): Promise<string | undefined>;
+  /** The Lambda and CloudWatch endpoints a run uses, named when they cannot be reached (SQS errors carry their own). */
+  readonly endpoints?: { readonly lambda: string; readonly cloudwatch: string } | undefined;
 }
 
 export interface CheckOptions {
@@ -129,7 +131,7 @@ async function checkQueue(
     }
     // GetQueueAttributes is never tried when GetQueueUrl is refused, so both may be missing.
     const actions = err.operation === 'GetQueueUrl' ? ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'] : ['sqs:GetQueueAttributes'];
-    return { name, ok: false, ...explainAwsError(e, 'SQS', actions) };
+    return { name, ok: false, ...explainAwsError(e, 'SQS', actions, err.endpoint) };
   }
 }
 
@@ -142,7 +144,7 @@ async function checkFunctionDryRun(ports: CheckPorts, what: string, functionName
   if (e.kind === 'throttled')
     return { name, ok: true, detail: `DryRun invoke throttled (${e.code}), which proves it exists and may be invoked` };
   if (e.code === 'ResourceNotFoundException') return { name, ok: false, detail: `does not exist (${e.code})` };
-  return { name, ok: false, ...explainAwsError(e, 'Lambda', ['lambda:InvokeFunction']) };
+  return { name, ok: false, ...explainAwsError(e, 'Lambda', ['lambda:InvokeFunction'], ports.endpoints?.lambda) };
 }
 
 async function checkMetrics(ports: CheckPorts, namespace: string, signal: AbortSignal): Promise<Checked> {
@@ -151,7 +153,11 @@ async function checkMetrics(ports: CheckPorts, namespace: string, signal: AbortS
     await ports.putCheckDatum(namespace, signal);
     return { name, ok: true, detail: `PutMetricData allowed; sent ${CHECK_METRIC} = 1` };
   } catch (err) {
-    return { name, ok: false, ...explainAwsError(callErrorOf(err), 'CloudWatch', ['cloudwatch:PutMetricData']) };
+    return {
+      name,
+      ok: false,
+      ...explainAwsError(callErrorOf(err), 'CloudWatch', ['cloudwatch:PutMetricData'], ports.endpoints?.cloudwatch),
+    };
   }
 }
 
@@ -191,12 +197,23 @@ async function checkTemporal(ports: CheckPorts, config: TemporalConfig, deadline
 /** What both AWS error classifications (SQS/CloudWatch and Lambda Invoke) tell. */
 type AwsErrorFacts = Pick<ClassifiedError, 'code' | 'message' | 'status'>;
 
-/** The line for an AWS error: access denied names the IAM actions, an unreachable service the network hint. */
-function explainAwsError(e: AwsErrorFacts, service: string, actions: readonly string[]): Omit<Checked, 'name' | 'ok'> {
+/**
+ * The line for an AWS error: access denied names the IAM actions, an unreachable service the endpoint that was
+ * tried (when known) and the network hint.
+ */
+function explainAwsError(
+  e: AwsErrorFacts,
+  service: string,
+  actions: readonly string[],
+  endpoint: string | undefined,
+): Omit<Checked, 'name' | 'ok'> {
   if (isAccessDenied(e)) return { detail: `access denied (needs ${actions.join(', ')})` };
   if (CREDENTIAL_ERRORS.has(e.code)) return { detail: `credentials refused (${e.code}): ${firstLine(e.message)}` };
   const reason = unreachableReason(e);
-  if (reason !== undefined) return { detail: `cannot reach ${service}: ${reason} (${NETWORK_HINT})`, unreachable: { service, reason } };
+  if (reason !== undefined) {
+    const where = endpoint !== undefined ? `${service} at ${endpoint}` : service;
+    return { detail: `cannot reach ${where}: ${reason} (${NETWORK_HINT})`, unreachable: { service: where, reason } };
+  }
   return { detail: `${e.code}: ${firstLine(e.message)}` };
 }
 

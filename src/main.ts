@@ -4,6 +4,7 @@
 // cost (bench/README.md). The Docker image's entrypoint and `npm start` pass the same flag.
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
+import type { AwsEndpoints } from './aws/endpoints.ts';
 import type { Config } from './config.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { RecentErrors } from './status/status-recorder.ts';
@@ -29,11 +30,9 @@ process.on('SIGTERM', (signal) => onSignal(signal));
 process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
-  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }] = await Promise.all([
-    import('./cli.ts'),
-    import('./config.ts'),
-    import('pino'),
-  ]);
+  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }, { OptionReader }, { loadAwsRegion }] = await Promise.all(
+    [import('./cli.ts'), import('./config.ts'), import('pino'), import('./option-reader.ts'), import('./aws/region.ts')],
+  );
   // `workerless check [options]` validates the same options as a run, then checks them instead of running.
   const check = process.argv[2] === 'check';
   const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
@@ -47,7 +46,10 @@ async function main(): Promise<number> {
     process.stdout.write(`${version()}\n`);
     return EXIT_OK;
   }
-  const resolved = resolveConfig(cli.raw, process.env);
+  // Without --region, the SDK's chain: the environment, the shared config profile (files read through the SDK's
+  // loaders), the instance metadata.
+  const awsRegion = new OptionReader(cli.raw).has('region') ? undefined : await loadAwsRegion(process.env);
+  const resolved = resolveConfig(cli.raw, process.env, undefined, awsRegion);
   const problems = [...cli.problems, ...(resolved.ok ? [] : resolved.problems)];
   if (!resolved.ok || problems.length > 0) {
     for (const p of problems) process.stderr.write(`workerless: ${p}\n`);
@@ -55,7 +57,22 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
   const config = resolved.config;
-  if (check) return runCheck(config, cli.warnings);
+  // The endpoints, once, by the SDK's rules; a setting the SDK would refuse on every call is a configuration error.
+  const [{ resolveAwsEndpoints, EndpointConfigError }, { plainHttpWarnings }] = await Promise.all([
+    import('./aws/endpoints.ts'),
+    import('./aws/plain-http.ts'),
+  ]);
+  let endpoints: AwsEndpoints;
+  try {
+    endpoints = await resolveAwsEndpoints(config.region, config.endpointUrl);
+  } catch (err) {
+    if (!(err instanceof EndpointConfigError)) throw err;
+    for (const p of err.problems) process.stderr.write(`workerless: ${p}\n`);
+    return EXIT_USAGE;
+  }
+  const queueRefs = config.routes.flatMap((route) => route.queues.queues.map((q) => q.ref));
+  const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
+  if (check) return runCheck(config, endpoints, warnings);
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
   const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
   const logger = recentErrors
@@ -67,7 +84,7 @@ async function main(): Promise<number> {
         ]),
       )
     : pino({ level: config.logLevel, base: { pid: process.pid } });
-  for (const w of cli.warnings) logger.warn(w);
+  for (const w of warnings) logger.warn(w);
   for (const route of config.routes.filter((r) => r.pollForSec === 0 && r.sleepSec === 0)) {
     logger.warn({ function: route.functionName }, '--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
   }
@@ -75,10 +92,10 @@ async function main(): Promise<number> {
     logger.info('stopped before start-up');
     return EXIT_OK;
   }
-  return runDaemon(config, logger, recentErrors);
+  return runDaemon(config, endpoints, logger, recentErrors);
 }
 
-async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErrors | undefined): Promise<number> {
+async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger, recentErrors: RecentErrors | undefined): Promise<number> {
   const [
     { createAwsAdapters },
     { Dispatcher },
@@ -88,6 +105,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     { redactTemporalConfig },
     { fanOut },
     { OtelConfigError, describeProblem, resolveOtelEnv },
+    { endpointName },
   ] = await Promise.all([
     import('./aws/hot-path.ts'),
     import('./dispatcher.ts'),
@@ -97,15 +115,14 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     import('./temporal/options.ts'),
     import('./metrics/metrics-sink.ts'),
     import('./tracing/otel-env.ts'),
+    import('./aws/endpoints.ts'),
   ]);
   // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
   // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
   let tracer: OtelDispatchTracer | undefined;
   try {
     tracer = resolveOtelEnv(process.env)
-      ? await (
-          await import('./tracing/otel.ts')
-        ).createOtelTracer(process.env, logger, config.region !== undefined ? { functionRegion: config.region } : {})
+      ? await (await import('./tracing/otel.ts')).createOtelTracer(process.env, logger, { functionRegion: endpoints.region })
       : undefined;
   } catch (err) {
     if (!(err instanceof OtelConfigError)) throw err;
@@ -154,16 +171,32 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
   const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
   // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
-  const aws = await createAwsAdapters(config.awsClient, config, process.env, { maxSockets: loops + 16, metrics: ops?.prometheus, logger });
+  const aws = await createAwsAdapters(config.awsClient, config, endpoints, { maxSockets: loops + 16, metrics: ops?.prometheus, logger });
+  const lambdaEndpoint = endpointName(endpoints.lambda.url);
+  logger.info(
+    {
+      region: endpoints.region,
+      regionFrom: config.regionOrigin,
+      fips: endpoints.useFips,
+      dualStack: endpoints.useDualStack,
+      sqs: endpointName(endpoints.sqs.url),
+      // Without a configured endpoint, SQS calls for a queue URL go to that URL's host, as the SDK sends them.
+      sqsQueueUrlCalls: endpoints.sqs.custom ? 'to the sqs endpoint' : "to the queue URL's host",
+      lambda: lambdaEndpoint,
+      cloudwatch: endpointName(endpoints.cloudwatch.url),
+      awsClient: config.awsClient,
+    },
+    'AWS endpoints',
+  );
 
   try {
     const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
     // Each route's queues and function, checked before anything is received.
     const routes = await Promise.all(
       config.routes.map(async (route) => {
-        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup);
+        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
         const invoker = aws.invoker(route.functionName);
-        await checkFunction(invoker, route.functionName, startup);
+        await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
         return { route, queues, invoker };
       }),
     );
@@ -176,7 +209,8 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
     // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
     // --temporal-function would go unnoticed until the day it is needed.
     const spillFn = config.temporal?.functionName;
-    if (spillFn !== undefined) await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function');
+    if (spillFn !== undefined)
+      await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled
@@ -282,7 +316,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
 }
 
 /** `workerless check`: one line per check on stdout; exit 0 when every check passed, 1 otherwise. */
-async function runCheck(config: Config, warnings: readonly string[]): Promise<number> {
+async function runCheck(config: Config, endpoints: AwsEndpoints, warnings: readonly string[]): Promise<number> {
   const [{ runChecks, formatReport, allPassed }, { createCheckAdapters }, { OtelConfigError, describeProblem, resolveOtelEnv }] =
     await Promise.all([import('./check.ts'), import('./check-adapters.ts'), import('./tracing/otel-env.ts')]);
   // Invalid OTEL_* variables stop a run with exit 2, so they fail the check the same way.
@@ -294,7 +328,7 @@ async function runCheck(config: Config, warnings: readonly string[]): Promise<nu
     return EXIT_USAGE;
   }
   for (const w of warnings) process.stderr.write(`workerless: warning: ${w}\n`);
-  const adapters = createCheckAdapters(config, process.env);
+  const adapters = createCheckAdapters(config, endpoints);
   try {
     const report = await runChecks(config, adapters, { signal: stop.signal });
     process.stdout.write(`${formatReport(report).join('\n')}\n`);

@@ -92,7 +92,6 @@ const FUNCTION_PATTERN =
   /^(arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$/;
 /** CloudWatch namespaces allow these characters; "Workerless-" takes 11 of the 255. */
 const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
-const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 /** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
 const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
 const NAME_EQUALS_N = '`name=N,...`';
@@ -314,11 +313,9 @@ export const CORE_OPTIONS = [
     flag: 'region',
     group: AWS,
     kind: 'string',
-    pattern: REGION_PATTERN,
-    mismatch: 'must be an AWS region such as us-east-1',
-    describe: 'AWS region',
-    defaultText: 'AWS_REGION',
-    doc: 'AWS region; without it `AWS_REGION`, then `AWS_DEFAULT_REGION`',
+    describe: 'AWS region (default: AWS_REGION, the shared config profile, AWS_DEFAULT_REGION, instance metadata)',
+    defaultText: "the SDK's chain",
+    doc: 'AWS region, checked as the SDK checks it (a valid host name label); without it, as the AWS SDK finds it: `AWS_REGION`, then `region` in the shared config profile (`AWS_PROFILE`, else `default`), then `AWS_DEFAULT_REGION`, then the EC2 instance metadata. See [AWS environments](#aws-environments)',
     valuesText: 'e.g. `us-east-1`',
   },
   {
@@ -326,7 +323,7 @@ export const CORE_OPTIONS = [
     group: AWS,
     kind: 'url',
     describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
-    doc: "one endpoint for SQS, Lambda and CloudWatch (LocalStack); the SDK's `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_LAMBDA`, `AWS_ENDPOINT_URL_CLOUDWATCH` also work",
+    doc: "one endpoint for SQS, Lambda and CloudWatch (LocalStack); the SDK's `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_LAMBDA`, `AWS_ENDPOINT_URL_CLOUDWATCH` and the shared config profile's `endpoint_url` settings also work (see [AWS environments](#aws-environments))",
     defaultText: 'AWS',
   },
   {

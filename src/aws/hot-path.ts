@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createSdkClients, type SdkClients } from '../aws-clients.ts';
 import { classifyAwsError } from '../aws-errors.ts';
 import type { Config } from '../config.ts';
+import type { AwsEndpoints } from './endpoints.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import type { MetricsPublisher } from '../metrics/cloudwatch.ts';
 import type { MetricsSink } from '../metrics/metrics-sink.ts';
@@ -18,6 +19,8 @@ export type AwsClientKind = 'sdk' | 'lean';
 
 /** Every AWS adapter a run (or `workerless check`) uses, built one way for both. */
 export interface AwsAdapters {
+  /** Where the calls go (resolved at start-up by the SDK's rules); with `sdk` the clients resolve the same. */
+  readonly endpoints: AwsEndpoints;
   /** The queues: receive, delete, change visibility, and resolving them at start-up. */
   readonly sqs: MessageSource & QueueLookup;
   /** Invoke and the start-up DryRun of a function. */
@@ -62,13 +65,17 @@ export function logClockSkew(logger: Logger | undefined, service: string): ((off
  */
 const CALLS_PER_TURN = 32;
 
+/**
+ * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as
+ * `endpoints` says; test/unit/endpoints.test.ts proves it); `endpoints`: where the lean path sends its calls.
+ */
 export async function createAwsAdapters(
   kind: AwsClientKind,
   config: Pick<Config, 'region' | 'endpointUrl'>,
-  env: NodeJS.ProcessEnv,
+  endpoints: AwsEndpoints,
   options: AwsAdapterOptions,
 ): Promise<AwsAdapters> {
-  const sdk = createSdkClients(config, env, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
+  const sdk = createSdkClients(config, endpoints.sqs, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
   const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
     const [{ LambdaInvoker }, lambda] = await Promise.all([import('../invoke/lambda-sdk-invoker.ts'), sdk.lambda()]);
     return new LambdaInvoker(lambda, fn);
@@ -82,6 +89,7 @@ export async function createAwsAdapters(
     ]);
     let cloudwatch: Promise<MetricsPublisher> | undefined;
     return {
+      endpoints,
       sqs: new SqsMessageSource(sqs),
       invoker: (fn) => new LambdaInvoker(lambda, fn),
       cloudwatch: () =>
@@ -93,19 +101,18 @@ export async function createAwsAdapters(
       destroy: () => sdk.destroy(),
     };
   }
-  const [{ SignedHttp, serviceEndpoint }, { CallPacer }, { SkewClock }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] =
-    await Promise.all([
-      import('./signed-http.ts'),
-      import('./call-pacer.ts'),
-      import('./clock-skew.ts'),
-      import('../queues/sqs-http-source.ts'),
-      import('../invoke/lambda-http-invoker.ts'),
-      import('@aws-sdk/credential-provider-node'),
-    ]);
+  const [{ SignedHttp }, { CallPacer }, { SkewClock }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all([
+    import('./signed-http.ts'),
+    import('./call-pacer.ts'),
+    import('./clock-skew.ts'),
+    import('../queues/sqs-http-source.ts'),
+    import('../invoke/lambda-http-invoker.ts'),
+    import('@aws-sdk/credential-provider-node'),
+  ]);
   // One clock offset per service, as the SDK keeps one per client.
   const clock = (service: string) => new SkewClock(Date.now, logClockSkew(options.logger, service));
-  // The SDK clients are given the same region; config validation guarantees one.
-  const region = config.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? '';
+  // Signed for the region the endpoints were resolved for (a `fips-` region without its prefix, as the SDK signs).
+  const region = endpoints.region;
   // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
   const credentials = defaultProvider();
   const pacer = new CallPacer(CALLS_PER_TURN);
@@ -118,22 +125,21 @@ export async function createAwsAdapters(
     pacer,
     clock: clock('lambda'),
   });
-  const lambdaEndpoint = serviceEndpoint('lambda', region, config.endpointUrl, env);
   const lambdaCalls = callCounter('lambda', options.metrics);
   // One PutMetricData at a time (flushes are serialized): one socket, opened only when metrics are on.
   let cloudwatchHttp: InstanceType<typeof SignedHttp> | undefined;
   let cloudwatch: Promise<MetricsPublisher> | undefined;
   let destroyed = false;
   return {
-    sqs: new SqsHttpSource(sqsHttp, serviceEndpoint('sqs', region, config.endpointUrl, env), callCounter('sqs', options.metrics)),
-    invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, lambdaEndpoint.url, fn, lambdaCalls),
+    endpoints,
+    sqs: new SqsHttpSource(sqsHttp, endpoints.sqs, callCounter('sqs', options.metrics)),
+    invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, endpoints.lambda.url, fn, lambdaCalls),
     cloudwatch: () =>
       (cloudwatch ??= import('../metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
         cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1, clock: clock('cloudwatch') });
         // Built after destroy(): release it at once, as the SDK clients are.
         if (destroyed) cloudwatchHttp.destroy();
-        const endpoint = serviceEndpoint('cloudwatch', region, config.endpointUrl, env).url;
-        return new CloudWatchHttpPublisher(cloudwatchHttp, endpoint, callCounter('cloudwatch', options.metrics));
+        return new CloudWatchHttpPublisher(cloudwatchHttp, endpoints.cloudwatch.url, callCounter('cloudwatch', options.metrics));
       })),
     sdk,
     sdkInvoker,

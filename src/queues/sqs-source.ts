@@ -1,4 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import { sqsCallOrigin, type ServiceEndpoint } from '../aws/endpoints.ts';
 import { callErrorOf, unreachableReason, type ClassifiedError } from '../aws-errors.ts';
 import type { QueueSpec } from './queue-order.ts';
 
@@ -84,12 +85,15 @@ export class QueueResolveError extends StartupError {
   readonly ref: string;
   readonly operation: ResolveOperation;
   readonly error: ClassifiedError;
+  /** The endpoint the failed call went to, when known: "cannot reach" names it. */
+  readonly endpoint: string | undefined;
 
-  constructor(ref: string, operation: ResolveOperation, error: ClassifiedError) {
-    super(explainQueueError(ref, error));
+  constructor(ref: string, operation: ResolveOperation, error: ClassifiedError, endpoint?: string) {
+    super(explainQueueError(ref, error, endpoint));
     this.ref = ref;
     this.operation = operation;
     this.error = error;
+    this.endpoint = endpoint;
   }
 }
 
@@ -117,23 +121,30 @@ export async function resolveQueues(
   specs: readonly QueueSpec[],
   visibilityTimeoutOverrideSec: number | undefined,
   signal?: AbortSignal,
+  endpoint?: ServiceEndpoint,
 ): Promise<ResolvedQueue[]> {
-  return Promise.all(specs.map((spec) => resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal)));
+  return Promise.all(specs.map((spec) => resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal, endpoint)));
 }
 
-/** Resolves one queue (see resolveQueues); throws a StartupError, a QueueResolveError when an SQS call failed. */
+/**
+ * Resolves one queue (see resolveQueues); throws a StartupError, a QueueResolveError when an SQS call failed.
+ * `endpoint`: the run's SQS endpoint, so that an error names where the failed call went.
+ */
 export async function resolveQueue(
   lookup: QueueLookup,
   spec: QueueSpec,
   visibilityTimeoutOverrideSec: number | undefined,
   signal?: AbortSignal,
+  endpoint?: ServiceEndpoint,
 ): Promise<ResolvedQueue> {
   const isUrl = /^https?:\/\//i.test(spec.ref);
   const name = queueNameOf(spec.ref);
   let operation: ResolveOperation = isUrl ? 'GetQueueAttributes' : 'GetQueueUrl';
+  let calledUrl: string | undefined = isUrl ? spec.ref : undefined;
   try {
     const url = isUrl ? spec.ref : await lookup.queueUrl(spec.ref, signal);
     operation = 'GetQueueAttributes';
+    calledUrl = url;
     const attrs = await lookup.queueAttributes(url, RESOLVE_ATTRIBUTES, signal);
     const arn = attrs['QueueArn'] ?? '';
     const region = arn.split(':')[3] ?? '';
@@ -149,16 +160,17 @@ export async function resolveQueue(
     };
   } catch (err) {
     if (err instanceof StartupError) throw err;
-    throw new QueueResolveError(spec.ref, operation, callErrorOf(err));
+    throw new QueueResolveError(spec.ref, operation, callErrorOf(err), endpoint && sqsCallOrigin(endpoint, calledUrl));
   }
 }
 
-export function explainQueueError(ref: string, e: ClassifiedError): string {
+/** One line; "cannot reach" names the endpoint that was tried when it is known. */
+export function explainQueueError(ref: string, e: ClassifiedError, endpoint?: string): string {
   if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
     return `queue "${ref}" does not exist (${e.code})`;
   }
   const unreachable = unreachableReason(e);
-  if (unreachable) return `cannot reach SQS for queue "${ref}": ${unreachable} (${NETWORK_HINT})`;
+  if (unreachable) return `cannot reach SQS${endpoint ? ` at ${endpoint}` : ''} for queue "${ref}": ${unreachable} (${NETWORK_HINT})`;
   return `cannot read queue "${ref}": ${e.code}: ${firstLine(e.message)}`;
 }
 

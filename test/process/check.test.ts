@@ -48,18 +48,16 @@ describe('workerless check as a process', () => {
     }
   });
 
-  it('unreachable AWS endpoints: exit 1, one line per service (the queues merged), no stack trace', async () => {
-    const run = runCli(
-      ['check', '--function', 'fn', '--queues', 'a,b', '--endpoint-url', `http://127.0.0.1:${await closedPort()}`],
-      AWS_ENV,
-    );
+  it('unreachable AWS endpoints: exit 1, one line per service naming its endpoint (the queues merged), no stack trace', async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const run = runCli(['check', '--function', 'fn', '--queues', 'a,b', '--endpoint-url', endpoint], AWS_ENV);
     const { code } = await run.exited;
     assert.equal(code, 1);
     assert.equal(run.stderr(), '');
     assert.deepEqual(run.stdout().trimEnd().split('\n'), [
-      `FAIL queues a, b: cannot reach SQS: ECONNREFUSED ${HINT}`,
-      `FAIL function fn: cannot reach Lambda: ECONNREFUSED ${HINT}`,
-      `FAIL metrics Workerless-default: cannot reach CloudWatch: ECONNREFUSED ${HINT}`,
+      `FAIL queues a, b: cannot reach SQS at ${endpoint}: ECONNREFUSED ${HINT}`,
+      `FAIL function fn: cannot reach Lambda at ${endpoint}: ECONNREFUSED ${HINT}`,
+      `FAIL metrics Workerless-default: cannot reach CloudWatch at ${endpoint}: ECONNREFUSED ${HINT}`,
       NOTE,
     ]);
   });

@@ -130,7 +130,7 @@ describe('the workerless CLI as a process', () => {
     );
   });
 
-  it('an unreachable endpoint: exit 1 with a one-line explanation, not a stack trace', async () => {
+  it('an unreachable endpoint: exit 1 with a one-line explanation that names the endpoint, not a stack trace', async () => {
     const run = runCli(['--function', 'fn', '--queues', 'q', '--endpoint-url', 'http://127.0.0.1:9'], {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
@@ -140,7 +140,7 @@ describe('the workerless CLI as a process', () => {
     assert.equal(code, 1);
     assert.equal(
       run.stderr(),
-      'workerless: cannot reach SQS for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n',
+      'workerless: cannot reach SQS at http://127.0.0.1:9 for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n',
     );
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
   });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES } from '../../src/aws/answer-caps.ts';
 import { createAwsAdapters, type AwsAdapters } from '../../src/aws/hot-path.ts';
+import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
 import { AwsCallError } from '../../src/aws-errors.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import { RecordingServer } from '../support/recording-server.ts';
@@ -27,7 +28,12 @@ describe('answer caps', () => {
     process.env['AWS_ACCESS_KEY_ID'] = 'AKIDEXAMPLE';
     process.env['AWS_SECRET_ACCESS_KEY'] = 'secret';
     for (const kind of ['lean', 'sdk'] as const)
-      clients[kind] = await createAwsAdapters(kind, { region: 'us-east-1', endpointUrl: origin.href }, {}, { maxSockets: 4 });
+      clients[kind] = await createAwsAdapters(
+        kind,
+        { region: 'us-east-1', endpointUrl: origin.href },
+        await resolveAwsEndpoints('us-east-1', origin.href),
+        { maxSockets: 4 },
+      );
   });
   after(() => {
     for (const c of Object.values(clients)) c.destroy();

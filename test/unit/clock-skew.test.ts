@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { SkewClock, SKEWED_MS } from '../../src/aws/clock-skew.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../src/aws/hot-path.ts';
+import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import { RecordingServer, type Seen } from '../support/recording-server.ts';
 import { isLambdaRequest, skewRefusal } from '../support/skewed-clock.ts';
@@ -84,7 +85,12 @@ describe('clock skew', () => {
       { level: 'info' },
       new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as Line), done()) }),
     );
-    const aws = await createAwsAdapters(kind, { region: 'us-east-1', endpointUrl: origin.href }, {}, { maxSockets: 4, logger });
+    const aws = await createAwsAdapters(
+      kind,
+      { region: 'us-east-1', endpointUrl: origin.href },
+      await resolveAwsEndpoints('us-east-1', origin.href),
+      { maxSockets: 4, logger },
+    );
     return { aws, lines };
   }
 

@@ -9,7 +9,8 @@ import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwat
 import pino from 'pino';
 import { AwsCallError } from '../../src/aws-errors.ts';
 import { createAwsAdapters } from '../../src/aws/hot-path.ts';
-import { serviceEndpoint, SignedHttp } from '../../src/aws/signed-http.ts';
+import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
+import { SignedHttp } from '../../src/aws/signed-http.ts';
 import { CloudWatchMetrics, type PutMetricDataRequest } from '../../src/metrics/cloudwatch.ts';
 import { CloudWatchHttpPublisher, putMetricDataBody } from '../../src/metrics/cloudwatch-http.ts';
 import type { MetricDatum } from '../../src/metrics/metrics-sink.ts';
@@ -232,21 +233,19 @@ describe('CloudWatch PutMetricData on the lean path', () => {
     assert.equal(seen.length, 1, 'the kept datum goes out at the next flush');
   });
 
-  it('is what a lean run builds: the configured endpoint (flag, AWS_ENDPOINT_URL_CLOUDWATCH), counted like the other lean calls', async () => {
+  it('is what a lean run builds: the configured endpoint (AWS_ENDPOINT_URL_CLOUDWATCH over AWS_ENDPOINT_URL), counted like the other lean calls', async () => {
     const saved = { id: process.env['AWS_ACCESS_KEY_ID'], secret: process.env['AWS_SECRET_ACCESS_KEY'] };
     process.env['AWS_ACCESS_KEY_ID'] = credentials.accessKeyId;
     process.env['AWS_SECRET_ACCESS_KEY'] = credentials.secretAccessKey;
+    // The endpoints as a run resolves them (src/aws/endpoints.ts reads the environment, as the SDK does).
+    process.env['AWS_ENDPOINT_URL'] = 'http://127.0.0.1:1';
+    process.env['AWS_ENDPOINT_URL_CLOUDWATCH'] = origin.href;
+    const endpoints = await resolveAwsEndpoints('eu-west-1', undefined);
+    delete process.env['AWS_ENDPOINT_URL'];
+    delete process.env['AWS_ENDPOINT_URL_CLOUDWATCH'];
     const recorded: MetricDatum[] = [];
     const metrics = { record: (d: MetricDatum) => recorded.push(d) };
-    const viaEnv = await createAwsAdapters(
-      'lean',
-      { region: 'eu-west-1', endpointUrl: undefined },
-      {
-        AWS_ENDPOINT_URL: 'http://127.0.0.1:1',
-        AWS_ENDPOINT_URL_CLOUDWATCH: origin.href,
-      },
-      { maxSockets: 4, metrics },
-    );
+    const viaEnv = await createAwsAdapters('lean', { region: 'eu-west-1', endpointUrl: undefined }, endpoints, { maxSockets: 4, metrics });
     try {
       server.handler = (_req, res) => res.end('{}');
       seen.length = 0;
@@ -275,10 +274,5 @@ describe('CloudWatch PutMetricData on the lean path', () => {
       if (saved.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
       else process.env['AWS_SECRET_ACCESS_KEY'] = saved.secret;
     }
-    const env = { AWS_ENDPOINT_URL: 'http://all:1', AWS_ENDPOINT_URL_CLOUDWATCH: 'http://cw:2' };
-    assert.equal(serviceEndpoint('cloudwatch', 'eu-west-1', 'http://flag:3', env).url.href, 'http://flag:3/');
-    assert.equal(serviceEndpoint('cloudwatch', 'eu-west-1', undefined, env).url.href, 'http://cw:2/');
-    assert.equal(serviceEndpoint('cloudwatch', 'eu-west-1', undefined, {}).url.href, 'https://monitoring.eu-west-1.amazonaws.com/');
-    assert.equal(serviceEndpoint('cloudwatch', 'cn-north-1', undefined, {}).url.href, 'https://monitoring.cn-north-1.amazonaws.com.cn/');
   });
 });

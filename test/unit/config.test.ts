@@ -68,6 +68,7 @@ describe('configuration', () => {
         metricsEnabled: true,
         metricsIntervalMs: 60_000,
         region: 'us-east-1',
+        regionOrigin: 'AWS_REGION',
         endpointUrl: undefined,
         awsClient: 'lean',
         shutdownTimeoutMs: 30_000,
@@ -176,7 +177,7 @@ describe('configuration', () => {
         '--metrics-interval',
         '0',
         '--region',
-        'mars',
+        'us_east_1',
         '--endpoint-url',
         'localhost:4566',
         '--shutdown-timeout',
@@ -201,13 +202,12 @@ describe('configuration', () => {
       '--visibility-timeout must be an integer from 1 to 43200, got "1.5"',
       '--delete must be one of on-success, never, got "always"',
       '--name must be 1-244 characters of A-Z a-z 0-9 . _ - / # :, got "bad name"',
-      '--region must be an AWS region such as us-east-1, got "mars"',
       '--metrics must be true or false (on/off), got "maybe"',
       '--metrics-interval must be an integer from 1 to 3600, got "0"',
       '--endpoint-url must be an http(s) URL, got "localhost:4566"',
       '--shutdown-timeout must be an integer from 1 to 3600, got "x"',
       '--log-level must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
-      '--region is required (or set AWS_REGION)',
+      '--region must be an AWS region such as us-east-1 (a valid host name label), got "us_east_1"',
     ]);
   });
 
@@ -266,9 +266,35 @@ describe('configuration', () => {
   it('requires --function with --queues and a region', () => {
     assert.deepEqual(resolve(['--queues', 'q'], {}).problems, [
       '--function is required with --queues (env WORKERLESS_FUNCTION)',
-      '--region is required (or set AWS_REGION)',
+      '--region is required (or set AWS_REGION, or region in the shared config profile)',
     ]);
     assert.equal(valid(['--function', 'f', '--queues', 'q'], { AWS_DEFAULT_REGION: 'eu-central-1' }).region, 'eu-central-1');
+  });
+
+  // The SDK's check (checkRegion: a valid host label), https://docs.aws.amazon.com/sdkref/latest/guide/feature-region.html
+  it('checks the region as the SDK does, wherever it came from, and accepts every partition the SDK knows', () => {
+    const args = ['--function', 'f', '--queues', 'q'];
+    for (const region of ['eusc-de-east-1', 'us-isob-east-1', 'eu-isoe-west-1', 'fips-us-gov-west-1', 'cn-northwest-1'])
+      assert.equal(valid([...args, '--region', region], {}).region, region);
+    assert.deepEqual(resolve([...args], { AWS_REGION: 'us-east-1.evil.example' }).problems, [
+      '--region must be an AWS region such as us-east-1 (a valid host name label), got "us-east-1.evil.example" (from AWS_REGION)',
+    ]);
+    assert.deepEqual(resolve([...args], { WORKERLESS_REGION: 'eu west 1' }).problems, [
+      '--region must be an AWS region such as us-east-1 (a valid host name label), got "eu west 1" (from WORKERLESS_REGION)',
+    ]);
+    // What the SDK's chain found (src/aws/region.ts) comes after --region, and is checked the same way.
+    const profile = { value: 'ap-south-2', origin: 'region of profile "default" in the shared config' };
+    const cli = collectOptions(args, {}, DEFS);
+    const fromProfile = resolveConfig(cli.raw, {}, undefined, profile);
+    assert.ok(fromProfile.ok);
+    assert.deepEqual([fromProfile.config.region, fromProfile.config.regionOrigin], [profile.value, profile.origin]);
+    const flagFirst = resolveConfig(collectOptions([...args, '--region', 'eu-west-1'], {}, DEFS).raw, {}, undefined, profile);
+    assert.ok(flagFirst.ok);
+    assert.deepEqual([flagFirst.config.region, flagFirst.config.regionOrigin], ['eu-west-1', '--region']);
+    const bad = resolveConfig(cli.raw, {}, undefined, { value: '-bad-', origin: 'region of profile "x" in the shared config' });
+    assert.deepEqual(bad.ok ? [] : bad.problems, [
+      '--region must be an AWS region such as us-east-1 (a valid host name label), got "-bad-" (from region of profile "x" in the shared config)',
+    ]);
   });
 
   it('Temporal spillover alone needs no --queues, and its problems are reported with the rest', () => {

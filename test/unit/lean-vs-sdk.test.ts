@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AwsCallError, callErrorOf } from '../../src/aws-errors.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../src/aws/hot-path.ts';
+import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
 import type { InvokeResult } from '../../src/invoke/lambda-invoker.ts';
 import type { ResolvedQueue } from '../../src/queues/sqs-source.ts';
 import { RecordingServer, type Seen } from '../support/recording-server.ts';
@@ -59,7 +60,15 @@ describe('lean against the SDK', () => {
     process.env['AWS_SECRET_ACCESS_KEY'] = 'secret';
     process.env['AWS_SESSION_TOKEN'] = 'session-token';
     for (const kind of KINDS)
-      clients.set(kind, await createAwsAdapters(kind, { region: 'eu-west-1', endpointUrl: origin.href }, {}, { maxSockets: 4 }));
+      clients.set(
+        kind,
+        await createAwsAdapters(
+          kind,
+          { region: 'eu-west-1', endpointUrl: origin.href },
+          await resolveAwsEndpoints('eu-west-1', origin.href),
+          { maxSockets: 4 },
+        ),
+      );
     q = {
       name: 'q',
       url: `${origin.origin}/000000000000/q`,
