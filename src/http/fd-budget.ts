@@ -19,7 +19,7 @@ const HTTP_MIN_CONNECTIONS = 4;
 /**
  * Descriptors a running daemon uses besides its AWS and HTTP sockets: stdio, libuv's epoll, eventfds and
  * signal pipe, files read at start-up, DNS, the credentials provider's calls (IMDS, STS, SSO), the OTLP exporter
- * and the Temporal client. A daemon with --concurrency 10 holds about 25 of them (measured through /proc/PID/fd);
+ * and the Temporal client. A daemon with --concurrency 10 holds 20 besides its sockets (counted in /proc/PID/fd);
  * the rest is margin.
  */
 export const RESERVED_FDS = 64;
