@@ -106,6 +106,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     { fanOut },
     { OtelConfigError, describeProblem, resolveOtelEnv },
     { endpointName },
+    { awsSocketCeiling, fdBudget, readOpenFileLimit },
   ] = await Promise.all([
     import('./aws/hot-path.ts'),
     import('./dispatcher.ts'),
@@ -116,6 +117,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     import('./metrics/metrics-sink.ts'),
     import('./tracing/otel-env.ts'),
     import('./aws/endpoints.ts'),
+    import('./http/fd-budget.ts'),
   ]);
   // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
   // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
@@ -129,13 +131,28 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
     return EXIT_USAGE;
   }
+  // Every worker loop may hold one long poll and one invocation open at a time.
+  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
+  const maxSocketsPerHost = loops + 16;
+  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/http/fd-budget.ts).
+  const fds = fdBudget({
+    openFileLimit: readOpenFileLimit(),
+    awsSockets: awsSocketCeiling(maxSocketsPerHost),
+    httpServer: config.httpPort !== undefined,
+  });
+  if (fds.shortfall) {
+    logger.warn(
+      fds.shortfall,
+      'open-file limit below what the AWS sockets may need: AWS calls can fail with EMFILE; raise it (ulimit -n) or lower --concurrency',
+    );
+  }
   // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
   const ops =
     config.httpPort !== undefined
       ? new (await import('./operations.ts')).Operations(config, logger.child({ component: 'http' }), version(), recentErrors)
       : undefined;
   try {
-    await ops?.start();
+    await ops?.start(fds.httpMaxConnections);
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     process.stderr.write(
@@ -167,11 +184,13 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
   };
   if (stop.signal.aborted) beginShutdown('earlier signal');
 
-  // Every worker loop may hold one long poll and one invocation open at a time.
-  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
   // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
-  const aws = await createAwsAdapters(config.awsClient, config, endpoints, { maxSockets: loops + 16, metrics: ops?.prometheus, logger });
+  const aws = await createAwsAdapters(config.awsClient, config, endpoints, {
+    maxSockets: maxSocketsPerHost,
+    metrics: ops?.prometheus,
+    logger,
+  });
   const lambdaEndpoint = endpointName(endpoints.lambda.url);
   logger.info(
     {

@@ -56,7 +56,8 @@ export class Operations {
     return [this.prometheus, this.status];
   }
 
-  async start(): Promise<void> {
+  /** `maxConnections`: the HTTP server's share of the file descriptors (src/http/fd-budget.ts). */
+  async start(maxConnections: number): Promise<void> {
     const port = this.#config.httpPort;
     if (port === undefined) return;
     this.#lag.start();
@@ -64,6 +65,7 @@ export class Operations {
       host: this.#config.httpHost,
       port,
       logger: this.#log,
+      maxConnections,
       routes: {
         liveness: () => this.liveness(),
         readiness: () => this.readiness(),
@@ -72,7 +74,7 @@ export class Operations {
         statusPage: STATUS_PAGE_HTML,
       },
     });
-    this.#log.info({ url: this.#server.url }, 'HTTP server listening: /healthz /readyz /metrics, status page at /');
+    this.#log.info({ url: this.#server.url, maxConnections }, 'HTTP server listening: /healthz /readyz /metrics, status page at /');
   }
 
   /** Start-up checks passed; `dispatchers` are the routes' SQS pools. */

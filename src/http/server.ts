@@ -16,6 +16,33 @@ export interface HttpRoutes {
   statusPage: string;
 }
 
+// The bounds on a client (issue 20). Node 24's defaults leave a connection that sends nothing open for 60 to 90 s
+// (measured: the 60 s headersTimeout, checked every 30 s) and accept any number of them, each holding a file
+// descriptor the AWS calls may need. A probe, a scrape or a browser sends its request at once, reads a small
+// answer and comes back within seconds; none of them comes near these bounds.
+
+/** A request's headers must arrive within this time of its connection or of the previous answer. */
+const HEADERS_TIMEOUT_MS = 5_000;
+/** The whole request (GET: headers only) within this time; Node requires it to be at least the headers timeout. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * An idle keep-alive connection closes after this. Above the status page's 2 s poll, so a browser reuses its
+ * connection; probes come every few seconds and must not keep a stopping process alive.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * How often Node looks for connections past the headers or request timeout (default 30 s): this sets how
+ * late a silent connection is closed after its 5 s.
+ */
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
+/**
+ * No byte in either direction for this long closes the socket in any state, including one the two timeouts
+ * above no longer cover (a request read, its answer never written).
+ */
+const SOCKET_IDLE_TIMEOUT_MS = 10_000;
+/** A refused connection is logged at most this often, with the count since the last line: a flood is one line a minute. */
+const DROP_LOG_INTERVAL_MS = 60_000;
+
 export interface HttpServerHandle {
   readonly url: string;
   close(): Promise<void>;
@@ -25,17 +52,41 @@ export interface HttpServerHandle {
  * The opt-in HTTP server (--http-port): probes for Kubernetes and ECS, Prometheus metrics, the status page.
  * GET only; anything else is 404/405. It never holds the process open on its own.
  */
-export async function startHttpServer(opts: { host: string; port: number; routes: HttpRoutes; logger: Logger }): Promise<HttpServerHandle> {
-  const { routes, logger } = opts;
-  const server: Server = createServer((req, res) => {
+export async function startHttpServer(opts: {
+  host: string;
+  port: number;
+  routes: HttpRoutes;
+  logger: Logger;
+  /** Connections held at once (src/http/fd-budget.ts); Node closes any further one as soon as it is accepted. */
+  maxConnections: number;
+}): Promise<HttpServerHandle> {
+  const { routes, logger, maxConnections } = opts;
+  const options = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+  };
+  const server: Server = createServer(options, (req, res) => {
     void handle(req, res, routes).catch((err: unknown) => {
       logger.error({ err, path: req.url }, 'HTTP handler failed');
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
       else res.destroy();
     });
   });
-  // Probes come every few seconds: keep-alive sockets must not keep a stopping process alive.
-  server.keepAliveTimeout = 5_000;
+  // Without a 'timeout' listener Node destroys the socket.
+  server.timeout = SOCKET_IDLE_TIMEOUT_MS;
+  server.maxConnections = maxConnections;
+  let dropped = 0;
+  let lastDropLog = -Infinity;
+  server.on('drop', () => {
+    dropped++;
+    const now = performance.now();
+    if (now - lastDropLog < DROP_LOG_INTERVAL_MS) return;
+    logger.warn({ maxConnections, dropped }, 'HTTP connections refused: the server holds its maximum');
+    dropped = 0;
+    lastDropLog = now;
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {

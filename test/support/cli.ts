@@ -20,10 +20,14 @@ function pick(from: NodeJS.ProcessEnv, name: string): Record<string, string> {
   return value === undefined ? {} : { [name]: value };
 }
 
-/** Spawns the real CLI with exactly the given environment (plus PATH/HOME). */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): CliRun {
+/**
+ * Spawns the real CLI with exactly the given environment (plus PATH/HOME). `launcher` runs it through a command
+ * that execs it (`['prlimit', '--nofile=300:300']`), so the child is still the daemon itself.
+ */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, launcher: readonly string[] = []): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const [command, ...prefix] = [...launcher, process.execPath];
+  const child = spawn(command, [...prefix, CLI, ...args], {
     // WORKERLESS_AWS_CLIENT passes through, so the whole suite can run once with --aws-client sdk.
     env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...pick(process.env, 'WORKERLESS_AWS_CLIENT'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

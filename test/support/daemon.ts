@@ -5,11 +5,20 @@ import { runCli, type CliRun } from './cli.ts';
  * Starts the real CLI against LocalStack (SQS, CloudWatch) and the test Lambda endpoint. Defaults suit tests:
  * metrics off, 1 s long polls (so a stop never waits long), debug logs (one line per invocation).
  */
-export function startDaemon(lambdaEndpoint: string, args: string[], env: Record<string, string> = {}): CliRun {
-  return runCli(['--metrics', 'off', '--poll-for', '1', '--log-level', 'debug', ...args], {
-    ...awsTestEnv({ lambdaEndpoint }),
-    ...env,
-  });
+export function startDaemon(
+  lambdaEndpoint: string,
+  args: string[],
+  env: Record<string, string> = {},
+  launcher: readonly string[] = [],
+): CliRun {
+  return runCli(
+    ['--metrics', 'off', '--poll-for', '1', '--log-level', 'debug', ...args],
+    {
+      ...awsTestEnv({ lambdaEndpoint }),
+      ...env,
+    },
+    launcher,
+  );
 }
 
 /** Waits for the start-up summary, so a test knows the daemon resolved its queues and checked the function. */

@@ -97,6 +97,7 @@ describe('HTTP server', () => {
       host: '127.0.0.1',
       port: 0,
       logger: silentLogger,
+      maxConnections: 8,
       routes: {
         liveness: () => ({ ok: true, reasons: [] }),
         readiness: () => ({ ok: ready, reasons: ready ? [] : ['starting'] }),
