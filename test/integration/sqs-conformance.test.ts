@@ -138,6 +138,21 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
         });
       }
 
+      it('a queue that does not exist: exit 1 with the same one line from both clients', async () => {
+        // Each implementation words the error its own way (JSON __type with or without a namespace, the awsQuery
+        // code in x-amzn-query-error); both clients must read it as the SDK's QueueDoesNotExist.
+        for (const awsClient of ['lean', 'sdk'] as const) {
+          const run = daemon(['--function', 'record', '--queues', 'wl-conf-no-such-queue'], awsClient);
+          const { code } = await run.exited;
+          assert.equal(code, 1, `--aws-client ${awsClient}`);
+          assert.equal(
+            run.stderr(),
+            'workerless: queue "wl-conf-no-such-queue" does not exist (QueueDoesNotExist)\n',
+            `--aws-client ${awsClient}`,
+          );
+        }
+      });
+
       it('FIFO: SequenceNumber, MessageGroupId and MessageDeduplicationId, in order within each group', async () => {
         const q = await createQueue('wl-conf-order.fifo', {}, sqs);
         const sent: { id: string; group: string; body: string; dedup: string }[] = [];
