@@ -236,14 +236,14 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
       }
 
       it('visibility extension: a function slower than the visibility timeout is not delivered again meanwhile', async () => {
-        const q = await createQueue('wl-conf-lease', { VisibilityTimeout: '2' }, sqs);
-        const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 6000 })], sqs);
+        const q = await createQueue('wl-conf-lease', { VisibilityTimeout: '3' }, sqs);
+        const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 7000 })], sqs);
         // Two loops, so the daemon itself would receive the message again if its visibility ran out.
         const run = daemon(['--function', 'lease', '--queues', q.name, '--concurrency', '2']);
         await started(run);
         await until(() => ofQueue(endpoint, q.arn).length === 1, 20_000, 'the invocation started', 50);
-        // Three visibility timeouts pass while the function runs; a receive of ours finds nothing.
-        await delay(2500);
+        // Over two visibility timeouts pass while the function runs; a receive of ours after the first finds nothing.
+        await delay(3500);
         const stolen = await sqs.send(new ReceiveMessageCommand({ QueueUrl: q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
         assert.deepEqual(stolen.Messages ?? [], [], 'the message stayed invisible while its function ran');
         await until(() => ofQueue(endpoint, q.arn)[0]?.status === 'success', 20_000, 'the invocation finished', 50);
