@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs (Node 24, npm packages, the LocalStack
-# virtualenv, the Temporal CLI, the Docker engine and a local base image), starts LocalStack, runs
+# virtualenv, ElasticMQ's jars and moto's virtualenv, the Temporal CLI, the Docker engine and a local base image),
+# starts LocalStack, runs
 #   unit -> process -> deploy (Helm chart, ECS and dashboards; helm and kubernetes-validate built once) ->
-#   integration (LocalStack + test Lambda endpoint) -> temporal -> docker
+#   integration (LocalStack, ElasticMQ and moto + test Lambda endpoint) -> temporal -> docker
 # and stops whatever it started, even when tests fail.
 #
 #   scripts/test.sh              everything
@@ -16,8 +17,10 @@ phases=("$@")
 wants() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 started_localstack=0
+started_sqs_servers=()
 cleanup() {
   if [ "$started_localstack" = 1 ]; then localstack/localstack.sh stop || true; fi
+  if [ ${#started_sqs_servers[@]} -gt 0 ]; then scripts/sqs-servers.sh stop "${started_sqs_servers[@]}" || true; fi
 }
 trap cleanup EXIT
 
@@ -73,9 +76,20 @@ if wants integration; then
   # The status page test drives Debian's Chromium (installed by apt-get the first time); it prints the path.
   WORKERLESS_CHROMIUM="$(scripts/chromium.sh ensure)"
   export WORKERLESS_CHROMIUM
+  # The conformance tests also run against ElasticMQ and moto (installed once per machine: about 5 s and 20 s).
+  # Only what this run started is stopped at the end, as with LocalStack.
+  for server in elasticmq moto; do
+    scripts/sqs-servers.sh status "$server" >/dev/null 2>&1 || started_sqs_servers+=("$server")
+  done
+  if [ ${#started_sqs_servers[@]} -gt 0 ]; then scripts/sqs-servers.sh start "${started_sqs_servers[@]}"; fi
 fi
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
+# The later phases do not use ElasticMQ and moto: free their memory now (cleanup covers a run cut short).
+if [ ${#started_sqs_servers[@]} -gt 0 ]; then
+  scripts/sqs-servers.sh stop "${started_sqs_servers[@]}" || true
+  started_sqs_servers=()
+fi
 if wants temporal; then
   export WORKERLESS_TEMPORAL_CLI="$(scripts/temporal.sh ensure)"
   run_phase temporal --test-concurrency=3 'test/integration/temporal/**/*.test.ts'

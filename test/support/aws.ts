@@ -1,4 +1,5 @@
-// AWS clients and SQS helpers for integration tests against LocalStack (localstack/localstack.sh start).
+// AWS clients and SQS helpers for integration tests against LocalStack (localstack/localstack.sh start) or, where
+// a helper takes an SQS client, any SQS implementation (test/support/sqs-servers.ts: ElasticMQ, moto).
 // Every helper builds what it needs and keeps no module-level state, so test files can run in parallel.
 import { randomUUID } from 'node:crypto';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
@@ -49,14 +50,15 @@ export function awsTestEnv(opts: { lambdaEndpoint?: string } = {}): Record<strin
   };
 }
 
-const clientConfig = () => ({ endpoint: localstackEndpoint(), region: TEST_REGION, credentials: TEST_CREDENTIALS });
+const clientConfig = (endpoint = localstackEndpoint()) => ({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS });
 
 /**
- * An SQSClient for LocalStack. The explicit endpoint matters: LocalStack's queue URLs name
- * localhost:4566, and without it the SDK would send each call to the QueueUrl's host instead.
+ * An SQSClient for LocalStack, or for another SQS implementation at `endpoint`. The explicit endpoint matters:
+ * LocalStack's queue URLs name localhost:4566, and without it the SDK would send each call to the QueueUrl's
+ * host instead.
  */
-export function sqsClient(): SQSClient {
-  return new SQSClient(clientConfig());
+export function sqsClient(endpoint?: string): SQSClient {
+  return new SQSClient(clientConfig(endpoint));
 }
 
 export function cloudWatchClient(): CloudWatchClient {
