@@ -1,7 +1,9 @@
+import { isClockSkewError } from '@smithy/core/retry';
+
 /**
  * Clock skew, corrected as the AWS SDK corrects it (@aws-sdk/core 3.981, httpAuthSchemes: AwsSdkSigV4Signer and
- * getUpdatedSystemClockOffset; @smithy/core's retry: CLOCK_SKEW_ERROR_CODES, isClockSkewCorrectedError). The SDK
- * does not export those helpers from its package entry points, so the same rules are written here, and
+ * getUpdatedSystemClockOffset; @smithy/core's retry: isClockSkewError, which is used as it is, and
+ * isClockSkewCorrectedError). @aws-sdk/core does not export its signer's offset rules, so those are written here, and
  * test/unit/clock-skew.test.ts holds them to the SDK's own behaviour:
  * - every request is signed at `Date.now() + offset`;
  * - every answer with a `Date` header (and no `Age` header: a cached answer's date is old) sets the offset to
@@ -11,17 +13,6 @@
  * AWS refuses a signature more than 5 minutes from its own clock
  * (https://docs.aws.amazon.com/IAM/latest/UserGuide/signature-v4-troubleshooting.html).
  */
-
-/** The error codes a clock-skew refusal carries (@smithy/core's CLOCK_SKEW_ERROR_CODES). */
-export const CLOCK_SKEW_ERROR_CODES: ReadonlySet<string> = new Set([
-  'AccessDeniedException',
-  'AuthFailure',
-  'InvalidSignatureException',
-  'RequestExpired',
-  'RequestInTheFuture',
-  'RequestTimeTooSkewed',
-  'SignatureDoesNotMatch',
-]);
 
 /** The SDK's threshold for a correction worth a retry: an offset this large has the request refused. */
 export const SKEWED_MS = 240_000;
@@ -35,7 +26,7 @@ const STALE_ANSWER_MS = 900_000;
  */
 export function isSkewRefusal(code: string, message: string, corrected: boolean): boolean {
   if (code === 'InvalidSignatureException' && message.includes('Signature expired')) return true;
-  return corrected && CLOCK_SKEW_ERROR_CODES.has(code);
+  return corrected && isClockSkewError({ name: code } as Parameters<typeof isClockSkewError>[0]);
 }
 
 /**
