@@ -220,6 +220,7 @@ async function runDaemon(config: Config, logger: Logger, recentErrors: RecentErr
           },
           {
             source: new SharedReceiveSource(aws.sqs),
+            lookup: aws.sqs,
             invoker,
             metrics: sink,
             logger: logger.child(
