@@ -131,7 +131,7 @@ describe('Dispatcher: one visibility for SQS and the lease, and a lapsed lease e
     await drain(running);
 
     assert.deepEqual(invoker.overlaps, [], `no overlapping invocation: ${ran.join(' ')}`);
-    assert.deepEqual(ran, [m.MessageId], 'invoked once once Lambda stopped throttling');
+    assert.deepEqual(ran, [m.MessageId], 'invoked once, after Lambda stopped throttling');
     assert.ok(source.receives.filter((r) => r.ids.includes(m.MessageId!)).length >= 2, 'the message came back and was received again');
     assert.ok(metrics.sum(SQS_METRICS.lapsed.cloudwatch, 'q') >= 1, 'the lapse is counted');
     const notInvoked = lines.filter(
@@ -174,6 +174,40 @@ describe('Dispatcher: one visibility for SQS and the lease, and a lapsed lease e
     assert.deepEqual(
       warned.map((l) => l['lapsedIds']),
       [[m.MessageId]],
+    );
+  });
+
+  it('4. a batch split over the 6 MB payload limit: a later chunk whose lease lapsed while the first ran is not invoked with it', async () => {
+    const source = new FakeSource();
+    source.realVisibility = true;
+    source.queueVisibilitySec.set('q', 4);
+    source.visibilityError = sqs500;
+    // Seven 1 MiB messages: two payloads under Lambda's 6 MB.
+    const messages = Array.from({ length: 7 }, (_, i) => message({ Body: String(i).repeat(1024 * 1024) }));
+    source.push('q', ...messages);
+    const handles: string[][] = [];
+    const invoker = new FakeInvoker((payload) => {
+      handles.push((JSON.parse(payload) as { Records: { receiptHandle: string }[] }).Records.map((r) => r.receiptHandle));
+      // The first chunk runs 5 s: past the 4 s visibility that its failing extensions could not renew.
+      return handles.length === 1 ? after(5_000, ok()) : ok();
+    });
+    const { lines, stop, running } = start({ concurrency: 1, batchSize: 10 }, invoker, source, 4);
+    await advance(8_000);
+    stop.abort();
+    await drain(running);
+
+    assert.ok(handles.length >= 2 && handles[0]!.length < 7, `split into chunks: ${handles.map((h) => h.length).join(', ')}`);
+    const firstReceive = new Set(messages.map((m) => m.ReceiptHandle!));
+    const later = handles.slice(1).flat();
+    assert.deepEqual(
+      later.filter((h) => firstReceive.has(h)),
+      [],
+      'the second chunk was invoked only after SQS delivered it again (a new receipt handle), never under the lapsed lease',
+    );
+    assert.ok(
+      lines.some(
+        (l) => l.msg === 'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
+      ),
     );
   });
 });
