@@ -19,8 +19,16 @@ import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { gathers, nextGatherStep, type BatchWindow } from './queues/batch-window.ts';
 import { idsToKeep } from './queues/fifo-rule.ts';
 import type { OrderMode, Random } from './queues/queue-order.ts';
+import { QueueVisibility } from './queues/queue-visibility.ts';
 import { Receiver } from './queues/receiver.ts';
-import { CALL_DEADLINE_MS, RECEIVE_MARGIN_MS, type MessageSource, type ReceiptEntry, type ResolvedQueue } from './queues/sqs-source.ts';
+import {
+  CALL_DEADLINE_MS,
+  RECEIVE_MARGIN_MS,
+  type MessageSource,
+  type QueueLookup,
+  type ReceiptEntry,
+  type ResolvedQueue,
+} from './queues/sqs-source.ts';
 import { DeleteBatcher, changeVisibility } from './settle.ts';
 import { noopTracer, type DispatchTracer } from './tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from './visibility-lease.ts';
@@ -41,8 +49,10 @@ export interface DispatcherOptions {
   readonly pollForSec: number;
   /** Pause after an empty long poll. */
   readonly sleepSec: number;
-  /** Passed on ReceiveMessage when set; otherwise each queue's own timeout applies. */
+  /** --visibility-timeout: stated on every ReceiveMessage; otherwise each queue's own (src/queues/queue-visibility.ts). */
   readonly visibilityTimeoutSec?: number | undefined;
+  /** --visibility-refresh: how often the queues' own visibility timeout is re-read; default 60 s. */
+  readonly visibilityRefreshMs?: number | undefined;
   readonly deleteMode: DeleteMode;
   /** For logs only. */
   readonly functionName: string;
@@ -66,6 +76,8 @@ export interface DispatcherOptions {
 export interface DispatcherDeps {
   readonly source: MessageSource;
   readonly invoker: FunctionInvoker;
+  /** Re-reads the queues' visibility timeout; without it the one read at start-up is kept. */
+  readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined;
   readonly metrics: MetricsSink;
   readonly logger: Logger;
   readonly tracer?: DispatchTracer;
@@ -83,6 +95,7 @@ const STEP_GRACE_MS = 10_000;
 const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
 /** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
 const MAX_UNKNOWN_OUTCOMES = 3;
+const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
 
 /** Thrown by run() when a worker loop failed; the other loops drained first. */
 export class DispatcherFailed extends Error {
@@ -100,6 +113,12 @@ interface Batch {
 
 /** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
 type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
+
+/** What an attempt returns when the lease lapsed before it: nothing was sent (never seen by callers outside). */
+const NOT_INVOKED: InvokeResult = {
+  ok: false,
+  error: { kind: 'not-sent', code: 'LeaseLapsed', message: 'the visibility lease lapsed; not invoked' },
+};
 
 /**
  * The worker pool: `concurrency` async loops that each receive (Receiver), invoke, settle, repeat. Each
@@ -137,6 +156,8 @@ export class Dispatcher {
   readonly #window: BatchWindow;
   /** One for every lease. */
   readonly #leaseDeps: LeaseDeps;
+  /** The visibility timeout each receive states, and its lease assumes. */
+  readonly #visibility: QueueVisibility;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -145,8 +166,9 @@ export class Dispatcher {
     this.#random = deps.random ?? Math.random;
     this.#now = deps.now ?? Date.now;
     const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
+    this.#visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: deps.logger });
     this.#receiver = new Receiver(
-      { ...options, limits },
+      { ...options, limits, visibilityOf: (queue) => this.#visibility.timeoutSec(queue) },
       { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
     );
     this.#deleter = new DeleteBatcher(deps.source, deps.logger);
@@ -160,7 +182,13 @@ export class Dispatcher {
         )
       : undefined;
     this.#tracer = deps.tracer ?? noopTracer;
-    this.#leaseDeps = { source: deps.source, logger: deps.logger, now: this.#now, random: this.#random };
+    this.#leaseDeps = {
+      source: deps.source,
+      logger: deps.logger,
+      now: this.#now,
+      random: this.#random,
+      onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
+    };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#holding = Array.from({ length: options.concurrency }, () => false);
     this.#window = {
@@ -220,6 +248,7 @@ export class Dispatcher {
     halt.addEventListener('abort', onHalt, { once: true });
     if (halt.aborted) onHalt();
     let failure: unknown;
+    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs ?? DEFAULT_VISIBILITY_REFRESH_MS, halt);
     await Promise.all(
       Array.from({ length: this.#opts.concurrency }, (_, loop) =>
         this.#loop(loop, halt).catch((err: unknown) => {
@@ -232,6 +261,7 @@ export class Dispatcher {
       ),
     );
     halt.removeEventListener('abort', onHalt);
+    await refreshing;
     if (failure !== undefined) {
       this.#setState('failed');
       throw new DispatcherFailed(`a worker loop failed: ${failure instanceof Error ? failure.message : inspect(failure)}`, {
@@ -281,7 +311,7 @@ export class Dispatcher {
         this.#step(loop, undefined);
         if (received) {
           this.#tracer.received(received.queue, received.messages, startedAt, this.#now());
-          await this.#process(this.#track(loop, received.queue, received.messages), halt);
+          await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
         this.#freeSlot(loop);
@@ -306,17 +336,14 @@ export class Dispatcher {
     );
   }
 
-  #track(loop: number, queue: ResolvedQueue, messages: Message[]): Batch {
+  /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
+  #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
     const receivedAt = this.#now();
-    const lease = new VisibilityLease(queue, messages, this.#visibilityMs(queue), receivedAt, this.#leaseDeps);
+    const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
     this.#metrics.polled(queue.name, messages.length);
     return batch;
-  }
-
-  #visibilityMs(queue: ResolvedQueue): number {
-    return (this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec) * 1000;
   }
 
   /**
@@ -371,7 +398,7 @@ export class Dispatcher {
   async #invokeAndSettle(batch: Batch, messages: Message[], unsettled: Message[], payload: string, halt: AbortSignal): Promise<ChunkEnd> {
     const { queue, lease } = batch;
     const started = this.#now();
-    const outcome = await this.#invokeWithRetry(batch, ids(unsettled), payload, halt);
+    const outcome = await this.#invokeWithRetry(batch, messages, ids(unsettled), payload, halt);
     // Built after the call, so they are not kept for its whole duration.
     const messageIds = ids(messages);
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
@@ -401,6 +428,16 @@ export class Dispatcher {
       }
       return { kind: 'released' };
     }
+    if (outcome.kind === 'lapsed') {
+      // The payload holds every message of the chunk: none of it is invoked. The messages still leased
+      // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
+      await lease.drop(messages);
+      this.#log.error(
+        { ...context, lapsedIds: ids(outcome.lapsed) },
+        'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
+      );
+      return { kind: 'settled', keptIds: messageIds };
+    }
     if (outcome.kind === 'failed') {
       this.#metrics.failedInvoke(queue.name, messages.length);
       await lease.drop(messages);
@@ -423,10 +460,25 @@ export class Dispatcher {
     }
     if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#metrics.failedInvoke(queue.name, messages.length);
     const kept = new Set(verdict.keepIds);
+    // The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
+    // result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
+    // deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
+    // "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
+    // not counted as deleted.
+    const lapsed = new Set(lease.lapsedOf(messages));
+    if (lapsed.size > 0) {
+      this.#log.warn(
+        { ...context, lapsedIds: ids([...lapsed]) },
+        'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
+      );
+    }
     // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
     const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
     await lease.drop(keptMessages);
-    await this.#backOff(batch, keptMessages);
+    await this.#backOff(
+      batch,
+      keptMessages.filter((m) => !lapsed.has(m)),
+    );
     if (this.#opts.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
       const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
       const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
@@ -447,7 +499,8 @@ export class Dispatcher {
           ),
         (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
       );
-      this.#metrics.deleted(queue.name, result.done);
+      const refused = new Set(result.failed.map((f) => f.id));
+      this.#metrics.deleted(queue.name, toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length);
       if (result.failed.length > 0) {
         this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
       }
@@ -497,7 +550,7 @@ export class Dispatcher {
         return;
       }
       const startedAt = this.#now();
-      const more = await this.#receiver.more(queue, step.max, step.waitSec, halt);
+      const more = await this.#receiver.more(queue, step.max, step.waitSec, halt, lease.timeoutMs / 1000);
       receives++;
       if (more === undefined) {
         this.#log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
@@ -600,6 +653,7 @@ export class Dispatcher {
    */
   async #invokeWithRetry(
     batch: Batch,
+    messages: readonly Message[],
     unsettledIds: string[],
     payload: string,
     halt: AbortSignal,
@@ -607,14 +661,20 @@ export class Dispatcher {
     | { kind: 'answered'; response: InvocationResponse; durationMs: number }
     | { kind: 'failed'; error: InvokeError }
     | { kind: 'interrupted'; release: boolean }
+    | { kind: 'lapsed'; lapsed: Message[] }
   > {
     const { queue } = batch;
     let attempts: InvokeAttempts = NO_ATTEMPTS;
-    const policy = { unknownHoldMs: this.#visibilityMs(queue), maxUnknown: MAX_UNKNOWN_OUTCOMES };
+    const policy = { unknownHoldMs: batch.lease.timeoutMs, maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
       this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
       let started = this.#now();
+      let lapsed: Message[] = [];
       const invoke = () => {
+        // The lease is asked right before every attempt (the first, and each after a throttle, pause, hold or
+        // back-off, after any wait for a permit): a message it cannot prove hidden may be another consumer's now.
+        lapsed = batch.lease.confirm(messages);
+        if (lapsed.length > 0) return Promise.resolve(NOT_INVOKED);
         // After the wait for a permit: the duration is the Invoke's own.
         started = this.#now();
         // A Set: a batch may hold 10,000 messages. Made here, not kept for the whole call.
@@ -629,6 +689,7 @@ export class Dispatcher {
       };
       // With adaptive concurrency the call waits for a permit, and its outcome moves the limit.
       const result = this.#adaptive ? await this.#adaptive.invoke(invoke, (r) => !r.ok && r.error.kind === 'throttled') : await invoke();
+      if (lapsed.length > 0) return { kind: 'lapsed', lapsed };
       if (result.ok) {
         this.#gate.resume();
         this.#metrics.paused(false);

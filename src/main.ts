@@ -273,6 +273,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
           },
           {
             source: new SharedReceiveSource(aws.sqs),
+            lookup: aws.sqs,
             invoker,
             metrics: sink,
             logger: logger.child(

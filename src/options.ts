@@ -160,6 +160,16 @@ export const CORE_OPTIONS = [
     defaultText: "the queue's own",
   },
   {
+    flag: 'visibility-refresh',
+    group: SQS,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 3_600_000,
+    default: 60_000,
+    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
+    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+  },
+  {
     flag: 'delete',
     group: SQS,
     kind: 'enum',

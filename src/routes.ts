@@ -36,6 +36,8 @@ export interface RouteConfig {
   readonly batchWindowMs: number;
   /** --visibility-timeout; undefined: each queue's own. */
   readonly visibilityTimeoutSec: number | undefined;
+  /** --visibility-refresh, in milliseconds: how often the queues' own visibility timeout is re-read. */
+  readonly visibilityRefreshMs: number;
   /** --delete. */
   readonly deleteMode: OptionValue<'delete'>;
   /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
@@ -163,6 +165,7 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
     batchSize,
     batchWindowMs: resolveBatchWindowMs(r, batchSize, queues?.queues.map((q) => q.ref) ?? []),
     visibilityTimeoutSec: r.read('visibility-timeout'),
+    visibilityRefreshMs: r.read('visibility-refresh'),
     deleteMode: r.read('delete'),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,

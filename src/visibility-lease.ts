@@ -2,7 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { callErrorOf } from './aws-errors.ts';
 import { backoffMs, sleep } from './backoff.ts';
-import type { MessageSource, ResolvedQueue } from './queues/sqs-source.ts';
+import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from './queues/sqs-source.ts';
 
 /** SQS batch calls take at most 10 entries. */
 const SQS_BATCH_MAX = 10;
@@ -22,6 +22,25 @@ export interface LeaseDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly random: () => number;
+  /** Told once per message whose lease lapsed (see VisibilityLease), for the lapsed-messages metric. */
+  readonly onLapse?: ((queue: ResolvedQueue, messages: readonly Message[]) => void) | undefined;
+}
+
+/**
+ * How long before the visibility runs out to extend it: 10 s, or half the timeout if shorter, so a short
+ * timeout keeps the same share of it for retries.
+ */
+export function extensionLeadMs(timeoutMs: number): number {
+  return Math.min(MAX_LEAD_MS, timeoutMs / 2);
+}
+
+/**
+ * The deadline of one extension call: 5 s like every other SQS call, or half the lead if shorter. With a 4 s
+ * timeout the lead is 2 s, and a call hung for 5 s would outlive the visibility it was meant to extend; at
+ * 1 s, one hung call still leaves half the lead for a retry.
+ */
+export function extensionDeadlineMs(timeoutMs: number): number {
+  return Math.min(CALL_DEADLINE_MS, extensionLeadMs(timeoutMs) / 2);
 }
 
 /**
@@ -31,6 +50,11 @@ export interface LeaseDeps {
  * - A failed call is retried with back-off for as long as visibility remains.
  * - An entry that SQS refuses (deleted by the function itself, receipt expired) drops that message only.
  * - drop() waits for an extension already on its way, so none lands after a release or a delete.
+ *
+ * A message whose visibility the lease can no longer prove has **lapsed**: an extension failed until too
+ * little visibility remained to retry, SQS refused its entry, or confirm() found less than half the lead left
+ * (an extension is overdue). It is no longer extended, reported once through onLapse, and remembered, so the
+ * dispatcher neither invokes it (again) nor settles it as its own; SQS delivers it again after its timeout.
  */
 export class VisibilityLease {
   readonly #queue: ResolvedQueue;
@@ -48,6 +72,8 @@ export class VisibilityLease {
   #timer: NodeJS.Timeout | undefined;
   /** An extension is on its way; it schedules the next one when it is done. */
   #extending = false;
+  /** Messages whose lease lapsed; made at the first lapse. */
+  #lapsed: Set<Message> | undefined;
 
   constructor(queue: ResolvedQueue, messages: readonly Message[], timeoutMs: number, receivedAt: number, deps: LeaseDeps) {
     this.#queue = queue;
@@ -56,6 +82,11 @@ export class VisibilityLease {
     for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + timeoutMs });
     // A queue with visibility timeout 0 hands messages out again at once: there is nothing to keep.
     if (timeoutMs > 0) this.#schedule();
+  }
+
+  /** The visibility timeout the receive stated and every extension renews, milliseconds. */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
   }
 
   /** The messages still leased. */
@@ -85,6 +116,40 @@ export class VisibilityLease {
     return at;
   }
 
+  /**
+   * Before an Invoke attempt: the messages of `messages` whose lease has lapsed, after lapsing those still held
+   * with less than half the extension lead left (an extension is overdue: their visibility cannot be proven for
+   * the call about to start). Empty when every one of them is safely hidden. A queue with visibility timeout 0
+   * promises nothing, so nothing lapses there.
+   */
+  confirm(messages: readonly Message[]): Message[] {
+    if (this.#timeoutMs > 0) {
+      const sureAt = this.#deps.now() + extensionLeadMs(this.#timeoutMs) / 2;
+      const short = messages.filter((m) => {
+        const h = this.#held.get(m);
+        return h !== undefined && h.visibleAt < sureAt;
+      });
+      if (short.length > 0) {
+        this.#deps.logger.error(
+          {
+            queue: this.#queue.name,
+            messageIds: short.map((m) => m.MessageId ?? ''),
+            remainingMs: Math.min(...short.map((m) => this.#held.get(m)!.visibleAt)) - this.#deps.now(),
+          },
+          'visibility is about to run out with no extension confirmed; the lease of these messages lapsed',
+        );
+        this.#lapse(short.map((m) => this.#held.get(m)!));
+      }
+    }
+    return this.lapsedOf(messages);
+  }
+
+  /** The messages of `messages` whose lease has lapsed. */
+  lapsedOf(messages: readonly Message[]): Message[] {
+    const lapsed = this.#lapsed;
+    return lapsed ? messages.filter((m) => lapsed.has(m)) : [];
+  }
+
   /** Ends the lease of these messages; resolves once no extension of them can land any more. */
   async drop(messages: readonly Message[]): Promise<void> {
     for (const m of messages) this.#held.delete(m);
@@ -101,10 +166,24 @@ export class VisibilityLease {
     if (this.#calls) await Promise.allSettled([...this.#calls]);
   }
 
+  /** These held messages are no longer ours: stop extending them, remember them and report them once. */
+  #lapse(lost: readonly Held[]): void {
+    if (lost.length === 0) return;
+    const lapsed = (this.#lapsed ??= new Set());
+    for (const h of lost) {
+      this.#held.delete(h.message);
+      lapsed.add(h.message);
+    }
+    this.#deps.onLapse?.(
+      this.#queue,
+      lost.map((h) => h.message),
+    );
+  }
+
   #schedule(): void {
     clearTimeout(this.#timer);
     if (this.#held.size === 0 || this.#over) return;
-    const leadMs = Math.min(MAX_LEAD_MS, this.#timeoutMs / 2);
+    const leadMs = extensionLeadMs(this.#timeoutMs);
     const due = Math.min(...[...this.#held.values()].map((h) => h.visibleAt)) - leadMs;
     this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
   }
@@ -130,23 +209,30 @@ export class VisibilityLease {
       const started = now();
       // Entry ids are positions: one receive may return two copies of a message (standard queues).
       const entries = live.map((h, i) => ({ id: String(i), receiptHandle: h.message.ReceiptHandle ?? '' }));
-      const call = source.changeVisibility(this.#queue, entries, this.#timeoutMs / 1000);
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new DOMException('no answer before the extension deadline', 'TimeoutError')),
+        extensionDeadlineMs(this.#timeoutMs),
+      );
+      const call = source.changeVisibility(this.#queue, entries, this.#timeoutMs / 1000, deadline.signal);
       (this.#calls ??= new Set()).add(call);
       const outcome = await call.then(
         (failures) => ({ failures }),
         (err: unknown) => ({ err }),
       );
+      clearTimeout(timer);
       this.#calls?.delete(call);
       // Messages dropped while the call was on its way (settled meanwhile) are no longer ours to report on.
       const held = (h: Held) => this.#held.get(h.message) === h;
       if ('failures' in outcome) {
         const refused = new Map(outcome.failures.map((f) => [Number(f.id), f]));
         const failed: { id: string; code: string; message: string }[] = [];
+        const lost: Held[] = [];
         live.forEach((h, i) => {
           const f = refused.get(i);
           if (!f) h.visibleAt = started + this.#timeoutMs;
           else if (held(h)) {
-            this.#held.delete(h.message);
+            lost.push(h);
             failed.push({ id: h.message.MessageId ?? f.id, code: f.code, message: f.message });
           }
         });
@@ -155,6 +241,7 @@ export class VisibilityLease {
             { queue: this.#queue.name, failed },
             'SQS refused to extend the visibility of some messages; no longer extending those',
           );
+          this.#lapse(lost);
         }
         return;
       }
@@ -165,11 +252,11 @@ export class VisibilityLease {
       const expiresAt = Math.min(...still.map((h) => h.visibleAt));
       const messageIds = still.map((h) => h.message.MessageId ?? '');
       if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
-        for (const h of still) this.#held.delete(h.message);
         logger.error(
           { queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } },
           'could not extend visibility before it ran out; these messages may be delivered again',
         );
+        this.#lapse(still);
         return;
       }
       logger.warn(

@@ -59,6 +59,11 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.dropped, queue, count);
   }
 
+  /** Messages whose visibility lease lapsed (src/visibility-lease.ts): SQS delivers them again. */
+  lapsed(queue: string, count: number): void {
+    this.#count(SQS_METRICS.lapsed, queue, count);
+  }
+
   /** The loops allowed to hold a batch changed (adaptive concurrency). */
   limit(loops: number): void {
     this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, loops);

@@ -62,6 +62,14 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: 'Messages released back to the queue unprocessed (shutdown while throttled or paused)',
   }),
+  lapsed: def({
+    cloudwatch: 'LeaseLapsedEventCount',
+    prometheus: 'workerless_lease_lapsed_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages whose visibility lease lapsed: never invoked again nor counted as deleted; SQS delivers them again',
+  }),
   filtered: def({
     cloudwatch: 'FilteredOutEventCount',
     prometheus: 'workerless_filtered_out_events_total',

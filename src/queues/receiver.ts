@@ -16,8 +16,14 @@ export interface ReceiverOptions {
   readonly pollForSec: number;
   /** Pause after an empty long poll. */
   readonly sleepSec: number;
-  /** Passed on ReceiveMessage when set; otherwise each queue's own timeout applies. */
+  /** --visibility-timeout: stated on every ReceiveMessage when set (and no visibilityOf). */
   readonly visibilityTimeoutSec?: number | undefined;
+  /**
+   * The visibility timeout to state on a receive from this queue (src/queues/queue-visibility.ts); default
+   * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
+   * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
+   */
+  readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
   /** Worker loops sharing this receiver; needed for minConcurrency reservations. Default 1. */
   readonly concurrency?: number | undefined;
   /** Per-queue limits, by index in `queues`; default none. */
@@ -34,6 +40,8 @@ export interface ReceiverDeps {
 export interface Received {
   readonly queue: ResolvedQueue;
   readonly messages: Message[];
+  /** The VisibilityTimeout the receive stated: what SQS applied to these messages. */
+  readonly visibilityTimeoutSec: number;
 }
 
 /**
@@ -133,7 +141,7 @@ export class Receiver {
    * ends waits and prevents new receives; it never cuts a receive short.
    */
   async next(stop: AbortSignal): Promise<Received | undefined> {
-    const { queues, batchSize, pollForSec, sleepSec, visibilityTimeoutSec } = this.#opts;
+    const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
     const now = this.#deps.now();
     const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
@@ -149,8 +157,9 @@ export class Receiver {
     for (const index of order) {
       if (stop.aborted) return undefined;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
+      const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
       const messages = (await this.#receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
-      if (messages.length > 0) return { queue: queues[index]!, messages };
+      if (messages.length > 0) return { queue: queues[index]!, messages, visibilityTimeoutSec };
       this.#release(index);
     }
     if (stop.aborted) return undefined;
@@ -176,9 +185,10 @@ export class Receiver {
       this.#longPollers[index]!++;
       let got = false;
       try {
+        const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
         const messages = (await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop })) ?? [];
         got = messages.length > 0;
-        if (got) return { queue: queues[index]!, messages };
+        if (got) return { queue: queues[index]!, messages, visibilityTimeoutSec };
         if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
       } finally {
         this.#longPollers[index]!--;
@@ -193,16 +203,27 @@ export class Receiver {
    * One more receive from `queue` for the batch a loop is gathering over a batching window: the loop keeps the
    * queue's slot, and the queue's health is the one next() keeps (a long poll counts as covering the queue).
    * Undefined when the receive failed or the queue is backing off; [] when `stop` aborted before it was sent.
+   * `visibilityTimeoutSec` is the batch's (its lease's), so every message of one batch has the same.
    */
-  async more(queue: ResolvedQueue, max: number, waitSec: number, stop: AbortSignal): Promise<Message[] | undefined> {
+  async more(
+    queue: ResolvedQueue,
+    max: number,
+    waitSec: number,
+    stop: AbortSignal,
+    visibilityTimeoutSec = this.#visibilityOf(queue),
+  ): Promise<Message[] | undefined> {
     const index = this.#opts.queues.indexOf(queue);
     if (index < 0 || this.#health[index]!.retryAt > this.#deps.now()) return undefined;
     if (waitSec > 0) this.#longPollers[index]!++;
     try {
-      return await this.#receive(index, { max, waitSec, visibilityTimeoutSec: this.#opts.visibilityTimeoutSec, startBefore: stop });
+      return await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
     } finally {
       if (waitSec > 0) this.#longPollers[index]!--;
     }
+  }
+
+  #visibilityOf(queue: ResolvedQueue): number {
+    return this.#opts.visibilityOf?.(queue) ?? this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
   }
 
   /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */

@@ -12,7 +12,7 @@ export interface ResolvedQueue {
   /** The queue's region, from its ARN: the payload's awsRegion. */
   readonly region: string;
   readonly fifo: boolean;
-  /** The queue's default visibility timeout, or the --visibility-timeout override. */
+  /** The queue's visibility timeout at start-up, or the --visibility-timeout override (src/queues/queue-visibility.ts). */
   readonly visibilityTimeoutSec: number;
   readonly weight: number;
 }
@@ -33,7 +33,10 @@ export interface ReceiveOptions {
   readonly max: number;
   /** 0 = short poll; up to 20 = long poll. */
   readonly waitSec: number;
-  /** Overrides the queue's visibility timeout for these messages. */
+  /**
+   * The visibility timeout SQS applies to these messages. The Receiver always states one (the one their lease
+   * assumes); left out, SQS applies the queue's current timeout, whatever it has become since start-up.
+   */
   readonly visibilityTimeoutSec?: number | undefined;
   /**
    * A receive that has not been sent when this aborts is not sent (it returns no messages). It never aborts a

@@ -4,7 +4,14 @@
 //   - none lost: each had a successful invocation and is gone from the queue;
 //   - none deleted before its function succeeded (checked per receipt handle, which is stricter);
 //   - none invoked twice at the same time;
-//   - the DLQ (maxReceiveCount 3) is empty: faults, throttles and restarts must not count as attempts.
+//   - the DLQ (maxReceiveCount 3) is empty: faults, throttles and restarts must not count as attempts;
+//   - 0 overlapping invocations of any message id, counted a second time by the Lambda endpoint itself.
+//
+// A second queue (a fifth of the messages) tests the visibility lease (issue 20): its visibility timeout is
+// lowered from 20 s to 2 s mid-run, which the daemons must pick up (--visibility-refresh 2s) without ever
+// running a message twice at once, and its ChangeMessageVisibilityBatch calls fail for longer than 2 s at a
+// time, so leases of batches held by throttles lapse and those batches must not be invoked. The daemons run
+// with --adaptive-concurrency on and a per-queue maximum on that queue.
 //
 //   node test/chaos/chaos.ts --messages 20000          (scripts/chaos.sh builds first and starts LocalStack)
 // test/integration/chaos.test.ts runs the same code with fewer messages in CI.
@@ -15,6 +22,8 @@
 //   (5-80 ms), so a message stranded by kill -9 cannot come back while its killed invocation still runs.
 // - Each message is failed by the function at most once (on its first receive), so with maxReceiveCount 3 one
 //   more receive is left for a restart that strands it; a message in the DLQ needed a third wasted receive.
+// - The lease queue's maxReceiveCount is 10: a lapsed lease hands its messages back to SQS by design, and
+//   each lapse is one more receive.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,10 +43,12 @@ import {
   sqsClient,
   type TestQueue,
 } from '../support/aws.ts';
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { CLI } from '../support/cli.ts';
 import { startFaultProxy, type Operation, type RequestFault } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
+import { overlappingRuns, runsByMessage } from '../support/message-runs.ts';
 import type { ChaosBody, InvocationLine } from './recording-handler.ts';
 
 export interface ChaosOptions {
@@ -57,6 +68,12 @@ export interface ChaosOptions {
    * error, which fails their whole batch, the rest by batchItemFailures.
    */
   failShare?: number;
+  /** Share of messages sent to the lease queue (see above); default 0.2. */
+  leaseShare?: number;
+  /** Seconds after the first start at which the lease queue's timeout is lowered from 20 s to 2 s; default 4 (before the first restart). */
+  lowerVisibilityAtSec?: number;
+  /** Episodes of failed extensions on the lease queue while Lambda throttles everything (see below); default 3. */
+  lapseEpisodes?: number;
   /** Seconds between restarts, drawn from [min, max]; default [8, 15]. */
   restartEverySec?: readonly [number, number];
   /** Every how many restarts one is a kill -9 (the others are SIGTERM); default 2. */
@@ -81,6 +98,7 @@ export type ViolationKind =
   | 'left-on-queue'
   | 'deleted-before-success'
   | 'concurrent-invocations'
+  | 'overlapping-runs'
   | 'in-dlq'
   | 'unfinished-invocation'
   | 'unclean-stop'
@@ -109,6 +127,12 @@ export interface ChaosReport {
   deleteEntries: number;
   /** Messages that ran again after a successful invocation (allowed: at-least-once). */
   duplicatesAfterSuccess: number;
+  /** Pairs of invocations of one message id that ran at the same time, as the Lambda endpoint counted them. */
+  overlappingRuns: number;
+  /** Batches the daemons did not invoke because their visibility lease had lapsed (from their logs). */
+  lapsedBatches: number;
+  /** When the lease queue's visibility timeout was lowered (s after the first start), and the daemons that read it. */
+  visibilityLowered: { atSec: number; daemonsThatReadIt: number };
   /** Faults the proxies applied, by "Operation fault". */
   faults: Record<string, number>;
   restarts: { sigterm: number; kill9: number };
@@ -124,6 +148,14 @@ const HANDLER = fileURLToPath(new URL('./recording-handler.ts', import.meta.url)
 const FUNCTION = 'chaos';
 const VISIBILITY_TIMEOUT_SEC = 5;
 const MAX_RECEIVE_COUNT = 3;
+/** The lease queue: its timeout at creation, the one it is lowered to, and its redrive (see above). */
+const LEASE_QUEUE_START_SEC = 20;
+const LEASE_QUEUE_LOWERED_SEC = 2;
+const LEASE_MAX_RECEIVE_COUNT = 10;
+/** The most loops that may hold the lease queue at once (--queue-max-concurrency). */
+const LEASE_QUEUE_MAX = 3;
+const LAPSED_MSG = 'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again';
+const CHANGED_MSG = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";
 /** SQS operations the fault episodes hit. Start-up calls are left alone: a daemon that cannot start proves nothing. */
 const SQS_RUNTIME_OPS: readonly Operation[] = ['ReceiveMessage', 'DeleteMessageBatch', 'ChangeMessageVisibilityBatch'];
 
@@ -154,6 +186,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const reserved = options.reservedConcurrency ?? 2;
   const batchSize = options.batchSize ?? 10;
   const failShare = options.failShare ?? 0.1;
+  const leaseShare = options.leaseShare ?? 0.2;
+  const lowerAtMs = (options.lowerVisibilityAtSec ?? 4) * 1000;
+  const lapseEpisodes = options.lapseEpisodes ?? 3;
   const [restartMin, restartMax] = options.restartEverySec ?? [8, 15];
   const killEvery = options.killEvery ?? 2;
   const deadlineMs = (options.deadlineSec ?? 120 + n * 0.04) * 1000;
@@ -174,6 +209,12 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SEC) },
     sqs,
   );
+  const { queue: leaseQueue, dlq: leaseDlq } = await createQueueWithDlq(
+    'wl-chaos-lease',
+    LEASE_MAX_RECEIVE_COUNT,
+    { VisibilityTimeout: String(LEASE_QUEUE_START_SEC) },
+    sqs,
+  );
 
   // Messages: a unique id, a short amount of work, and whether the function fails it on its first receive.
   const bodies: ChaosBody[] = Array.from({ length: n }, (_, i) => ({
@@ -183,16 +224,23 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   }));
   const sendStarted = Date.now();
   const slices = 8;
+  // Every k-th message goes to the lease queue.
+  const leaseEvery = leaseShare > 0 ? Math.max(1, Math.round(1 / leaseShare)) : Infinity;
+  const queueOf = (i: number): TestQueue => (i % leaseEvery === leaseEvery - 1 ? leaseQueue : queue);
   await Promise.all(
-    Array.from({ length: slices }, (_, s) =>
-      sendMessages(
-        queue.url,
-        bodies.filter((_, i) => i % slices === s).map((b) => JSON.stringify(b)),
-        sqs,
+    [queue, leaseQueue].flatMap((q) =>
+      Array.from({ length: slices }, (_, s) =>
+        sendMessages(
+          q.url,
+          bodies.filter((_, i) => i % slices === s && queueOf(i) === q).map((b) => JSON.stringify(b)),
+          sqs,
+        ),
       ),
     ),
   );
-  progress(`sent ${n} messages to ${queue.name} in ${((Date.now() - sendStarted) / 1000).toFixed(1)} s (seed ${seed}, out ${outDir})`);
+  progress(
+    `sent ${n} messages to ${queue.name} and ${leaseQueue.name} in ${((Date.now() - sendStarted) / 1000).toFixed(1)} s (seed ${seed}, out ${outDir})`,
+  );
 
   const endpoint = await startLambdaEndpoint({
     handlerOutput: 'ignore',
@@ -220,6 +268,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   lambdaProxy.inject({ ...invokeOnly, fault: { kind: 'status', status: 500, errorType: 'ServiceException' }, probability: 0.002 });
 
   const daemonWarnings: Record<string, number> = {};
+  let lapsedBatches = 0;
+  let daemonsThatReadIt = 0;
   let daemonCount = 0;
   const startDaemon = (): Daemon => {
     const index = ++daemonCount;
@@ -230,8 +280,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       AWS_ENDPOINT_URL_SQS: sqsProxy.url,
       ...(client ? { WORKERLESS_AWS_CLIENT: client } : {}),
     };
-    const args = ['--function', FUNCTION, '--queues', queue.name, '--concurrency', String(concurrency), '--batch-size', String(batchSize)];
+    const queues = `${queue.name},${leaseQueue.name}`;
+    const args = ['--function', FUNCTION, '--queues', queues, '--concurrency', String(concurrency), '--batch-size', String(batchSize)];
     args.push('--poll-for', '2', '--metrics', 'off', '--log-level', 'info', '--shutdown-timeout', '30');
+    args.push(
+      '--adaptive-concurrency',
+      'on',
+      '--queue-max-concurrency',
+      `${leaseQueue.name}=${LEASE_QUEUE_MAX}`,
+      '--visibility-refresh',
+      '2s',
+    );
     const child = spawn(process.execPath, [cli, ...args], {
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -250,6 +309,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         const entry = JSON.parse(line) as { level?: number; msg?: string };
         if (entry.msg === 'workerless started') markStarted(true);
         if ((entry.level ?? 0) >= 40) daemonWarnings[entry.msg ?? '?'] = (daemonWarnings[entry.msg ?? '?'] ?? 0) + 1;
+        if (entry.msg === LAPSED_MSG) lapsedBatches++;
+        if (entry.msg === CHANGED_MSG) daemonsThatReadIt++;
       }
     });
     const exited = new Promise<number | null>((resolve) =>
@@ -351,13 +412,47 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     }
   };
 
-  const loops = [restartLoop(), faultLoop()];
+  // The lease queue: its timeout lowered mid-run (console, Terraform), then `lapseEpisodes` episodes, 6-10 s
+  // apart, of 2.5-3 s (longer than the new timeout) in which its extensions answer 500 and Lambda throttles every
+  // invoke (issue 20, case 2): batches held by the throttles cannot be kept invisible, their leases lapse, and
+  // they must not be invoked when the throttling ends. A few episodes prove it; each stalls the whole run.
+  let loweredAt = -1;
+  const leaseLoop = async (): Promise<void> => {
+    await sleep(lowerAtMs, undefined, { signal: finished.signal }).catch(() => undefined);
+    if (finished.signal.aborted) return;
+    await sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: leaseQueue.url, Attributes: { VisibilityTimeout: String(LEASE_QUEUE_LOWERED_SEC) } }),
+    );
+    loweredAt = Date.now() - runStarted;
+    progress(`${Math.round(loweredAt / 1000)} s: ${leaseQueue.name}'s visibility timeout lowered to ${LEASE_QUEUE_LOWERED_SEC} s`);
+    for (let episode = 0; episode < lapseEpisodes && !finished.signal.aborted; episode++) {
+      await sleep(6000 + random() * 4000, undefined, { signal: finished.signal }).catch(() => undefined);
+      if (finished.signal.aborted) return;
+      const forMs = 2500 + Math.floor(random() * 500);
+      sqsProxy.inject({
+        operation: 'ChangeMessageVisibilityBatch',
+        match: (r) => r.queueUrl === leaseQueue.url,
+        fault: { kind: 'status', status: 500, errorType: 'InternalError' },
+        forMs,
+      });
+      endpoint.setReservedConcurrency(FUNCTION, 0);
+      await sleep(forMs);
+      endpoint.setReservedConcurrency(FUNCTION, reserved);
+    }
+  };
+
+  const loops = [restartLoop(), faultLoop(), leaseLoop()];
   let lastProgress = 0;
   let queueEmpty = false;
   // Done when the queue has been empty (nothing visible, in flight or delayed) twice in a row, a second apart.
   for (let emptyChecks = 0; Date.now() - runStarted < deadlineMs;) {
     await sleep(1000);
-    const counts = await messageCounts(queue.url, sqs);
+    const [main, lease] = await Promise.all([messageCounts(queue.url, sqs), messageCounts(leaseQueue.url, sqs)]);
+    const counts = {
+      visible: main.visible + lease.visible,
+      notVisible: main.notVisible + lease.notVisible,
+      delayed: main.delayed + lease.delayed,
+    };
     const left = counts.visible + counts.notVisible + counts.delayed;
     emptyChecks = left === 0 ? emptyChecks + 1 : 0;
     if (Date.now() - lastProgress > 5000) {
@@ -385,20 +480,33 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     const key = `${call.operation} ${call.fault}${call.fault === 'status' ? ` ${call.status}` : ''}`;
     faults[key] = (faults[key] ?? 0) + 1;
   }
+  // The endpoint's own count, independent of the handler's records: runs of one message id that overlapped.
+  const overlaps = [queue, leaseQueue].flatMap((q) => overlappingRuns(runsByMessage(endpoint, q.arn)));
+  if (overlaps.length > 0) {
+    violations.push({
+      kind: 'overlapping-runs',
+      ids: overlaps.map((o) => o.split(':')[0] ?? o),
+      detail: `the Lambda endpoint saw ${overlaps.length} overlapping runs of one message: ${overlaps.slice(0, 10).join('; ')}`,
+    });
+  }
   await Promise.all([sqsProxy.close(), lambdaProxy.close(), endpoint.stop()]);
 
-  const leftOnQueue = await countMessages(queue.url, sqs);
-  const inDlq = await drainQueue(dlq.url, { waitTimeSec: 0, client: sqs });
+  const leftOnQueue = (await countMessages(queue.url, sqs)) + (await countMessages(leaseQueue.url, sqs));
+  const inDlq = [
+    ...(await drainQueue(dlq.url, { waitTimeSec: 0, client: sqs })),
+    ...(await drainQueue(leaseDlq.url, { waitTimeSec: 0, client: sqs })),
+  ];
   const analysis = analyse(
     readRecords(recordDir),
     deletes,
     bodies.map((b) => b.id),
   );
   violations.push(...analysis.violations);
-  if (leftOnQueue > 0) violations.push({ kind: 'left-on-queue', ids: [], detail: `${leftOnQueue} messages still on ${queue.name}` });
+  if (leftOnQueue > 0)
+    violations.push({ kind: 'left-on-queue', ids: [], detail: `${leftOnQueue} messages still on ${queue.name} and ${leaseQueue.name}` });
   if (inDlq.length > 0) {
     const ids = inDlq.map((m) => (JSON.parse(m.Body ?? '{}') as Partial<ChaosBody>).id ?? `?${m.MessageId ?? ''}`);
-    violations.push({ kind: 'in-dlq', ids, detail: `${inDlq.length} messages reached the DLQ ${dlq.name}` });
+    violations.push({ kind: 'in-dlq', ids, detail: `${inDlq.length} messages reached the DLQs ${dlq.name}, ${leaseDlq.name}` });
   }
 
   const report: ChaosReport = {
@@ -412,6 +520,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     throttles,
     deleteEntries: deletes.length,
     duplicatesAfterSuccess: analysis.duplicatesAfterSuccess,
+    overlappingRuns: overlaps.length,
+    lapsedBatches,
+    visibilityLowered: { atSec: Math.round(loweredAt / 100) / 10, daemonsThatReadIt },
     faults,
     restarts,
     daemonWarnings,
@@ -421,7 +532,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     outDir,
   };
   writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await cleanUp([queue, dlq]);
+  await cleanUp([queue, dlq, leaseQueue, leaseDlq]);
   return report;
 }
 
@@ -537,6 +648,8 @@ export function formatReport(r: ChaosReport): string {
     `chaos run (seed ${r.seed}): ${r.messages} messages in ${r.durationSec} s = ${r.messagesPerSec} messages/s`,
     `  invocations ${r.invocations} (${r.messageInvocations} message-invocations), function failures ${r.functionFailures}, throttles ${r.throttles}, delete entries checked ${r.deleteEntries}`,
     `  duplicates after success (at-least-once, allowed) ${r.duplicatesAfterSuccess}`,
+    `  overlapping runs of one message id (counted by the Lambda endpoint) ${r.overlappingRuns}`,
+    `  lease queue: visibility timeout lowered at ${r.visibilityLowered.atSec} s, read by ${r.visibilityLowered.daemonsThatReadIt} daemons; ${r.lapsedBatches} lapsed batches not invoked`,
     `  restarts: ${r.restarts.sigterm} SIGTERM, ${r.restarts.kill9} kill -9`,
     `  faults injected: ${
       Object.entries(r.faults)

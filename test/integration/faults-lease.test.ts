@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { countMessages, createQueue, localstackEndpoint, messageCounts, sendMessages } from '../support/aws.ts';
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { countMessages, createQueue, localstackEndpoint, messageCounts, sendMessages, sqsClient } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
@@ -197,6 +198,96 @@ describe('fault injection: the visibility lease', () => {
       const runs = runsByMessage(endpoint, q.arn);
       assert.equal(runs.get(id!)?.length, 1, `invoked once: ${describeRuns(runs, t0)}\n${problems(daemon)}`);
       assert.equal(await countMessages(q.url), 0, `deleted: ${problems(daemon)}`);
+    } finally {
+      await cleanUp();
+    }
+  });
+
+  // Issue 20, case 1: the queue's timeout lowered (console, Terraform) while the daemon runs without
+  // --visibility-timeout. Before, receives stated none, so SQS applied the new 5 s while every lease assumed the
+  // 60 s read at start-up: one message ran 5 times, 0 extensions.
+  it("3e. the queue's visibility timeout lowered from 60 to 5 s while running: one run per message, extensions sent once the change is read", async () => {
+    try {
+      const q = await createQueue('wl-fault-lease-lowered', { VisibilityTimeout: '60' });
+      const t0 = Date.now();
+      // 1 s long polls: a poll sent before the re-read states 60 s, and the messages it returns rightly keep 60 s.
+      const { proxy, daemon } = await start(q.name, ['--visibility-refresh', '2s', '--poll-for', '1']);
+      await sqsClient().send(new SetQueueAttributesCommand({ QueueUrl: q.url, Attributes: { VisibilityTimeout: '5' } }));
+      // Received before the daemon has read the change: the receive states the 60 s its lease assumes.
+      const early = await sendMessages(q.url, [JSON.stringify({ sleepMs: 8_000 })]);
+      const changed = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";
+      await until(() => daemon.logs().some((l) => l['msg'] === changed), 10_000, 'the change read', 100);
+      await delay(1_500); // the long polls sent before it are over
+      // Received after it: 5 s stated, and the lease extends by 5 s while the 8 s run goes on.
+      const late = await sendMessages(q.url, [JSON.stringify({ sleepMs: 8_000 }), JSON.stringify({ sleepMs: 8_000 })]);
+      const ids = [...early, ...late];
+      await endpoint.waitFor(() => ids.every((id) => runsByMessage(endpoint, q.arn).get(id)?.[0]?.status === 'success'), 30_000);
+      await until(async () => (await countMessages(q.url)) === 0, 10_000, 'the messages deleted', 100);
+      await delay(2_000);
+      assert.equal(await stopDaemon(daemon), 0);
+
+      const runs = runsByMessage(endpoint, q.arn);
+      const summary = describeRuns(runs, t0);
+      assert.deepEqual(overlappingRuns(runs), [], `no message ran twice at once: ${summary}\n${problems(daemon)}`);
+      for (const id of ids) assert.equal(runs.get(id)?.length, 1, `${id} ran once: ${summary}`);
+      const extensions = proxy.calls('ChangeMessageVisibilityBatch').filter((c) => c.status === 200);
+      const receives = proxy.calls('ReceiveMessage').filter((c) => c.status === 200);
+      assert.ok(
+        extensions.length >= 2,
+        `extensions by 5 s during the later runs: ${extensions.length} (${receives.length} receives)\n${problems(daemon)}`,
+      );
+      assert.deepEqual(
+        daemon
+          .logs()
+          .filter((l) => l['msg'] === changed)
+          .map((l) => [l['fromSec'], l['toSec']]),
+        [[60, 5]],
+        'logged once',
+      );
+      console.log(`lease, timeout lowered 60 -> 5 s: ${extensions.length} extensions; ${summary}`);
+    } finally {
+      await cleanUp();
+    }
+  });
+
+  // Issue 20, case 2: a lease that lapsed was still invoked. Before, the retry loop re-sent the payload after every
+  // throttle without asking the lease: the message came back, another loop received it, and both invoked it.
+  it('3f. ChangeMessageVisibilityBatch answering 500 while Lambda throttles for 12 s (4 s visibility): 0 overlapping runs, each message once', async () => {
+    try {
+      const q = await createQueue('wl-fault-lease-lapsed', { VisibilityTimeout: '4' });
+      const t0 = Date.now();
+      const { proxy, daemon } = await start(q.name, []);
+      proxy.inject({ operation: 'ChangeMessageVisibilityBatch', fault: { kind: 'status', status: 500, errorType: 'InternalError' } });
+      endpoint.setReservedConcurrency('lease', 0);
+      const ids = await sendMessages(q.url, [JSON.stringify({ sleepMs: 200 }), JSON.stringify({ sleepMs: 200 })]);
+      await delay(12_000);
+      endpoint.setReservedConcurrency('lease', undefined);
+      await endpoint.waitFor(
+        () =>
+          ids.every((id) =>
+            runsByMessage(endpoint, q.arn)
+              .get(id)
+              ?.some((r) => r.status === 'success'),
+          ),
+        20_000,
+      );
+      await until(async () => (await countMessages(q.url)) === 0, 10_000, 'the messages deleted', 100);
+      await delay(5_000); // a second run would come within a visibility timeout
+      assert.equal(await stopDaemon(daemon), 0);
+
+      const runs = runsByMessage(endpoint, q.arn);
+      const summary = describeRuns(runs, t0);
+      assert.deepEqual(overlappingRuns(runs), [], `no message ran twice at once: ${summary}\n${problems(daemon)}`);
+      for (const id of ids) assert.equal(runs.get(id)?.length, 1, `${id} ran once: ${summary}`);
+      const throttled = endpoint.rejected.filter((r) => r.statusCode === 429 && r.at >= t0).length;
+      assert.ok(throttled > 0, 'Lambda throttled');
+      const lapsed = daemon
+        .logs()
+        .filter(
+          (l) => l['msg'] === 'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
+        );
+      assert.ok(lapsed.length > 0, `a lapsed batch was not invoked: ${problems(daemon)}`);
+      console.log(`lease, lapsed while throttled: ${throttled} throttles, ${lapsed.length} lapsed batches not invoked; ${summary}`);
     } finally {
       await cleanUp();
     }

@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
 import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
-import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
+import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 
@@ -34,14 +34,29 @@ export function queue(name: string, overrides: Partial<ResolvedQueue> = {}): Res
 }
 
 /**
- * An in-memory SQS: messages become invisible when received and visible again when released or when
- * `expire()` is called; deletes remove them. Long polls wait until a message arrives or the signal aborts.
+ * An in-memory SQS: messages become invisible when received and visible again when released; deletes remove
+ * them. Long polls wait until a message arrives or the signal aborts. With `realVisibility`, a received message
+ * also becomes visible again when its visibility timeout runs out (the receive's VisibilityTimeout, else the
+ * queue's current one from `queueVisibilitySec`). Its next receive gives it a new receipt handle, as SQS does:
+ * until then the old handle is still the latest and deletes it; after that a delete with the old handle succeeds
+ * without deleting (DeleteMessage API reference), and an extension with it is refused.
  */
-export class FakeSource implements MessageSource {
+export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttributes'> {
   readonly visible = new Map<string, Message[]>();
   readonly inflight = new Map<string, Message>();
   readonly deleted: { queue: string; id: string }[] = [];
-  readonly receives: { queue: string; waitSec: number; max: number }[] = [];
+  readonly receives: { queue: string; waitSec: number; max: number; visibilityTimeoutSec: number | undefined; ids: string[] }[] = [];
+  /** Whether received messages come back when their visibility runs out; default false (they stay in flight). */
+  realVisibility = false;
+  /** Each queue's own VisibilityTimeout (GetQueueAttributes, and receives that state none); default 30. */
+  readonly queueVisibilitySec = new Map<string, number>();
+  /** When set, a ChangeMessageVisibilityBatch that extends (timeout > 0) throws this. */
+  visibilityError: (() => unknown) | undefined;
+  /** When each in-flight receipt handle becomes visible again (realVisibility). */
+  readonly #hiddenUntil = new Map<string, number>();
+  #redeliveries = 0;
+  /** Messages received at least once (realVisibility): a later receive gives them a new receipt handle. */
+  readonly #seen = new Set<string>();
   readonly deleteCalls: number[] = [];
   readonly visibilityChanges: { queue: string; ids: string[]; timeoutSec: number }[] = [];
   #waiters: (() => void)[] = [];
@@ -58,16 +73,33 @@ export class FakeSource implements MessageSource {
     for (const w of waiters) w();
   }
 
+  async queueAttributes(url: string): Promise<Record<string, string>> {
+    const name = url.split('/').pop() ?? url;
+    return { VisibilityTimeout: String(this.queueVisibilitySec.get(name) ?? 30) };
+  }
+
   async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
-    this.receives.push({ queue: q.name, waitSec: options.waitSec, max: options.max });
+    const record = {
+      queue: q.name,
+      waitSec: options.waitSec,
+      max: options.max,
+      visibilityTimeoutSec: options.visibilityTimeoutSec,
+      ids: [] as string[],
+    };
+    this.receives.push(record);
     const err = this.receiveError?.(q.name);
     if (err) throw err as Error;
     const deadline = Date.now() + options.waitSec * 1000;
     for (;;) {
       const list = this.visible.get(q.name) ?? [];
       if (list.length > 0) {
-        const taken = list.splice(0, options.max);
-        for (const m of taken) this.inflight.set(m.ReceiptHandle!, m);
+        const taken = list.splice(0, options.max).map((m) => (this.realVisibility ? this.#delivered(m) : m));
+        const timeoutSec = options.visibilityTimeoutSec ?? this.queueVisibilitySec.get(q.name) ?? 30;
+        for (const m of taken) {
+          this.inflight.set(m.ReceiptHandle!, m);
+          if (this.realVisibility) this.#hide(q.name, m.ReceiptHandle!, timeoutSec);
+        }
+        record.ids = taken.map((m) => m.MessageId!);
         return taken;
       }
       if (options.waitSec === 0 || Date.now() >= deadline) return [];
@@ -85,11 +117,43 @@ export class FakeSource implements MessageSource {
     }
   }
 
+  /** Hides the message behind `handle` for `timeoutSec` from now; it comes back then unless extended or settled. */
+  #hide(queueName: string, handle: string, timeoutSec: number): void {
+    const at = Date.now() + timeoutSec * 1000;
+    this.#hiddenUntil.set(handle, at);
+    setTimeout(() => {
+      const m = this.inflight.get(handle);
+      if (!m || this.#hiddenUntil.get(handle) !== at) return;
+      this.inflight.delete(handle);
+      this.#hiddenUntil.delete(handle);
+      this.push(queueName, m);
+    }, timeoutSec * 1000);
+  }
+
+  /** A message received again gets a new receipt handle and a higher receive count. */
+  #delivered(m: Message): Message {
+    if (!this.#seen.has(m.MessageId!)) {
+      this.#seen.add(m.MessageId!);
+      return m;
+    }
+    const count = Number(m.Attributes?.ApproximateReceiveCount ?? '1') + 1;
+    return {
+      ...m,
+      ReceiptHandle: `${m.ReceiptHandle!.split('~')[0]}~${++this.#redeliveries}`,
+      Attributes: { ...m.Attributes, ApproximateReceiveCount: String(count) },
+    };
+  }
+
   async deleteBatch(q: ResolvedQueue, entries: readonly ReceiptEntry[]): Promise<EntryFailure[]> {
     this.deleteCalls.push(entries.length);
     for (const e of entries) {
-      const m = this.inflight.get(e.receiptHandle);
+      let m = this.inflight.get(e.receiptHandle);
       this.inflight.delete(e.receiptHandle);
+      this.#hiddenUntil.delete(e.receiptHandle);
+      // Visible again but not received since: the handle is still the latest, so SQS deletes it.
+      const list = this.visible.get(q.name) ?? [];
+      const i = this.realVisibility && !m ? list.findIndex((v) => v.ReceiptHandle === e.receiptHandle) : -1;
+      if (i >= 0) m = list.splice(i, 1)[0];
       if (m) this.deleted.push({ queue: q.name, id: m.MessageId! });
     }
     return [];
@@ -102,6 +166,20 @@ export class FakeSource implements MessageSource {
       timeoutSec,
     });
     if (this.refuseVisibility) return entries.map((e) => ({ id: e.id, code: this.refuseVisibility!, message: 'refused' }));
+    if (timeoutSec > 0 && this.visibilityError) throw this.visibilityError() as Error;
+    if (this.realVisibility && timeoutSec > 0) {
+      const failed: EntryFailure[] = [];
+      for (const e of entries) {
+        if (this.inflight.has(e.receiptHandle)) this.#hide(q.name, e.receiptHandle, timeoutSec);
+        else
+          failed.push({
+            id: e.id,
+            code: 'MessageNotInflight',
+            message: 'Message does not exist or is not available for visibility timeout change.',
+          });
+      }
+      return failed;
+    }
     if (timeoutSec === 0) {
       for (const e of entries) {
         const m = this.inflight.get(e.receiptHandle);
@@ -118,19 +196,30 @@ export class FakeInvoker implements FunctionInvoker {
   readonly payloads: { Records: { messageId: string; eventSourceARN: string }[] }[] = [];
   active = 0;
   maxActive = 0;
+  /** Invocations running now, by message id; `overlaps` names each id invoked while an earlier one ran. */
+  readonly running = new Map<string, number>();
+  readonly overlaps: string[] = [];
   respond: (payload: string, call: number) => Promise<InvokeResult> | InvokeResult;
   constructor(respond: FakeInvoker['respond'] = () => ok()) {
     this.respond = respond;
   }
 
   async invoke(payload: string): Promise<InvokeResult> {
-    this.payloads.push(JSON.parse(payload) as FakeInvoker['payloads'][number]);
+    const parsed = JSON.parse(payload) as FakeInvoker['payloads'][number];
+    this.payloads.push(parsed);
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
+    const ids = parsed.Records.map((r) => r.messageId);
+    for (const id of ids) {
+      const n = this.running.get(id) ?? 0;
+      if (n > 0) this.overlaps.push(id);
+      this.running.set(id, n + 1);
+    }
     try {
       return await this.respond(payload, this.payloads.length);
     } finally {
       this.active--;
+      for (const id of ids) this.running.set(id, (this.running.get(id) ?? 1) - 1);
     }
   }
 

@@ -53,6 +53,7 @@ describe('configuration', () => {
         batchSize: 1,
         batchWindowMs: 0,
         visibilityTimeoutSec: undefined,
+        visibilityRefreshMs: 60_000,
         deleteMode: 'on-success',
         retryBackoff: undefined,
         queueOptions: new Map(),

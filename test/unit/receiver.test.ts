@@ -166,6 +166,31 @@ describe('Receiver', () => {
       );
     });
 
+    it("without --visibility-timeout every receive still states one: the queue's, as visibilityOf has it now, returned with the messages", async () => {
+      const timeouts = new Map([
+        ['a', 60],
+        ['b', 5],
+      ]);
+      const { source, receiver, stop } = setup({ visibilityOf: (q) => timeouts.get(q.name) ?? 30 });
+      const m = message();
+      source.respond = (call) => (call.queue === 'b' ? [m] : []);
+      const got = await receiver.next(stop.signal);
+      assert.deepEqual(
+        source.calls.map((c) => [c.queue, c.visibilityTimeoutSec]),
+        [
+          ['a', 60],
+          ['b', 5],
+        ],
+      );
+      assert.equal(got?.visibilityTimeoutSec, 5, 'the lease assumes what the receive stated');
+      const plain = setup();
+      await plain.receiver.next(plain.stop.signal);
+      assert.ok(
+        plain.source.calls.every((c) => c.visibilityTimeoutSec === 30),
+        "with neither, the queue's timeout read at start-up is stated",
+      );
+    });
+
     it('strict: stops at the first queue that has messages and returns them with their queue', async () => {
       const { source, receiver, stop } = setup();
       const batch = [message(), message()];

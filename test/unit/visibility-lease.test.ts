@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError } from '../../src/aws-errors.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../src/queues/sqs-source.ts';
-import { VisibilityLease } from '../../src/visibility-lease.ts';
+import { VisibilityLease, extensionDeadlineMs, extensionLeadMs } from '../../src/visibility-lease.ts';
 import { message, queue, recordingLogger, type LogLine } from '../support/factories.ts';
 
 const START = 1_000_000;
@@ -39,7 +39,7 @@ interface VisibilityCall {
 class LeaseSource implements MessageSource {
   readonly calls: VisibilityCall[] = [];
   readonly #idOf = new Map<string, string>();
-  respond: (call: VisibilityCall) => Promise<EntryFailure[]> | EntryFailure[] = () => [];
+  respond: (call: VisibilityCall, signal: AbortSignal | undefined) => Promise<EntryFailure[]> | EntryFailure[] = () => [];
 
   know(messages: readonly Message[]): void {
     for (const m of messages) this.#idOf.set(m.ReceiptHandle!, m.MessageId!);
@@ -53,7 +53,12 @@ class LeaseSource implements MessageSource {
     throw new Error('the lease never deletes');
   }
 
-  async changeVisibility(_q: ResolvedQueue, entries: readonly ReceiptEntry[], timeoutSec: number): Promise<EntryFailure[]> {
+  async changeVisibility(
+    _q: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]> {
     const call = {
       at: Date.now() - START,
       entries,
@@ -61,7 +66,7 @@ class LeaseSource implements MessageSource {
       ids: entries.map((e) => this.#idOf.get(e.receiptHandle) ?? `?${e.receiptHandle}`),
     };
     this.calls.push(call);
-    return this.respond(call);
+    return this.respond(call, signal);
   }
 }
 
@@ -98,13 +103,15 @@ function setup(count: number, timeoutMs = 30_000, receivedAgoMs = 0) {
   const { logger, lines } = recordingLogger();
   const messages = Array.from({ length: count }, () => message());
   source.know(messages);
+  const lapses: string[][] = [];
   const lease = new VisibilityLease(queue('q'), messages, timeoutMs, Date.now() - receivedAgoMs, {
     source,
     logger,
     now: () => Date.now(),
     random: highest,
+    onLapse: (_q, lost) => lapses.push(lost.map((m) => m.MessageId!)),
   });
-  return { source, lines, messages, lease, ids: messages.map((m) => m.MessageId!) };
+  return { source, lines, messages, lease, lapses, ids: messages.map((m) => m.MessageId!) };
 }
 
 describe('VisibilityLease', () => {
@@ -530,5 +537,94 @@ describe('VisibilityLease', () => {
     );
     await lease.drop(lease.messages);
     assert.deepEqual(lease.messages, []);
+  });
+
+  it('scales the extension lead and the call deadline to the timeout, so a short one keeps a margin', () => {
+    assert.deepEqual(
+      [60_000, 20_000, 10_000, 4_000, 1_000].map((t) => [extensionLeadMs(t), extensionDeadlineMs(t)]),
+      [
+        [10_000, 5_000],
+        [10_000, 5_000],
+        [5_000, 2_500],
+        [2_000, 1_000],
+        [500, 250],
+      ],
+    );
+  });
+
+  it('a hung extension call (4 s timeout) is cut at half the lead, and its retry lands before the visibility runs out', async () => {
+    const { source, lease, lines, lapses } = setup(1, 4_000);
+    source.respond = (call, signal) =>
+      call.at === 2_000
+        ? // Accepted and never answered: only the caller's deadline ends it.
+          new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }))
+        : [];
+    await advance(3_500, 1);
+    assert.deepEqual(
+      source.calls.map((c) => c.at),
+      [2_000, 3_099],
+      'cut at 3 s (1 s deadline), retried after 99 ms, 0.9 s before the visibility runs out',
+    );
+    assert.equal(lines.filter((l) => l.msg === GIVE_UP_MSG).length, 0);
+    assert.deepEqual(lapses, []);
+    assert.deepEqual(lease.confirm(lease.messages), [], 'extended: the lease holds');
+    await lease.end();
+  });
+
+  it('confirm(): less than half the lead left with no extension confirmed lapses the messages, reported once by id', async () => {
+    const { source, lease, lines, lapses, messages, ids } = setup(2, 4_000);
+    source.respond = () => {
+      throw retryable();
+    };
+    assert.deepEqual(lease.confirm(messages), [], 'just received: the lease holds');
+    await advance(2_900, 1);
+    assert.deepEqual(lease.confirm(messages), [], '1.1 s left: more than half the 2 s lead');
+    await advance(200, 1);
+    assert.deepEqual(
+      lease.confirm(messages).map((m) => m.MessageId),
+      ids,
+      '0.9 s left, extensions failing: no attempt may start',
+    );
+    assert.deepEqual(lapses, [ids]);
+    const error = lines.find(
+      (l) => l.msg === 'visibility is about to run out with no extension confirmed; the lease of these messages lapsed',
+    );
+    assert.deepEqual(error?.['messageIds'], ids);
+    assert.equal(error?.level, 50);
+    await advance(5_000, 10);
+    assert.deepEqual(lapses, [ids], 'reported once: the give-up of the retries finds nothing held');
+    assert.deepEqual(
+      lease.lapsedOf(messages).map((m) => m.MessageId),
+      ids,
+    );
+    assert.deepEqual(lease.messages, []);
+  });
+
+  it('a give-up and a refused entry lapse their messages: lapsedOf names them, onLapse is told once each', async () => {
+    const { source, lease, lapses, messages, ids } = setup(3);
+    source.respond = (call) => {
+      if (call.at === 20_000) return [{ id: '1', code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }];
+      throw retryable();
+    };
+    await advance(20_000);
+    assert.deepEqual(
+      lease.lapsedOf(messages).map((m) => m.MessageId),
+      [ids[1]],
+    );
+    await advance(45_000, 1);
+    assert.deepEqual(
+      lease.lapsedOf(messages).map((m) => m.MessageId),
+      ids,
+    );
+    assert.deepEqual(lapses, [[ids[1]], [ids[0], ids[2]]]);
+  });
+
+  it('a dropped (settled) message is not lapsed, and a queue with visibility timeout 0 never lapses', async () => {
+    const { lease, messages } = setup(2);
+    await lease.drop([messages[0]!]);
+    assert.deepEqual(lease.confirm(messages), []);
+    const zero = setup(1, 0);
+    await advance(60_000, 10_000);
+    assert.deepEqual(zero.lease.confirm(zero.messages), []);
   });
 });
