@@ -405,9 +405,13 @@ export class Dispatcher {
     // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
     this.#freeSlot(batch.loop);
     if (outcome.kind === 'interrupted') {
+      if (outcome.release) {
+        // Still under the lease: released only once this dispatcher's own receives have returned (Receiver.quiet).
+        this.#step(batch.loop, 'release', this.#receiveDeadlineMs() + SETTLE_DEADLINE_MS);
+        await this.#receiver.quiet();
+      }
       await lease.drop(unsettled);
       if (outcome.release) {
-        this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS);
         await this.#tracer.settle(
           queue,
           'release',

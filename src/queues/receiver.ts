@@ -82,6 +82,9 @@ export class Receiver {
   readonly #longPollers: number[];
   readonly #health: Health[];
   readonly #slots: QueueSlots;
+  /** Receives on their way, and what waits for there to be none (quiet()). */
+  #open = 0;
+  readonly #quietWaiters: (() => void)[] = [];
   /** Loops waiting for a slot to be released. */
   #slotWaiters: (() => void)[] = [];
 
@@ -226,8 +229,28 @@ export class Receiver {
     return this.#opts.visibilityOf?.(queue) ?? this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
   }
 
+  /**
+   * Resolves once no receive of this receiver is on its way. A drain releases a throttled batch only then: a long
+   * poll still open at the stop would otherwise receive what was just released, be throttled in its turn and
+   * release it again, one more receive count per loop, enough to walk messages into a DLQ on one SIGTERM. After
+   * a stop no receive starts, so this waits at most one long poll and its deadline.
+   */
+  quiet(): Promise<void> {
+    if (this.#open === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#quietWaiters.push(resolve));
+  }
+
   /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
   async #receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+    this.#open++;
+    try {
+      return await this.#receiveOnce(index, options);
+    } finally {
+      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
+    }
+  }
+
+  async #receiveOnce(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
     const queue = this.#opts.queues[index]!;
     const health = this.#health[index]!;
     try {

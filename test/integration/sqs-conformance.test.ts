@@ -271,7 +271,7 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
       ];
       for (const path of releasePaths) {
         it(`release on shutdown while the function is throttled (${path.name}): the messages are visible again at once`, async () => {
-          // One loop: the release is what this proves; with more loops see the todo test below.
+          // One loop: the release is what this proves; with more loops see the next test.
           const { back } = await releaseOnShutdown(['--concurrency', '1', ...path.args]);
           assert.deepEqual(back.map((m) => m.Body).sort(), ['r-1', 'r-2', 'r-3']);
           assert.deepEqual(
@@ -284,14 +284,10 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
 
       it(
         'release on shutdown with several loops: a stop raises the receive count by one at most',
-        {
-          // Found by this suite (LocalStack and ElasticMQ; moto's long poll does not wake up for a released message,
-          // and AWS's does): a loop's long poll that was open at the stop receives what another loop just released,
-          // is throttled and releases it again, once per loop. Each round raises ApproximateReceiveCount, so a SIGTERM
-          // can move messages to the DLQ. The fix belongs in the dispatcher's drain (release after the open receives
-          // have returned); until then this is a todo, reported and not hidden.
-          todo: 'the dispatcher releases while its own long polls are open (receive count 1 + loops)',
-        },
+        // Found by this suite (LocalStack and ElasticMQ; moto's long poll does not wake up for a released message,
+        // AWS's does): a loop's long poll that was open at the stop received what another loop had just released, was
+        // throttled and released it again, once per loop, so one SIGTERM could walk messages into a DLQ. The drain now
+        // releases only once the dispatcher's own receives have returned (Receiver.quiet()).
         async () => {
           const { back } = await releaseOnShutdown(['--concurrency', '4', '--shutdown-timeout', '15']);
           assert.deepEqual(
