@@ -7,6 +7,7 @@ import { STATUS_PAGE_HTML } from './http/status-page.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { PrometheusMetrics } from './metrics/prometheus.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
+import { monotonicNow } from './clock.ts';
 import type { DaemonState, StatusSnapshot } from './status/snapshot.ts';
 import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
 
@@ -120,7 +121,8 @@ export class Operations {
       loops: this.#dispatchers.flatMap((d) =>
         this.#dispatchers.length === 1 ? d.loopSteps() : d.loopSteps().map((s) => s && { ...s, step: `${d.functionName}: ${s.step}` }),
       ),
-      now: Date.now(),
+      // The dispatchers' clock: a wall-clock step must not make every loop look stuck (or hide a stuck one).
+      now: monotonicNow(),
       graceMs: 0,
     });
   }

@@ -62,7 +62,8 @@ export class FakeSource implements MessageSource {
     this.receives.push({ queue: q.name, waitSec: options.waitSec, max: options.max });
     const err = this.receiveError?.(q.name);
     if (err) throw err as Error;
-    const deadline = Date.now() + options.waitSec * 1000;
+    // Monotonic, as SQS's own wait is: tests that step the wall clock must not stretch a long poll.
+    const deadline = performance.now() + options.waitSec * 1000;
     for (;;) {
       const list = this.visible.get(q.name) ?? [];
       if (list.length > 0) {
@@ -70,10 +71,10 @@ export class FakeSource implements MessageSource {
         for (const m of taken) this.inflight.set(m.ReceiptHandle!, m);
         return taken;
       }
-      if (options.waitSec === 0 || Date.now() >= deadline) return [];
+      if (options.waitSec === 0 || performance.now() >= deadline) return [];
       if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        const timer = setTimeout(resolve, Math.max(0, deadline - performance.now()));
         const done = () => {
           clearTimeout(timer);
           resolve();
