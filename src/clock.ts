@@ -10,6 +10,15 @@ export function monotonicNow(): number {
   return performance.now();
 }
 
+/**
+ * Epoch ms that never step: the process's start time (performance.timeOrigin) plus the monotonic time since. For
+ * a timeline that must stay continuous (the status page's buckets), at the cost of drifting from the wall clock by
+ * whatever steps it took.
+ */
+export function steadyEpochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** The wall-clock time (epoch ms) of a monotonicNow() reading, as of now: for span timestamps and displays. */
 export function epochMsOf(monotonicMs: number, nowMonotonicMs = monotonicNow(), nowEpochMs = Date.now()): number {
   return nowEpochMs - (nowMonotonicMs - monotonicMs);
