@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { shebangNodeFlags } from './support/consumer-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -304,7 +305,9 @@ async function main(): Promise<void> {
   const httpPort = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 
+  // With the Node options of its #! line, as the installed command, the image and `npm start` run it.
   const args = [
+    ...shebangNodeFlags(CLI),
     CLI,
     '--function',
     'soak-fn',
