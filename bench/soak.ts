@@ -9,7 +9,8 @@
 //                                       [--invoke-ms 150] [--unknown-share 0.002] [--cli dist/src/main.js]
 //
 // Two queues share the rate: soak-a with --queue-max-concurrency soak-a=20, soak-b without a limit. The RSS
-// slope is a least-squares fit over the samples after the first fifth of the run (start-up and warm-up).
+// slope is a least-squares fit over the samples after the first fifth of the run (start-up and warm-up), and
+// again over the second half.
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -419,6 +420,8 @@ async function main(): Promise<void> {
 
   const settled = samples.filter((s) => s.x >= (MINUTES * 60) / 5);
   const perTenMin = slope(settled) * 600;
+  // V8 grows its heap in steps for a while; the second half tells a plateau from a leak.
+  const lastHalfPerTenMin = slope(samples.filter((s) => s.x >= (MINUTES * 60) / 2)) * 600;
   const rss = samples.map((s) => s.y);
   const summary = {
     minutes: MINUTES,
@@ -435,6 +438,7 @@ async function main(): Promise<void> {
     maxInFlightInvokes: stats.maxInFlight,
     rssMiB: { first: rss[0]?.toFixed(1), last: rss.at(-1)?.toFixed(1), max: Math.max(...rss).toFixed(1) },
     rssSlopeMiBPer10Min: Number(perTenMin.toFixed(2)),
+    rssSlopeLastHalfMiBPer10Min: Number(lastHalfPerTenMin.toFixed(2)),
     exitCode: code,
     logLines,
     logMessages: Object.fromEntries([...warnings].sort((a, b) => b[1] - a[1]).slice(0, 10)),
