@@ -2,11 +2,12 @@ import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from './backoff.ts';
+import { epochMsOf, monotonicNow } from './clock.ts';
 import type { DeleteMode } from './config.ts';
 import type { QueueOptions } from './delivery-options.ts';
 import { matchesRecord } from './invoke/event-filter.ts';
 import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from './invoke/retry-backoff.ts';
-import { ConcurrencyGate } from './invoke/concurrency-gate.ts';
+import { ConcurrencyGate, type InvokeVerdict } from './invoke/concurrency-gate.ts';
 import type { AdaptiveConcurrency, LimitChange } from './invoke/concurrency-limit.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
@@ -82,6 +83,10 @@ export interface DispatcherDeps {
   readonly logger: Logger;
   readonly tracer?: DispatchTracer;
   readonly random?: Random;
+  /**
+   * The clock for every duration, deadline and wait: monotonic (default performance.now(), src/clock.ts), so a
+   * wall-clock step stalls nothing. Times reach the tracer as epoch ms, converted at that boundary.
+   */
   readonly now?: () => number;
 }
 
@@ -145,6 +150,11 @@ export class Dispatcher {
    * Settling happens outside, so the gate counts what reaches Lambda, not SQS round trips.
    */
   readonly #holding: boolean[];
+  /**
+   * Loops whose batch waits between Invoke attempts, with its capacity given up (#stepAside): `place`, it
+   * parked its adaptive place; `slot`, its queue slot. Both are taken again before the next attempt (#rejoin).
+   */
+  readonly #aside: { place: boolean; slot: boolean }[];
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
@@ -164,14 +174,14 @@ export class Dispatcher {
     this.#deps = deps;
     this.#log = deps.logger;
     this.#random = deps.random ?? Math.random;
-    this.#now = deps.now ?? Date.now;
+    this.#now = deps.now ?? monotonicNow;
     const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
     this.#visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: deps.logger });
     this.#receiver = new Receiver(
       { ...options, limits, visibilityOf: (queue) => this.#visibility.timeoutSec(queue) },
       { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
     );
-    this.#deleter = new DeleteBatcher(deps.source, deps.logger);
+    this.#deleter = new DeleteBatcher(deps.source, deps.logger, undefined, this.#now);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
     const adaptive = options.adaptiveConcurrency;
@@ -191,6 +201,7 @@ export class Dispatcher {
     };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#holding = Array.from({ length: options.concurrency }, () => false);
+    this.#aside = Array.from({ length: options.concurrency }, () => ({ place: false, slot: false }));
     this.#window = {
       batchSize: options.batchSize,
       windowMs: options.batchWindowMs ?? 0,
@@ -277,7 +288,12 @@ export class Dispatcher {
     this.#log.info({ state }, 'dispatcher state');
   }
 
-  /** Marks the step a loop is in and the time by which it must be over (undefined: idle between steps). */
+  /**
+   * Marks the step a loop is in and the time by which it must be over (undefined: idle between steps). A step
+   * starts its deadline when it starts: every wait is a step of its own, so a wait never eats into the deadline
+   * of the call that follows it. `deadlineMs` Infinity: waiting for capacity (a permit, a place, a slot) is
+   * progress by definition, since the holders it waits for are in steps with deadlines of their own.
+   */
   #step(loop: number, step: string | undefined, deadlineMs = 0): void {
     const now = this.#now();
     this.#steps[loop] = step === undefined ? undefined : { step, since: now, deadlineAt: now + deadlineMs + STEP_GRACE_MS };
@@ -296,8 +312,8 @@ export class Dispatcher {
     while (!halt.aborted) {
       if (this.#gate.paused) {
         this.#metrics.paused(true);
-        this.#step(loop, 'paused', 30_000);
-        await this.#gate.wait(halt);
+        // Renewed for each stretch of the pause: another loop's failed probe may lengthen it.
+        await this.#gate.wait(halt, (ms) => this.#step(loop, 'paused', ms));
         this.#metrics.paused(this.#gate.paused);
         continue;
       }
@@ -310,7 +326,7 @@ export class Dispatcher {
         const received = await this.#receiver.next(halt);
         this.#step(loop, undefined);
         if (received) {
-          this.#tracer.received(received.queue, received.messages, startedAt, this.#now());
+          this.#traceReceived(received.queue, received.messages, startedAt);
           await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
@@ -322,9 +338,59 @@ export class Dispatcher {
 
   /** The loop's Invoke is over (or it received nothing): another loop may receive. */
   #freeSlot(loop: number): void {
+    const aside = this.#aside[loop]!;
+    if (aside.place) {
+      aside.place = false;
+      this.#adaptive?.leave(true);
+    }
     if (!this.#holding[loop]) return;
     this.#holding[loop] = false;
     this.#adaptive?.leave();
+  }
+
+  /**
+   * The batch is about to wait (an unknown outcome held, a back-off, a pause): it gives up its adaptive place
+   * and its queue slot meanwhile, so healthy batches are not stuck behind it. Its lease keeps the messages
+   * invisible, and it stays in #inFlight (shutdown waits for it). See ConcurrencyGate and QueueSlots for how
+   * many batches may wait aside.
+   */
+  #stepAside(batch: Batch): void {
+    const aside = this.#aside[batch.loop]!;
+    if (this.#holding[batch.loop] && this.#adaptive) {
+      this.#holding[batch.loop] = false;
+      aside.place = true;
+      this.#adaptive.park();
+    }
+    if (!aside.slot) {
+      aside.slot = true;
+      this.#receiver.park(batch.queue);
+    }
+  }
+
+  /**
+   * Takes back what #stepAside gave up, waiting its turn (ahead of new receives), before the next attempt: the
+   * adaptive place first, then the queue slot, the order in which a new receive takes them. Never aborted.
+   */
+  async #rejoin(batch: Batch): Promise<void> {
+    const aside = this.#aside[batch.loop]!;
+    if (!aside.place && !aside.slot) return;
+    this.#step(batch.loop, 'waiting for capacity', Infinity);
+    if (aside.place && this.#adaptive) {
+      await this.#adaptive.unpark();
+      aside.place = false;
+      this.#holding[batch.loop] = true;
+    }
+    if (aside.slot) {
+      await this.#receiver.unpark(batch.queue);
+      aside.slot = false;
+    }
+  }
+
+  /** Reports a receive to the tracer, whose spans need wall-clock times: converted here, once. */
+  #traceReceived(queue: ResolvedQueue, messages: readonly Message[], startedAt: number): void {
+    const now = this.#now();
+    const epochNow = Date.now();
+    this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
   }
 
   /** Adaptive concurrency moved the limit: record it and log it. */
@@ -387,7 +453,9 @@ export class Dispatcher {
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
       this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
-      this.#receiver.settled(queue);
+      const aside = this.#aside[batch.loop]!;
+      this.#receiver.settled(queue, aside.slot);
+      aside.slot = false;
     }
   }
 
@@ -565,7 +633,7 @@ export class Dispatcher {
       lease.add(more, this.#now());
       messages.push(...more);
       count(more);
-      this.#tracer.received(queue, more, startedAt, this.#now());
+      this.#traceReceived(queue, more, startedAt);
       this.#metrics.gathered(queue.name, more.length);
     }
   }
@@ -604,7 +672,14 @@ export class Dispatcher {
         queue,
         'delete',
         filtered,
-        () => this.#deleter.delete(queue, entries, () => lease.expiresAt(filtered)),
+        () =>
+          this.#deleter.delete(
+            queue,
+            entries,
+            () => lease.expiresAt(filtered),
+            // As on the normal delete path: a loop waiting out an SQS outage is not stuck.
+            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
+          ),
         (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
       );
       this.#log.debug(context, 'messages matched no filter pattern; deleted');
@@ -632,8 +707,9 @@ export class Dispatcher {
     if (policy === undefined || kept.length === 0) return;
     // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
     const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
-    this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
     for (const step of planRetryBackoff(kept, queue.fifo, policy, this.#random, limitSec)) {
+      // One step per call (with its retries): on FIFO there is a call per message group.
+      this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
       const context = {
         queue: queue.name,
         messageIds: ids(step.messages),
@@ -671,7 +747,9 @@ export class Dispatcher {
     let attempts: InvokeAttempts = NO_ATTEMPTS;
     const policy = { unknownHoldMs: batch.lease.timeoutMs, maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
-      this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
+      await this.#rejoin(batch);
+      // Waiting for an Invoke permit (adaptive concurrency) is a step of its own.
+      if (this.#adaptive) this.#step(batch.loop, 'waiting for an Invoke permit', Infinity);
       let started = this.#now();
       let lapsed: Message[] = [];
       const invoke = () => {
@@ -679,7 +757,8 @@ export class Dispatcher {
         // back-off, after any wait for a permit): a message it cannot prove hidden may be another consumer's now.
         lapsed = batch.lease.confirm(messages);
         if (lapsed.length > 0) return Promise.resolve(NOT_INVOKED);
-        // After the wait for a permit: the duration is the Invoke's own.
+        // After the wait for a permit: the duration and the invoke step's deadline are the Invoke's own.
+        this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
         started = this.#now();
         // A Set: a batch may hold 10,000 messages. Made here, not kept for the whole call.
         const unsettled = new Set(unsettledIds);
@@ -692,7 +771,7 @@ export class Dispatcher {
         );
       };
       // With adaptive concurrency the call waits for a permit, and its outcome moves the limit.
-      const result = this.#adaptive ? await this.#adaptive.invoke(invoke, (r) => !r.ok && r.error.kind === 'throttled') : await invoke();
+      const result = this.#adaptive ? await this.#adaptive.invoke(invoke, invokeVerdict) : await invoke();
       if (lapsed.length > 0) return { kind: 'lapsed', lapsed };
       if (result.ok) {
         this.#gate.resume();
@@ -715,11 +794,12 @@ export class Dispatcher {
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
       if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
+      // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
+      this.#stepAside(batch);
       if (step.action === 'pause-function') {
         this.#gate.pause(error);
         this.#metrics.paused(true);
-        this.#step(batch.loop, 'paused', 30_000);
-        await this.#gate.wait(waitSignal);
+        await this.#gate.wait(waitSignal, (ms) => this.#step(batch.loop, 'paused', ms));
       } else {
         if (error.kind === 'unknown') {
           this.#log.warn(
@@ -769,6 +849,12 @@ export class Dispatcher {
       },
     );
   }
+}
+
+/** What an Invoke result tells adaptive concurrency: only Lambda's answers and throttles speak about the budget. */
+function invokeVerdict(result: InvokeResult): InvokeVerdict {
+  if (result.ok) return 'accepted';
+  return result.error.kind === 'throttled' ? 'throttled' : 'failed';
 }
 
 function ids(messages: readonly Message[]): string[] {

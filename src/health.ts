@@ -1,10 +1,12 @@
+import { monotonicNow } from './clock.ts';
+
 /**
  * Liveness: the process is alive when its event loop is not blocked and no worker loop is stuck past the
  * deadline of the step it is in. Every AWS call has its own deadline, so a loop past its step's deadline
  * means a bug (a promise that never settles), not a slow AWS: restarting the process is the right cure.
  */
 
-/** A worker loop's current step and when it must be over. */
+/** A worker loop's current step and when it must be over (monotonic ms, src/clock.ts; Infinity: no deadline). */
 export interface LoopStep {
   readonly step: string;
   readonly since: number;
@@ -26,7 +28,7 @@ export class EventLoopLag {
   #previousWorst = 0;
   #ticks = 0;
 
-  constructor(intervalMs = 500, now: () => number = Date.now) {
+  constructor(intervalMs = 500, now: () => number = monotonicNow) {
     this.#intervalMs = intervalMs;
     this.#now = now;
   }

@@ -7,6 +7,7 @@ import { STATUS_PAGE_HTML } from './http/status-page.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
 import { PrometheusMetrics } from './metrics/prometheus.ts';
 import { queueNameOf } from './queues/sqs-source.ts';
+import { monotonicNow, steadyEpochNow } from './clock.ts';
 import type { DaemonState, StatusSnapshot } from './status/snapshot.ts';
 import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
 
@@ -33,7 +34,8 @@ export class Operations {
   readonly #config: Config;
   readonly #log: Logger;
   readonly #version: string;
-  readonly #startedAt = Date.now();
+  // On the status recorder's clock, so the page's uptime (its now minus this) does not step with the wall clock.
+  readonly #startedAt = steadyEpochNow();
   readonly #lag = new EventLoopLag();
   /** One per route. */
   #dispatchers: readonly DispatcherView[] = [];
@@ -122,7 +124,8 @@ export class Operations {
       loops: this.#dispatchers.flatMap((d) =>
         this.#dispatchers.length === 1 ? d.loopSteps() : d.loopSteps().map((s) => s && { ...s, step: `${d.functionName}: ${s.step}` }),
       ),
-      now: Date.now(),
+      // The dispatchers' clock: a wall-clock step must not make every loop look stuck (or hide a stuck one).
+      now: monotonicNow(),
       graceMs: 0,
     });
   }

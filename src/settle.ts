@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { callErrorOf } from './aws-errors.ts';
 import { backoffMs, sleep } from './backoff.ts';
+import { monotonicNow } from './clock.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from './queues/sqs-source.ts';
 
 /** SQS batch calls take at most 10 entries. */
@@ -19,7 +20,7 @@ export interface SettleResult {
 
 interface Pending {
   entry: ReceiptEntry;
-  /** Until when a failing call may keep being retried for this entry (epoch ms). */
+  /** Until when a failing call may keep being retried for this entry (monotonic ms, src/clock.ts: the lease's clock). */
   retryUntil: () => number;
   /** Told before each retry: the caller is waiting on AWS, not stuck (liveness). */
   onRetry: () => void;
@@ -39,11 +40,14 @@ export class DeleteBatcher {
   readonly #windowMs: number;
   readonly #pending = new Map<ResolvedQueue, Pending[]>();
   readonly #timers = new Map<ResolvedQueue, NodeJS.Timeout>();
+  /** The clock of the callers' `retryUntil` (their leases'): monotonic by default. */
+  readonly #now: () => number;
 
-  constructor(source: MessageSource, logger: Logger, windowMs = 2) {
+  constructor(source: MessageSource, logger: Logger, windowMs = 2, now: () => number = monotonicNow) {
     this.#source = source;
     this.#log = logger;
     this.#windowMs = windowMs;
+    this.#now = now;
   }
 
   async delete(
@@ -89,6 +93,7 @@ export class DeleteBatcher {
       entries.length,
       retryUntil,
       onRetry,
+      this.#now,
     ).then((failures) => {
       const byId = new Map(failures.map((f) => [f.id, f]));
       batch.forEach((p, i) => {
@@ -136,6 +141,7 @@ async function withRetry(
   entryCount: number,
   retryUntil: () => number = () => 0,
   onRetry: () => void = () => {},
+  now: () => number = monotonicNow,
 ): Promise<EntryFailure[]> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -144,7 +150,7 @@ async function withRetry(
     } catch (err) {
       const e = callErrorOf(err);
       const delayMs = backoffMs(attempt, 100, 1_000);
-      const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && Date.now() + delayMs >= retryUntil());
+      const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && now() + delayMs >= retryUntil());
       logger[last ? 'error' : 'warn'](
         { queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } },
         `${operation} failed`,

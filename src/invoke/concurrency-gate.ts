@@ -1,4 +1,5 @@
 import { sleep } from '../backoff.ts';
+import { WaitQueue } from '../wait-queue.ts';
 import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
 
 /**
@@ -10,30 +11,43 @@ import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
 const PREFETCH_SHARE = 0.25;
 
 export interface ConcurrencyGateDeps {
+  /** A monotonic clock (src/clock.ts). */
   readonly now: () => number;
   /** The limit moved (for metrics and logs). */
   readonly onChange: (change: NonNullable<LimitChange>) => void;
 }
 
+/** How Lambda answered one Invoke, for the limit: only answers and throttles say something about the budget. */
+export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
+
 /**
- * Adaptive concurrency's waiting rooms (the limit itself is the pure ConcurrencyLimit). Two counts:
+ * Adaptive concurrency's waiting rooms (the limit itself is the pure ConcurrencyLimit). Three counts:
  * - **holding**: loops between the start of a receive and the end of their Invoke, at most the limit plus a
- *   prefetch share; a loop over it does not receive, so messages the function cannot take now stay on the queue,
- *   visible to other replicas;
+ *   prefetch share (the hold limit); a loop over it does not receive, so messages the function cannot take now
+ *   stay on the queue, visible to other replicas;
+ * - **waiting**: batches that hold messages but wait (an unknown outcome held, a throttle or not-sent back-off,
+ *   a paused function). Waiting never holds capacity: they give their place to healthy batches (park()) and
+ *   take one again, ahead of new receives, before their next attempt (unpark()). So that throttled batches
+ *   cannot pull ever more messages off the queue, a new receive also needs holding + waiting under twice the
+ *   hold limit: a route holds at most twice its hold limit of batches, and at most the hold limit are active;
  * - **invoking**: Invoke calls in flight, at most the limit; a batch received ahead waits for a permit, first
- *   come first served.
+ *   come first served. The permit is held only for the call itself.
  * A throttled batch's back-off ends early when one of this process's invocations is accepted: the function has a
  * free slot then, and the oldest throttled batch takes it before a new receive (or another replica) does.
+ * Every line is a FIFO WaitQueue, and a freed place wakes one waiter, handing the place over.
  */
 export class ConcurrencyGate {
   readonly #limit: ConcurrencyLimit;
   readonly #deps: ConcurrencyGateDeps;
   #holding = 0;
+  #waiting = 0;
   #invoking = 0;
-  /** Loops waiting to receive: all recheck on any change. */
-  #enterWaiters = new Set<() => void>();
+  /** Loops waiting to receive. */
+  readonly #enterLine = new WaitQueue();
+  /** Waiting batches taking a place again before their next attempt: served before #enterLine. */
+  readonly #rejoinLine = new WaitQueue();
   /** Batches waiting for an Invoke permit, in arrival order. */
-  readonly #permitWaiters: (() => void)[] = [];
+  readonly #permitLine = new WaitQueue();
   /** Throttled batches in their back-off, in arrival order. */
   readonly #throttledWaiters: (() => void)[] = [];
 
@@ -47,38 +61,85 @@ export class ConcurrencyGate {
     return this.#limit.limit;
   }
 
+  /** Loops holding a place, batches waiting aside, and loops in line to receive (for tests and status). */
+  get counts(): { holding: number; waiting: number; enterLine: number; rejoinLine: number } {
+    return { holding: this.#holding, waiting: this.#waiting, enterLine: this.#enterLine.size, rejoinLine: this.#rejoinLine.size };
+  }
+
   /** Loops allowed to hold a batch: the limit and its prefetch share. */
   get #holdLimit(): number {
     return this.#limit.limit + Math.ceil(this.#limit.limit * PREFETCH_SHARE);
   }
 
-  /**
-   * Waits (idle) until the loop may receive, then counts it as holding; false when `halt` aborted first (the
-   * loop then holds nothing). Call leave() once its Invoke is over or it received nothing.
-   */
-  async enter(halt: AbortSignal): Promise<boolean> {
-    while (this.#holding >= this.#holdLimit) {
-      if (halt.aborted) return false;
-      await this.#changed(halt);
-    }
-    if (halt.aborted) return false;
-    this.#holding++;
-    return true;
+  #admitsNew(): boolean {
+    return this.#holding < this.#holdLimit && this.#holding + this.#waiting < 2 * this.#holdLimit && this.#rejoinLine.size === 0;
   }
 
-  leave(): void {
+  /**
+   * Waits (idle, in line) until the loop may receive, then counts it as holding; false when `halt` aborted
+   * first (the loop then holds nothing). Call leave() once its Invoke is over or it received nothing.
+   */
+  async enter(halt: AbortSignal): Promise<boolean> {
+    if (halt.aborted) return false;
+    if (this.#enterLine.size === 0 && this.#admitsNew()) {
+      this.#holding++;
+      return true;
+    }
+    // Woken means admitted: the one who freed the place counted it for this loop.
+    return this.#enterLine.wait(halt);
+  }
+
+  /** A holding loop is done (its Invoke is over, or it received nothing); `waiting`: it was parked. */
+  leave(waiting = false): void {
+    if (waiting) this.#waiting--;
+    else this.#holding--;
+    this.#admit();
+  }
+
+  /** A holding batch starts to wait (hold, back-off, pause): its place goes to a healthy batch meanwhile. */
+  park(): void {
     this.#holding--;
-    this.#wakeEnterWaiters();
+    this.#waiting++;
+    this.#admit();
+  }
+
+  /**
+   * A parked batch takes a place again before its next attempt, ahead of new receives. Never aborted: a batch
+   * that was received is always invoked or settled, and places free as the batches holding them end.
+   */
+  async unpark(): Promise<void> {
+    if (this.#rejoinLine.size === 0 && this.#holding < this.#holdLimit) {
+      this.#holding++;
+      this.#waiting--;
+      return;
+    }
+    await this.#rejoinLine.wait();
+  }
+
+  /** Hands free places over: first to parked batches coming back, then to loops waiting to receive. */
+  #admit(): void {
+    while (this.#holding < this.#holdLimit) {
+      if (this.#rejoinLine.size > 0) {
+        this.#holding++;
+        this.#waiting--;
+        this.#rejoinLine.wakeOne();
+      } else if (this.#enterLine.size > 0 && this.#admitsNew()) {
+        this.#holding++;
+        this.#enterLine.wakeOne();
+      } else return;
+    }
   }
 
   /**
    * Runs one Invoke under a permit: waits until fewer than the limit are in flight (never aborted: a received
-   * batch is always invoked), then feeds the outcome to the limit. `throttled` tells whether Lambda throttled it.
+   * batch is always invoked), then feeds the outcome to the limit. Only an answer from Lambda (`accepted`,
+   * whatever the function returned) or a throttle moves the limit: a call that failed (not sent, no answer,
+   * 5xx, function unusable) says nothing about the function's budget.
    */
-  async invoke<T>(call: () => Promise<T>, throttled: (result: T) => boolean): Promise<T> {
-    if (this.#invoking < this.#limit.limit && this.#permitWaiters.length === 0) this.#invoking++;
+  async invoke<T>(call: () => Promise<T>, verdict: (result: T) => InvokeVerdict): Promise<T> {
+    if (this.#invoking < this.#limit.limit && this.#permitLine.size === 0) this.#invoking++;
     // In line: the one who frees a permit counts it for the first waiter (a newcomer never jumps the line).
-    else await new Promise<void>((resolve) => this.#permitWaiters.push(resolve));
+    else await this.#permitLine.wait();
     const started = this.#deps.now();
     let result: T | undefined;
     try {
@@ -88,8 +149,9 @@ export class ConcurrencyGate {
       const inUse = this.#invoking;
       this.#invoking--;
       const now = this.#deps.now();
-      if (result !== undefined && throttled(result)) this.#report(this.#limit.throttled(now));
-      else if (result !== undefined) {
+      const outcome = result === undefined ? 'failed' : verdict(result);
+      if (outcome === 'throttled') this.#report(this.#limit.throttled(now));
+      else if (outcome === 'accepted') {
         this.#report(this.#limit.accepted(now, inUse, now - started));
         this.#throttledWaiters.shift()?.();
       }
@@ -113,34 +175,14 @@ export class ConcurrencyGate {
   #report(change: LimitChange): void {
     if (change === undefined) return;
     this.#deps.onChange(change);
-    if (change.to > change.from) this.#wakeEnterWaiters();
+    if (change.to > change.from) this.#admit();
   }
 
   #wakePermitWaiters(): void {
     // As many as there are permits now (the limit may have risen); the rest keep their place in line.
-    while (this.#invoking < this.#limit.limit && this.#permitWaiters.length > 0) {
+    while (this.#invoking < this.#limit.limit && this.#permitLine.size > 0) {
       this.#invoking++;
-      this.#permitWaiters.shift()!();
+      this.#permitLine.wakeOne();
     }
-  }
-
-  async #changed(halt: AbortSignal): Promise<void> {
-    let resolve = () => {};
-    const promise = new Promise<void>((r) => (resolve = r));
-    this.#enterWaiters.add(resolve);
-    halt.addEventListener('abort', resolve, { once: true });
-    try {
-      await promise;
-    } finally {
-      halt.removeEventListener('abort', resolve);
-      this.#enterWaiters.delete(resolve);
-    }
-  }
-
-  #wakeEnterWaiters(): void {
-    // Every waiter rechecks; few loops wait, and only while the limit is below --concurrency.
-    const waiters = this.#enterWaiters;
-    this.#enterWaiters = new Set();
-    for (const wake of waiters) wake();
   }
 }

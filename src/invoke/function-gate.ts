@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { sleep } from '../backoff.ts';
+import { monotonicNow } from '../clock.ts';
 import type { InvokeError } from './lambda-invoker.ts';
 
 /** First and longest pause after the function was found unusable. */
@@ -25,7 +26,8 @@ export class FunctionGate {
   constructor(deps: { logger: Logger; random?: () => number; now?: () => number }) {
     this.#log = deps.logger;
     this.#random = deps.random ?? Math.random;
-    this.#now = deps.now ?? Date.now;
+    // Monotonic: a pause measured on the wall clock would last 600 s longer after a 600 s step back.
+    this.#now = deps.now ?? monotonicNow;
   }
 
   get paused(): boolean {
@@ -58,8 +60,15 @@ export class FunctionGate {
     this.#resumed = new AbortController();
   }
 
-  /** Waits until the pause ends, resume() is called, or `stop` aborts. */
-  async wait(stop: AbortSignal): Promise<void> {
-    while (this.paused && !stop.aborted) await sleep(this.#pausedUntil - this.#now(), AbortSignal.any([stop, this.#resumed.signal]));
+  /**
+   * Waits until the pause ends, resume() is called, or `stop` aborts. `onWait` is told the length of each
+   * stretch before it starts (another loop's failed probe may lengthen the pause): the caller's liveness step.
+   */
+  async wait(stop: AbortSignal, onWait: (ms: number) => void = () => {}): Promise<void> {
+    while (this.paused && !stop.aborted) {
+      const ms = this.#pausedUntil - this.#now();
+      onWait(ms);
+      await sleep(ms, AbortSignal.any([stop, this.#resumed.signal]));
+    }
   }
 }

@@ -9,7 +9,15 @@
  *
  * A loop acquires a slot before it receives, so it never receives for a queue it may not invoke for; the slot
  * is released when the batch is settled, or at once (with its token refunded) when the receive returned
- * nothing. Pure state: time is passed in, and the Receiver does the waiting.
+ * nothing. Pure state: time (monotonic, src/clock.ts) is passed in, and the Receiver does the waiting.
+ *
+ * Waiting never holds a slot: a batch that waits between Invoke attempts (an unknown outcome held for a
+ * visibility timeout, a throttle or not-sent back-off, a paused function) parks its slot, so healthy messages
+ * of the queue are not stuck behind it, and unparks it (ahead of new receives) before its next attempt. So
+ * maxConcurrency bounds the batches of the queue that are active (receiving, invoking, settling). Parked
+ * batches are capped too: a new receive needs active + parked under twice maxConcurrency, so a queue whose
+ * invocations keep failing holds at most twice its maximum of batches invisible in this process, never every
+ * loop's.
  */
 
 export interface QueueLimit {
@@ -92,6 +100,8 @@ export class QueueSlots {
   readonly #concurrency: number;
   readonly #buckets: (TokenBucket | undefined)[];
   readonly #held: number[];
+  /** Batches of each queue that parked their slot while they wait. */
+  readonly #parked: number[];
   readonly #emptyUntil: number[];
   readonly #active: boolean;
 
@@ -100,6 +110,7 @@ export class QueueSlots {
     this.#concurrency = concurrency;
     this.#buckets = this.#limits.map((l) => (l.ratePerSec !== undefined ? new TokenBucket(l.ratePerSec, l.burst ?? 1, now) : undefined));
     this.#held = this.#limits.map(() => 0);
+    this.#parked = this.#limits.map(() => 0);
     this.#emptyUntil = this.#limits.map(() => 0);
     this.#active = this.#limits.some((l) => l.maxConcurrency !== undefined || (l.minConcurrency ?? 0) > 0 || l.ratePerSec !== undefined);
   }
@@ -114,14 +125,41 @@ export class QueueSlots {
     return this.#held[i]!;
   }
 
+  /** Batches of queue `i` parked now. */
+  parked(i: number): number {
+    return this.#parked[i]!;
+  }
+
   /** Whether a loop may receive from queue `i` now. */
   admits(i: number, now: number): boolean {
     if (!this.#active) return true;
     const limit = this.#limits[i]!;
-    if (limit.maxConcurrency !== undefined && this.#held[i]! >= limit.maxConcurrency) return false;
+    const max = limit.maxConcurrency;
+    if (max !== undefined && (this.#held[i]! >= max || this.#held[i]! + this.#parked[i]! >= 2 * max)) return false;
     if (this.#buckets[i] && !this.#buckets[i].available(now)) return false;
-    const busy = this.#held.reduce((a, b) => a + b, 0);
+    // A parked batch's loop is busy too: it cannot receive for another queue.
+    const busy = this.#held.reduce((a, b) => a + b, 0) + this.#parked.reduce((a, b) => a + b, 0);
     return busy + 1 + this.#reservedBesides(i, now) <= this.#concurrency;
+  }
+
+  /** A batch of queue `i` starts to wait between attempts: its slot is free for another batch meanwhile. */
+  park(i: number): void {
+    if (!this.#active) return;
+    if (this.#held[i]! > 0) this.#held[i]!--;
+    this.#parked[i]!++;
+  }
+
+  /**
+   * Takes the slot of a parked batch of queue `i` back, if one is free (only maxConcurrency counts: the batch's
+   * rate token was spent at its receive, and its loop is already counted for the minimums).
+   */
+  unpark(i: number): boolean {
+    if (!this.#active) return true;
+    const max = this.#limits[i]!.maxConcurrency;
+    if (max !== undefined && this.#held[i]! >= max) return false;
+    if (this.#parked[i]! > 0) this.#parked[i]!--;
+    this.#held[i]!++;
+    return true;
   }
 
   /** Loops other queues still have reserved: their unmet minimums, unless empty lately or unable to take them. */
@@ -129,9 +167,11 @@ export class QueueSlots {
     let reserved = 0;
     this.#limits.forEach((limit, j) => {
       const min = limit.minConcurrency ?? 0;
-      if (j === i || min === 0 || this.#held[j]! >= min || this.#emptyUntil[j]! > now) return;
+      // Parked batches are the queue's loops too: they count towards its minimum.
+      const loops = this.#held[j]! + this.#parked[j]!;
+      if (j === i || min === 0 || loops >= min || this.#emptyUntil[j]! > now) return;
       if (this.#buckets[j] && !this.#buckets[j].available(now)) return;
-      reserved += min - this.#held[j]!;
+      reserved += min - loops;
     });
     return reserved;
   }
@@ -145,11 +185,12 @@ export class QueueSlots {
   }
 
   /**
-   * Gives a slot back. `received: false` (the receive returned nothing) refunds the token and marks the queue
+   * Gives a slot back (`parked`: a parked batch's, ended while it waited). `received: false` (the receive returned nothing) refunds the token and marks the queue
    * empty for EMPTY_GRACE_MS; `true` (a batch was received and is now settled) keeps the token spent.
    */
-  release(i: number, received: boolean, now: number): void {
-    if (this.#held[i]! > 0) this.#held[i]!--;
+  release(i: number, received: boolean, now: number, parked = false): void {
+    const count = parked ? this.#parked : this.#held;
+    if (count[i]! > 0) count[i]!--;
     if (!received) {
       this.#buckets[i]?.refund(now);
       this.#emptyUntil[i] = now + EMPTY_GRACE_MS;
@@ -171,7 +212,7 @@ export class QueueSlots {
     if (!this.#active) return [...order];
     const below = (i: number) => {
       const min = this.#limits[i]!.minConcurrency ?? 0;
-      return min > 0 && this.#held[i]! < min && this.#emptyUntil[i]! <= now;
+      return min > 0 && this.#held[i]! + this.#parked[i]! < min && this.#emptyUntil[i]! <= now;
     };
     return [...order.filter(below), ...order.filter((i) => !below(i))];
   }

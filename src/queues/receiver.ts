@@ -5,6 +5,7 @@ import { backoffMs, sleep } from '../backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
+import { WaitQueue } from '../wait-queue.ts';
 import type { MessageSource, ReceiveOptions, ResolvedQueue } from './sqs-source.ts';
 
 export interface ReceiverOptions {
@@ -34,6 +35,7 @@ export interface ReceiverDeps {
   readonly source: MessageSource;
   readonly logger: Logger;
   readonly random: Random;
+  /** A monotonic clock (src/clock.ts): back-offs and rate tokens must not stall when the wall clock steps back. */
   readonly now: () => number;
 }
 
@@ -85,8 +87,10 @@ export class Receiver {
   /** Receives on their way, and what waits for there to be none (quiet()). */
   #open = 0;
   readonly #quietWaiters: (() => void)[] = [];
-  /** Loops waiting for a slot to be released. */
-  #slotWaiters: (() => void)[] = [];
+  /** Loops waiting for a slot to be released; each release wakes one, which looks again. */
+  readonly #slotWaiters = new WaitQueue();
+  /** Per queue: parked batches taking their slot back, served before new receives. */
+  readonly #unparkLines: WaitQueue[];
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps) {
     if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
@@ -100,36 +104,72 @@ export class Receiver {
       options.concurrency ?? 1,
       deps.now(),
     );
+    this.#unparkLines = options.queues.map(() => new WaitQueue());
   }
 
-  /** A batch received from `queue` by next() is settled: its loop gives the queue's slot back. */
-  settled(queue: ResolvedQueue): void {
+  /**
+   * A batch received from `queue` by next() is settled: its loop gives the queue's slot back (`parked`: the
+   * batch ended while its slot was parked).
+   */
+  settled(queue: ResolvedQueue, parked = false): void {
     if (!this.#slots.active) return;
     const index = this.#opts.queues.indexOf(queue);
     if (index < 0) return;
-    this.#slots.release(index, true, this.#deps.now());
-    this.#wakeSlotWaiters();
+    this.#slots.release(index, true, this.#deps.now(), parked);
+    this.#handOver(index);
+  }
+
+  /**
+   * A batch of `queue` waits between Invoke attempts: its slot is free for healthy batches meanwhile
+   * (src/queues/queue-limits.ts says why and how many may wait).
+   */
+  park(queue: ResolvedQueue): void {
+    const index = this.#opts.queues.indexOf(queue);
+    if (!this.#slots.active || index < 0) return;
+    this.#slots.park(index);
+    this.#handOver(index);
+  }
+
+  /** A parked batch takes its queue's slot back before its next attempt, ahead of new receives; never aborted. */
+  async unpark(queue: ResolvedQueue): Promise<void> {
+    const index = this.#opts.queues.indexOf(queue);
+    if (!this.#slots.active || index < 0) return;
+    const line = this.#unparkLines[index]!;
+    if (line.size === 0 && this.#slots.unpark(index)) return;
+    // Woken means the slot is ours: #handOver() took it for us.
+    await line.wait();
   }
 
   #release(index: number): void {
     if (!this.#slots.active) return;
     this.#slots.release(index, false, this.#deps.now());
-    this.#wakeSlotWaiters();
+    this.#handOver(index);
   }
 
-  #wakeSlotWaiters(): void {
-    const waiters = this.#slotWaiters;
-    this.#slotWaiters = [];
-    for (const w of waiters) w();
+  /**
+   * A slot of queue `index` is free: a parked batch of that queue takes it first (handed over, counted here);
+   * otherwise one loop waiting to receive wakes and looks again. One wake per release: the others keep waiting
+   * (and look again on their own after LIMIT_RECHECK_MS), so a release costs O(1) however many loops wait.
+   */
+  #handOver(index: number): void {
+    const line = this.#unparkLines[index]!;
+    if (line.size > 0 && this.#slots.unpark(index)) {
+      line.wakeOne();
+      return;
+    }
+    this.#slotWaiters.wakeOne();
+  }
+
+  /** Loops waiting for a slot now (for tests). */
+  get slotWaiters(): number {
+    return this.#slotWaiters.size;
   }
 
   /** Waits until a slot is released, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
   async #waitForSlot(queues: readonly number[], stop: AbortSignal): Promise<void> {
     const now = this.#deps.now();
     const tokenAt = this.#slots.nextTokenAt(queues, now);
-    const woken = new AbortController();
-    this.#slotWaiters.push(() => woken.abort());
-    await sleep(Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now), AbortSignal.any([stop, woken.signal]));
+    await this.#slotWaiters.wait(stop, Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now));
   }
 
   /** Whether at least one queue is not backing off after a failed receive. */

@@ -1,3 +1,4 @@
+import { steadyEpochNow } from '../clock.ts';
 import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
 import { SQS_METRICS } from '../metrics/names.ts';
 import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
@@ -47,7 +48,10 @@ export interface StatusRecorderOptions {
   readonly queues?: readonly string[];
   /** The error log ring whose entries the snapshot carries. Default none (no recent errors). */
   readonly recentErrors?: RecentErrors;
-  /** Clock, epoch ms. Default Date.now. */
+  /**
+   * Clock, epoch ms. Default steadyEpochNow (src/clock.ts): epoch ms that do not step with the wall clock, so a
+   * backward step does not hide the last minutes' buckets behind the window.
+   */
   readonly now?: () => number;
 }
 
@@ -73,7 +77,7 @@ export class StatusRecorder implements MetricsSink {
       throw new RangeError(`windowMs must be at least bucketMs (${bucketMs}), got ${windowMs}`);
     this.bucketMs = bucketMs;
     this.#slotCount = Math.ceil(windowMs / bucketMs);
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? steadyEpochNow;
     this.#recentErrors = options.recentErrors;
     for (const name of options.queues ?? []) this.#ring(name);
   }

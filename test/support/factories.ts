@@ -48,6 +48,11 @@ export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttrib
   readonly receives: { queue: string; waitSec: number; max: number; visibilityTimeoutSec: number | undefined; ids: string[] }[] = [];
   /** Whether received messages come back when their visibility runs out; default false (they stay in flight). */
   realVisibility = false;
+  /**
+   * The fake's clock for long polls and visibility: monotonic by default, as SQS's own waits are (tests that step
+   * the wall clock must not stretch a long poll); a test on a fake clock gives it that clock.
+   */
+  now: () => number = () => performance.now();
   /** Each queue's own VisibilityTimeout (GetQueueAttributes, and receives that state none); default 30. */
   readonly queueVisibilitySec = new Map<string, number>();
   /** When set, a ChangeMessageVisibilityBatch that extends (timeout > 0) throws this. */
@@ -89,7 +94,7 @@ export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttrib
     this.receives.push(record);
     const err = this.receiveError?.(q.name);
     if (err) throw err as Error;
-    const deadline = Date.now() + options.waitSec * 1000;
+    const deadline = this.now() + options.waitSec * 1000;
     for (;;) {
       const list = this.visible.get(q.name) ?? [];
       if (list.length > 0) {
@@ -102,10 +107,10 @@ export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttrib
         record.ids = taken.map((m) => m.MessageId!);
         return taken;
       }
-      if (options.waitSec === 0 || Date.now() >= deadline) return [];
+      if (options.waitSec === 0 || this.now() >= deadline) return [];
       if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        const timer = setTimeout(resolve, Math.max(0, deadline - this.now()));
         const done = () => {
           clearTimeout(timer);
           resolve();
@@ -119,7 +124,7 @@ export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttrib
 
   /** Hides the message behind `handle` for `timeoutSec` from now; it comes back then unless extended or settled. */
   #hide(queueName: string, handle: string, timeoutSec: number): void {
-    const at = Date.now() + timeoutSec * 1000;
+    const at = this.now() + timeoutSec * 1000;
     this.#hiddenUntil.set(handle, at);
     setTimeout(() => {
       const m = this.inflight.get(handle);

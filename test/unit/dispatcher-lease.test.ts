@@ -45,6 +45,8 @@ function sqs500(): AwsCallError {
 }
 
 function start(options: Partial<DispatcherOptions>, invoker: FakeInvoker, source: FakeSource, startSec: number) {
+  // One fake clock for the dispatcher and the fake SQS's long polls and visibility.
+  source.now = () => Date.now();
   const { logger, lines } = recordingLogger();
   const metrics = new RecordingMetrics();
   const dispatcher = new Dispatcher(

@@ -24,7 +24,7 @@ describe('Dispatcher timing with fake timers', () => {
           deleteMode: 'on-success',
           functionName: 'fn',
         },
-        { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger },
+        { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, now: Date.now },
       );
       const stop = new AbortController();
       const running = dispatcher.run(stop.signal);
@@ -66,7 +66,8 @@ describe('Dispatcher timing with fake timers', () => {
           functionName: 'fn',
         },
         // random() = 0.999: each back-off is just under its ceiling (100, 200, 400, 800, then the 1 s cap).
-        { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, random: () => 0.999 },
+        // The mocked Date is this test's clock (the default, performance.now(), is not mocked).
+        { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, random: () => 0.999, now: Date.now },
       );
       const stop = new AbortController();
       const running = dispatcher.run(stop.signal);

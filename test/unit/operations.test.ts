@@ -60,7 +60,8 @@ describe('Operations with several routes', () => {
 
   it('liveness names the route of a stuck loop', () => {
     const ops = operations();
-    const now = Date.now();
+    // Liveness compares on the monotonic clock (src/clock.ts), as the dispatchers record their steps.
+    const now = performance.now();
     const stuck: LoopStep = { step: 'invoke', since: now - 60_000, deadlineAt: now - 1_000 };
     ops.running([view('a-fn', {}, [undefined]), view('b-fn', {}, [undefined, stuck])]);
     const probe = ops.liveness();

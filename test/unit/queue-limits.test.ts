@@ -141,4 +141,32 @@ describe('QueueSlots', () => {
     assert.equal(s.held(0), 0);
     assert.equal(s.acquire(0, 0), true);
   });
+  it('a parked batch frees its slot; it takes one back only under maxConcurrency; at most twice the max in all', () => {
+    const s = new QueueSlots([{ maxConcurrency: 2 }], 10, 0);
+    assert.equal(s.acquire(0, 0), true);
+    assert.equal(s.acquire(0, 0), true);
+    assert.equal(s.admits(0, 0), false);
+    s.park(0);
+    assert.deepEqual([s.held(0), s.parked(0)], [1, 1]);
+    assert.equal(s.acquire(0, 0), true, 'the parked slot serves a healthy batch');
+    assert.equal(s.unpark(0), false, 'two active: the parked batch waits');
+    s.park(0);
+    s.park(0);
+    assert.deepEqual([s.held(0), s.parked(0)], [0, 3]);
+    assert.equal(s.acquire(0, 0), true);
+    assert.equal(s.admits(0, 0), false, '1 active + 3 parked = twice the max: no new receive');
+    assert.equal(s.unpark(0), true, 'but a parked batch may come back');
+    s.release(0, true, 0, true); // a parked batch ended while waiting
+    assert.deepEqual([s.held(0), s.parked(0)], [2, 1]);
+  });
+
+  it("parked batches count towards their queue minimum: their loops are that queue's", () => {
+    const s = new QueueSlots([undefined, { minConcurrency: 2 }], 3, 0);
+    assert.equal(s.acquire(1, 0), true);
+    assert.equal(s.acquire(1, 0), true);
+    s.park(1);
+    s.park(1);
+    assert.equal(s.acquire(0, 0), true, 'the third loop is free for queue 0');
+    assert.equal(s.admits(0, 0), false, 'three loops busy');
+  });
 });

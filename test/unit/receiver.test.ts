@@ -675,3 +675,45 @@ describe('Receiver', () => {
     });
   });
 });
+
+describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  it('2,000 loops on one held slot cost 2,000 waiters however many rechecks pass, and one release wakes one', async () => {
+    const { source, receiver, stop } = setup({ queues: [queue('a')], pollForSec: 0, concurrency: 2_001, limits: [{ maxConcurrency: 1 }] });
+    source.respond = () => [message()];
+    const held = await receiver.next(stop.signal);
+    assert.ok(held, 'one loop holds the only slot');
+    let returns = 0;
+    let received = 0;
+    const loops = Array.from({ length: 2_000 }, async () => {
+      while (!stop.signal.aborted) {
+        const r = await receiver.next(stop.signal);
+        if (r) {
+          received++;
+          return;
+        }
+        returns++;
+      }
+    });
+    await flush();
+    assert.equal(receiver.slotWaiters, 2_000);
+    // Each loop looks again every LIMIT_RECHECK_MS (1 s): a recheck replaces its entry, it does not add one.
+    for (let cycle = 0; cycle < 5; cycle++) {
+      await advance(1_000);
+      assert.equal(receiver.slotWaiters, 2_000, `after recheck ${cycle + 1}`);
+    }
+    assert.equal(returns, 5 * 2_000, 'every loop rechecked once a second');
+    await advance(500);
+    const before = returns;
+    receiver.settled(held.queue);
+    await flush();
+    assert.equal(returns - before, 1, 'the release woke one loop, not 2,000');
+    assert.equal(received, 1, 'and that loop took the slot on its next look');
+    assert.equal(receiver.slotWaiters, 1_999);
+    stop.abort();
+    await Promise.all(loops);
+    assert.equal(receiver.slotWaiters, 0, 'a stop empties the line');
+  });
+});

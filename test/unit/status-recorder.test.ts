@@ -294,3 +294,20 @@ describe('RecentErrors', () => {
     assert.throws(() => new RecentErrors({ capacity: 0 }), /capacity/);
   });
 });
+
+describe('StatusRecorder: clock', () => {
+  it('a 600 s backward step of the wall clock does not hide the last buckets (issue 20 item 6)', (t) => {
+    const wall = Date.now.bind(Date);
+    let offsetMs = 0;
+    t.mock.method(Date, 'now', () => wall() + offsetMs);
+    const recorder = new StatusRecorder();
+    recorder.record(datum(SQS_METRICS.invoked.cloudwatch, 7));
+    offsetMs = -600_000;
+    const buckets = queue(recorder, 'orders').buckets;
+    assert.equal(
+      buckets.reduce((sum, b) => sum + b.invoked, 0),
+      7,
+      'the invocation recorded a moment ago is still in the window',
+    );
+  });
+});
