@@ -676,6 +676,31 @@ describe('Receiver', () => {
   });
 });
 
+describe('Receiver.quiet(): a drain releases only once no receive is on its way', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  it('resolves at once with no receive on its way, and only after the last open long poll has returned', async () => {
+    const { source, receiver, stop } = setup({ queues: [queue('a')], pollForSec: 20 });
+    assert.equal(await settled(receiver.quiet()), true, 'nothing on its way');
+    const pending = new PendingReceives();
+    source.respond = pending.respond;
+    const { done } = loop(receiver, stop);
+    await flush();
+    // The short receive is on its way; answer it empty so the loop sends its long poll.
+    pending.answer([]);
+    await flush();
+    assert.equal(pending.count, 1, 'a long poll is open');
+    stop.abort();
+    const quiet = receiver.quiet();
+    assert.equal(await settled(quiet), false, 'the long poll open at the stop can still receive what a release hands back');
+    pending.answer([message('late')]);
+    await flush();
+    assert.equal(await settled(quiet), true, 'quiet once it returned');
+    await done;
+  });
+});
+
 describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
   afterEach(() => mock.timers.reset());
