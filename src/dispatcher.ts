@@ -484,7 +484,10 @@ export class Dispatcher {
           queue,
           'release',
           unsettled,
-          () => changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0),
+          () =>
+            changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0, () =>
+              this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS),
+            ),
           (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
         );
         this.#metrics.dropped(queue.name, unsettled.length);
@@ -716,7 +719,9 @@ export class Dispatcher {
         delaySec: step.timeoutSec,
         receiveCounts: step.messages.map(receiveCountOf),
       };
-      const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec);
+      const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec, () =>
+        this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS),
+      );
       if (result.failed.length > 0)
         this.#log.warn(
           { ...context, failed: result.failed },

@@ -694,7 +694,7 @@ describe('Receiver.quiet(): a drain releases only once no receive is on its way'
     stop.abort();
     const quiet = receiver.quiet();
     assert.equal(await settled(quiet), false, 'the long poll open at the stop can still receive what a release hands back');
-    pending.answer([message('late')]);
+    pending.answer([message()]);
     await flush();
     assert.equal(await settled(quiet), true, 'quiet once it returned');
     await done;
