@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { createQueue, sqsClient } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { SQS_RECORD_KEYS } from '../support/factories.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -48,18 +49,7 @@ describe('the payload a function receives (LocalStack SQS -> workerless -> Lambd
     const all = invocations.flatMap(records);
     const rec = all.find((r) => r['messageId'] === sent.MessageId)!;
     assert.ok(rec, 'the message with attributes was delivered');
-    assert.deepEqual(Object.keys(rec), [
-      'messageId',
-      'receiptHandle',
-      'body',
-      'attributes',
-      'messageAttributes',
-      'md5OfMessageAttributes',
-      'md5OfBody',
-      'eventSource',
-      'eventSourceARN',
-      'awsRegion',
-    ]);
+    assert.deepEqual(Object.keys(rec), SQS_RECORD_KEYS);
     assert.equal(rec['body'], body);
     assert.equal(typeof rec['receiptHandle'], 'string');
     assert.ok((rec['receiptHandle'] as string).length > 0);

@@ -11,7 +11,7 @@ import { ReceiveMessageCommand, SendMessageCommand, type MessageAttributeValue, 
 import { countMessages, createQueue, drainQueue, messageCounts, sendMessages, sqsClient } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
-import { until } from '../support/factories.ts';
+import { SQS_RECORD_KEYS, until } from '../support/factories.ts';
 import { functionFixture } from '../support/functions.ts';
 import {
   MAX_SYNC_PAYLOAD_BYTES,
@@ -117,18 +117,7 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
           const all = ofQueue(endpoint, q.arn).flatMap(records);
           const rec = all.find((r) => r.messageId === sent.MessageId);
           assert.ok(rec, 'the message with attributes was delivered');
-          assert.deepEqual(Object.keys(rec), [
-            'messageId',
-            'receiptHandle',
-            'body',
-            'attributes',
-            'messageAttributes',
-            'md5OfMessageAttributes',
-            'md5OfBody',
-            'eventSource',
-            'eventSourceARN',
-            'awsRegion',
-          ]);
+          assert.deepEqual(Object.keys(rec), SQS_RECORD_KEYS);
           assert.equal(rec.body, 'Test message.');
           assert.equal(rec['md5OfBody'], sent.MD5OfMessageBody);
           assert.equal(rec['md5OfMessageAttributes'], sent.MD5OfMessageAttributes);

@@ -341,3 +341,20 @@ export function startDispatcher(
   const running = dispatcher.run(stop.signal);
   return { source, metrics, invoker, dispatcher, stop, running };
 }
+
+/**
+ * The keys of a record of Lambda's SQS event, in AWS's order (the trigger's documented example; see ANCHORS.md
+ * section 3), for a message with attributes: anyone diffing payloads sees the same order.
+ */
+export const SQS_RECORD_KEYS: readonly string[] = [
+  'messageId',
+  'receiptHandle',
+  'body',
+  'attributes',
+  'messageAttributes',
+  'md5OfMessageAttributes',
+  'md5OfBody',
+  'eventSource',
+  'eventSourceARN',
+  'awsRegion',
+];

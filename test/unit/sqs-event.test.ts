@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildSqsEvents, toRecord } from '../../src/invoke/sqs-event.ts';
+import { SQS_RECORD_KEYS } from '../support/factories.ts';
 
 const queue = { arn: 'arn:aws:sqs:us-east-2:123456789012:my-queue', region: 'us-east-2' };
 
@@ -38,18 +39,7 @@ describe('toRecord', () => {
       awsRegion: 'us-east-2',
     });
     // Key order matches AWS's, which matters to anyone diffing payloads.
-    assert.deepEqual(Object.keys(record), [
-      'messageId',
-      'receiptHandle',
-      'body',
-      'attributes',
-      'messageAttributes',
-      'md5OfMessageAttributes',
-      'md5OfBody',
-      'eventSource',
-      'eventSourceARN',
-      'awsRegion',
-    ]);
+    assert.deepEqual(Object.keys(record), SQS_RECORD_KEYS);
   });
 
   it('keeps the md5 SQS computed and every FIFO and optional attribute as strings', () => {
