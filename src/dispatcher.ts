@@ -10,6 +10,7 @@ import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, 
 import { ConcurrencyGate, type InvokeVerdict } from './invoke/concurrency-gate.ts';
 import type { AdaptiveConcurrency, LimitChange } from './invoke/concurrency-limit.ts';
 import { FunctionGate } from './invoke/function-gate.ts';
+import { LoopCapacity } from './loop-capacity.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from './invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from './invoke/lambda-invoker.ts';
@@ -145,16 +146,8 @@ export class Dispatcher {
   readonly #gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
   readonly #adaptive: ConcurrencyGate | undefined;
-  /**
-   * Loops counted by the adaptive gate: from the start of a receive until the Invoke of what it returned is over.
-   * Settling happens outside, so the gate counts what reaches Lambda, not SQS round trips.
-   */
-  readonly #holding: boolean[];
-  /**
-   * Loops whose batch waits between Invoke attempts, with its capacity given up (#stepAside): `place`, it
-   * parked its adaptive place; `slot`, its queue slot. Both are taken again before the next attempt (#rejoin).
-   */
-  readonly #aside: { place: boolean; slot: boolean }[];
+  /** Each loop's adaptive place and queue slot, given up while its batch waits (src/loop-capacity.ts). */
+  readonly #capacity: LoopCapacity;
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
@@ -200,8 +193,7 @@ export class Dispatcher {
       onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
     };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
-    this.#holding = Array.from({ length: options.concurrency }, () => false);
-    this.#aside = Array.from({ length: options.concurrency }, () => ({ place: false, slot: false }));
+    this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
     this.#window = {
       batchSize: options.batchSize,
       windowMs: options.batchWindowMs ?? 0,
@@ -319,7 +311,7 @@ export class Dispatcher {
       }
       // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
       // take now stay on the queue, visible to other replicas and to this one once a slot frees.
-      if (this.#adaptive && !(this.#holding[loop] = await this.#adaptive.enter(halt))) continue;
+      if (!(await this.#capacity.enter(loop, halt))) continue;
       try {
         this.#step(loop, 'receive', this.#receiveDeadlineMs());
         const startedAt = this.#now();
@@ -330,60 +322,10 @@ export class Dispatcher {
           await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
-        this.#freeSlot(loop);
+        this.#capacity.free(loop);
       }
     }
     this.#step(loop, undefined);
-  }
-
-  /** The loop's Invoke is over (or it received nothing): another loop may receive. */
-  #freeSlot(loop: number): void {
-    const aside = this.#aside[loop]!;
-    if (aside.place) {
-      aside.place = false;
-      this.#adaptive?.leave(true);
-    }
-    if (!this.#holding[loop]) return;
-    this.#holding[loop] = false;
-    this.#adaptive?.leave();
-  }
-
-  /**
-   * The batch is about to wait (an unknown outcome held, a back-off, a pause): it gives up its adaptive place
-   * and its queue slot meanwhile, so healthy batches are not stuck behind it. Its lease keeps the messages
-   * invisible, and it stays in #inFlight (shutdown waits for it). See ConcurrencyGate and QueueSlots for how
-   * many batches may wait aside.
-   */
-  #stepAside(batch: Batch): void {
-    const aside = this.#aside[batch.loop]!;
-    if (this.#holding[batch.loop] && this.#adaptive) {
-      this.#holding[batch.loop] = false;
-      aside.place = true;
-      this.#adaptive.park();
-    }
-    if (!aside.slot) {
-      aside.slot = true;
-      this.#receiver.park(batch.queue);
-    }
-  }
-
-  /**
-   * Takes back what #stepAside gave up, waiting its turn (ahead of new receives), before the next attempt: the
-   * adaptive place first, then the queue slot, the order in which a new receive takes them. Never aborted.
-   */
-  async #rejoin(batch: Batch): Promise<void> {
-    const aside = this.#aside[batch.loop]!;
-    if (!aside.place && !aside.slot) return;
-    this.#step(batch.loop, 'waiting for capacity', Infinity);
-    if (aside.place && this.#adaptive) {
-      await this.#adaptive.unpark();
-      aside.place = false;
-      this.#holding[batch.loop] = true;
-    }
-    if (aside.slot) {
-      await this.#receiver.unpark(batch.queue);
-      aside.slot = false;
-    }
   }
 
   /** Reports a receive to the tracer, whose spans need wall-clock times: converted here, once. */
@@ -453,9 +395,7 @@ export class Dispatcher {
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
       this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
-      const aside = this.#aside[batch.loop]!;
-      this.#receiver.settled(queue, aside.slot);
-      aside.slot = false;
+      this.#capacity.settled(batch.loop, queue);
     }
   }
 
@@ -471,7 +411,7 @@ export class Dispatcher {
     const messageIds = ids(messages);
     const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
     // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
-    this.#freeSlot(batch.loop);
+    this.#capacity.free(batch.loop);
     if (outcome.kind === 'interrupted') {
       if (outcome.release) {
         // Still under the lease: released only once this dispatcher's own receives have returned (Receiver.quiet).
@@ -752,7 +692,10 @@ export class Dispatcher {
     let attempts: InvokeAttempts = NO_ATTEMPTS;
     const policy = { unknownHoldMs: batch.lease.timeoutMs, maxUnknown: MAX_UNKNOWN_OUTCOMES };
     for (;;) {
-      await this.#rejoin(batch);
+      if (this.#capacity.isAside(batch.loop)) {
+        this.#step(batch.loop, 'waiting for capacity', Infinity);
+        await this.#capacity.rejoin(batch.loop, queue);
+      }
       // Waiting for an Invoke permit (adaptive concurrency) is a step of its own.
       if (this.#adaptive) this.#step(batch.loop, 'waiting for an Invoke permit', Infinity);
       let started = this.#now();
@@ -800,7 +743,7 @@ export class Dispatcher {
       const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
       if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
       // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
-      this.#stepAside(batch);
+      this.#capacity.stepAside(batch.loop, queue);
       if (step.action === 'pause-function') {
         this.#gate.pause(error);
         this.#metrics.paused(true);
