@@ -1,8 +1,8 @@
-// Writes the README's option tables from the option definitions (src/options.ts), between the markers
+// Writes the README's option tables from the option definitions (src/config/options.ts), between the markers
 // `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`. Run `npm run docs:options` after changing an
-// option; test/unit/options-readme.test.ts fails while the README differs from what this would write.
+// option; test/unit/config/options-readme.test.ts fails while the README differs from what this would write.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { CORE_OPTIONS, TEMPORAL_OPTIONS, defaultText, envName, formatMs, type OptionDef } from '../src/options.ts';
+import { CORE_OPTIONS, TEMPORAL_OPTIONS, defaultText, envName, formatMs, type OptionDef } from '../src/config/options.ts';
 
 /** The README tables by marker name. */
 const TABLES: Readonly<Record<string, readonly OptionDef[]>> = { main: CORE_OPTIONS, temporal: TEMPORAL_OPTIONS };
@@ -71,6 +71,6 @@ if (import.meta.main) {
   const after = syncReadme(before);
   writeFileSync(README, after);
   process.stdout.write(
-    after === before ? 'README.md options tables are up to date\n' : 'README.md options tables rewritten from src/options.ts\n',
+    after === before ? 'README.md options tables are up to date\n' : 'README.md options tables rewritten from src/config/options.ts\n',
   );
 }

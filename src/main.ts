@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AwsEndpoints } from './aws/endpoints.ts';
-import type { Config } from './config.ts';
-import type { Dispatcher } from './dispatcher.ts';
-import type { RecentErrors } from './status/status-recorder.ts';
-import type { OtelDispatchTracer } from './tracing/otel.ts';
+import type { Config } from './config/config.ts';
+import type { Dispatcher } from './dispatch/dispatcher.ts';
+import type { RecentErrors } from './operator/status/status-recorder.ts';
+import type { OtelDispatchTracer } from './operator/tracing/otel.ts';
 
 /** Exit codes: 0 clean stop, 1 runtime/start-up failure or forced stop, 2 invalid configuration. */
 const EXIT_OK = 0;
@@ -31,7 +31,13 @@ process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
   const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }, { OptionReader }, { loadAwsRegion }] = await Promise.all(
-    [import('./cli.ts'), import('./config.ts'), import('pino'), import('./option-reader.ts'), import('./aws/region.ts')],
+    [
+      import('./config/cli.ts'),
+      import('./config/config.ts'),
+      import('pino'),
+      import('./config/option-reader.ts'),
+      import('./aws/region.ts'),
+    ],
   );
   // `workerless check [options]` validates the same options as a run, then checks them instead of running.
   const check = process.argv[2] === 'check';
@@ -74,7 +80,8 @@ async function main(): Promise<number> {
   const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
   if (check) return runCheck(config, endpoints, warnings);
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
-  const recentErrors = config.httpPort !== undefined ? new (await import('./status/status-recorder.ts')).RecentErrors() : undefined;
+  const recentErrors =
+    config.httpPort !== undefined ? new (await import('./operator/status/status-recorder.ts')).RecentErrors() : undefined;
   const logger = recentErrors
     ? pino(
         { level: config.logLevel, base: { pid: process.pid } },
@@ -108,23 +115,23 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     { endpointName },
     { awsSocketCeiling, fdBudget, readOpenFileLimit },
   ] = await Promise.all([
-    import('./aws/hot-path.ts'),
-    import('./dispatcher.ts'),
+    import('./aws/adapters.ts'),
+    import('./dispatch/dispatcher.ts'),
     import('./invoke/function-check.ts'),
-    import('./queues/sqs-source.ts'),
-    import('./queues/shared-receive.ts'),
+    import('./aws/sqs-source.ts'),
+    import('./receive/shared-receive.ts'),
     import('./temporal/options.ts'),
-    import('./metrics/metrics-sink.ts'),
-    import('./tracing/otel-env.ts'),
+    import('./operator/metrics/metrics-sink.ts'),
+    import('./operator/tracing/otel-env.ts'),
     import('./aws/endpoints.ts'),
-    import('./http/fd-budget.ts'),
+    import('./operator/http/fd-budget.ts'),
   ]);
   // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
   // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
   let tracer: OtelDispatchTracer | undefined;
   try {
     tracer = resolveOtelEnv(process.env)
-      ? await (await import('./tracing/otel.ts')).createOtelTracer(process.env, logger, { functionRegion: endpoints.region })
+      ? await (await import('./operator/tracing/otel.ts')).createOtelTracer(process.env, logger, { functionRegion: endpoints.region })
       : undefined;
   } catch (err) {
     if (!(err instanceof OtelConfigError)) throw err;
@@ -134,7 +141,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
   // Every worker loop may hold one long poll and one invocation open at a time.
   const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
   const maxSocketsPerHost = loops + 16;
-  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/http/fd-budget.ts).
+  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
     openFileLimit: readOpenFileLimit(),
     awsSockets: awsSocketCeiling(maxSocketsPerHost),
@@ -149,7 +156,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
   // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
   const ops =
     config.httpPort !== undefined
-      ? new (await import('./operations.ts')).Operations(config, logger.child({ component: 'http' }), version(), recentErrors)
+      ? new (await import('./operator/operations.ts')).Operations(config, logger.child({ component: 'http' }), version(), recentErrors)
       : undefined;
   try {
     await ops?.start(fds.httpMaxConnections);
@@ -233,9 +240,13 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled
-      ? new (await import('./metrics/cloudwatch.ts')).CloudWatchMetrics(await aws.cloudwatch(), logger.child({ component: 'metrics' }), {
-          namespace: config.metricsNamespace,
-        })
+      ? new (await import('./operator/metrics/cloudwatch.ts')).CloudWatchMetrics(
+          await aws.cloudwatch(),
+          logger.child({ component: 'metrics' }),
+          {
+            namespace: config.metricsNamespace,
+          },
+        )
       : undefined;
     const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
     const metricsStop = new AbortController();
@@ -338,7 +349,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
 /** `workerless check`: one line per check on stdout; exit 0 when every check passed, 1 otherwise. */
 async function runCheck(config: Config, endpoints: AwsEndpoints, warnings: readonly string[]): Promise<number> {
   const [{ runChecks, formatReport, allPassed }, { createCheckAdapters }, { OtelConfigError, describeProblem, resolveOtelEnv }] =
-    await Promise.all([import('./check.ts'), import('./check-adapters.ts'), import('./tracing/otel-env.ts')]);
+    await Promise.all([import('./check/check.ts'), import('./check/check-adapters.ts'), import('./operator/tracing/otel-env.ts')]);
   // Invalid OTEL_* variables stop a run with exit 2, so they fail the check the same way.
   try {
     resolveOtelEnv(process.env);

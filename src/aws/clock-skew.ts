@@ -4,7 +4,7 @@ import { isClockSkewError } from '@smithy/core/retry';
  * Clock skew, corrected as the AWS SDK corrects it (@aws-sdk/core 3.981, httpAuthSchemes: AwsSdkSigV4Signer and
  * getUpdatedSystemClockOffset; @smithy/core's retry: isClockSkewError, which is used as it is, and
  * isClockSkewCorrectedError). @aws-sdk/core does not export its signer's offset rules, so those are written here, and
- * test/unit/clock-skew.test.ts holds them to the SDK's own behaviour:
+ * test/unit/aws/clock-skew.test.ts holds them to the SDK's own behaviour:
  * - every request is signed at `Date.now() + offset`;
  * - every answer with a `Date` header (and no `Age` header: a cached answer's date is old) sets the offset to
  *   `Date - now`, unless the call took over 15 minutes (the date then says little about the clock);

@@ -10,7 +10,7 @@
  * - the host from the endpoint rule set each SDK client ships (every partition: aws, aws-cn, aws-us-gov, the
  *   ISO partitions, the European Sovereign Cloud), with the SDK's partition data.
  * Only the rule sets are loaded, not the clients (15-30 MiB each): the hot path pays nothing.
- * test/unit/endpoints.test.ts proves that every region of the partition data resolves as the SDK clients do.
+ * test/unit/aws/endpoints.test.ts proves that every region of the partition data resolves as the SDK clients do.
  */
 
 export type AwsService = 'sqs' | 'lambda' | 'cloudwatch';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AwsCallError, classifyAwsError } from '../aws-errors.ts';
+import { AwsCallError, classifyAwsError } from './errors.ts';
 import { ANSWER_TOO_LARGE } from './answer-caps.ts';
 import { serviceError, type SignedHttp } from './signed-http.ts';
 

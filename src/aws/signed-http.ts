@@ -9,7 +9,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { markNotSent } from '../aws-errors.ts';
+import { markNotSent } from './errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
 import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';

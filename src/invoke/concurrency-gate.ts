@@ -1,6 +1,6 @@
-import { sleep } from '../backoff.ts';
-import { WaitQueue } from '../wait-queue.ts';
-import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
+import { sleep } from '../util/backoff.ts';
+import { WaitQueue } from '../util/wait-queue.ts';
+import { ConcurrencyLimit, type LimitChange } from '../dispatch/concurrency-limit.ts';
 
 /**
  * Share of the adaptive limit that may be received ahead: with a limit of 8, up to 10 loops hold a batch while at
@@ -11,7 +11,7 @@ import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
 const PREFETCH_SHARE = 0.25;
 
 export interface ConcurrencyGateDeps {
-  /** A monotonic clock (src/clock.ts). */
+  /** A monotonic clock (src/util/clock.ts). */
   readonly now: () => number;
   /** The limit moved (for metrics and logs). */
   readonly onChange: (change: NonNullable<LimitChange>) => void;

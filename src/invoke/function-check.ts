@@ -1,5 +1,5 @@
-import { unreachableReason } from '../aws-errors.ts';
-import { NETWORK_HINT, StartupError, firstLine } from '../queues/sqs-source.ts';
+import { unreachableReason } from '../aws/errors.ts';
+import { NETWORK_HINT, StartupError, firstLine } from '../aws/sqs-source.ts';
 import type { FunctionInvoker } from './lambda-invoker.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { sleep } from '../backoff.ts';
-import { monotonicNow } from '../clock.ts';
+import { sleep } from '../util/backoff.ts';
+import { monotonicNow } from '../util/clock.ts';
 import type { InvokeError } from './lambda-invoker.ts';
 
 /** First and longest pause after the function was found unusable. */

@@ -7,7 +7,7 @@
  * - An invalid list (unparseable, an entry without itemIdentifier, an id not in the batch): the whole batch failed.
  * - FIFO: processing stops at the first failure, so that message and every later one in the batch stay.
  */
-import { idsToKeep } from '../queues/fifo-rule.ts';
+import { idsToKeep } from '../settle/fifo-rule.ts';
 
 export interface InvocationResponse {
   /** The raw response payload (the handler's JSON result), if any. */

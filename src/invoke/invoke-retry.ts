@@ -1,4 +1,4 @@
-import { backoffMs } from '../backoff.ts';
+import { backoffMs } from '../util/backoff.ts';
 import type { InvokeError } from './lambda-invoker.ts';
 
 /** Failed Invoke attempts of one batch so far, by kind. */

@@ -1,12 +1,12 @@
 import { ANSWER_TOO_LARGE } from '../aws/answer-caps.ts';
-import { classifyAwsError } from '../aws-errors.ts';
+import { classifyAwsError } from '../aws/errors.ts';
 import type { InvocationResponse } from './invoke-result.ts';
 
 /**
  * Why an Invoke failed, as it matters for what may be done next with its messages:
  * - throttled: Lambda refused to run it now (429); nothing ran, retry later.
  * - not-sent: the request never left this machine (DNS, a refused connect, EMFILE, credentials that cannot be
- *   loaded, a connect timeout: src/aws-errors.ts notSentCode decides); nothing ran, retry with back-off.
+ *   loaded, a connect timeout: src/aws/errors.ts notSentCode decides); nothing ran, retry with back-off.
  * - unknown: the request may have reached Lambda and the function may still be running (reset after the
  *   request was sent, a 5xx, no answer in time); re-invoking now could run a message twice at once.
  * - unusable: the function cannot run at all (access denied, deleted alias, KMS, an update in progress,
@@ -70,7 +70,7 @@ export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeE
   const e = classifyAwsError(err, signal);
   const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
   if (e.kind === 'throttled') return { kind: 'throttled', ...base };
-  // Nothing left this machine (the one decision: src/aws-errors.ts notSentCode).
+  // Nothing left this machine (the one decision: src/aws/errors.ts notSentCode).
   if (e.notSent) return { kind: 'not-sent', ...base };
   if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base };
   if (UNUSABLE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };

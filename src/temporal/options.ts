@@ -2,8 +2,8 @@
 // (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
 // ../options.ts and read with the same OptionReader as every other option, so that precedence
 // (flag > env > file > default) and error messages are the same.
-import type { OptionReader } from '../option-reader.ts';
-import { TEMPORAL_OPTIONS, defaultOf } from '../options.ts';
+import type { OptionReader } from '../config/option-reader.ts';
+import { TEMPORAL_OPTIONS, defaultOf } from '../config/options.ts';
 
 export interface TemporalTlsConfig {
   /** PEM client certificate for mTLS (path). */

@@ -5,9 +5,9 @@ import { readFile } from 'node:fs/promises';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { backoffMs, sleep } from '../backoff.ts';
-import type { MetricsSink } from '../metrics/metrics-sink.ts';
-import { TEMPORAL_METRICS } from '../metrics/names.ts';
+import { backoffMs, sleep } from '../util/backoff.ts';
+import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import { TEMPORAL_METRICS } from '../operator/metrics/names.ts';
 import type { TemporalConfig } from './options.ts';
 import {
   aliveWorkers,

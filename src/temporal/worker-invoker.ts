@@ -1,7 +1,7 @@
 // Starts one Lambda-hosted Temporal worker: an asynchronous (Event) invocation, as Temporal Cloud's
 // controller does. Lambda answers 202 once the event is queued; the worker then runs until its deadline.
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { classifyAwsError, isAbort } from '../aws-errors.ts';
+import { classifyAwsError, isAbort } from '../aws/errors.ts';
 
 /**
  * What the worker receives. Optional for the worker: the example falls back to its own env, and a worker

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { StatusSnapshot } from '../../src/status/snapshot.ts';
+import type { StatusSnapshot } from '../../src/operator/status/snapshot.ts';
 import { bodies, countMessages, createQueue, localstackEndpoint, sendMessages } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';

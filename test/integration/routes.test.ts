@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { StatusSnapshot } from '../../src/status/snapshot.ts';
+import type { StatusSnapshot } from '../../src/operator/status/snapshot.ts';
 import { countMessages, createQueue, sendMessages } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';

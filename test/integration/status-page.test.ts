@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { StatusSnapshot } from '../../src/status/snapshot.ts';
+import type { StatusSnapshot } from '../../src/operator/status/snapshot.ts';
 import { createQueue, localstackEndpoint, sendMessages, type TestQueue } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { pino } from 'pino';
-import { createOtelTracer } from '../../src/tracing/otel.ts';
+import { createOtelTracer } from '../../src/operator/tracing/otel.ts';
 import { TEST_REGION, countMessages, createQueue, sendMessages, sqsClient } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { message, queue, silentLogger, until } from '../support/factories.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CORE_OPTIONS, envName } from '../../src/options.ts';
+import { CORE_OPTIONS, envName } from '../../src/config/options.ts';
 import { runCli, type CliRun } from '../support/cli.ts';
 import { until } from '../support/factories.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';

@@ -1,8 +1,8 @@
-// Run by test/unit/local-failures.test.ts under a low `ulimit -n`: uses up every file descriptor, then invokes
+// Run by test/unit/aws/local-failures.test.ts under a low `ulimit -n`: uses up every file descriptor, then invokes
 // through the lean transport, and prints the InvokeResult as JSON. argv[2]: the Lambda endpoint's origin.
 import { openSync } from 'node:fs';
 import { SignedHttp } from '../../src/aws/signed-http.ts';
-import { LambdaHttpInvoker } from '../../src/invoke/lambda-http-invoker.ts';
+import { LambdaHttpInvoker } from '../../src/aws/lambda-http-invoker.ts';
 
 const http = new SignedHttp({
   service: 'lambda',

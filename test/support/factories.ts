@@ -1,10 +1,10 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
-import { Dispatcher, type DispatcherOptions } from '../../src/dispatcher.ts';
+import { Dispatcher, type DispatcherOptions } from '../../src/dispatch/dispatcher.ts';
 import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
-import type { MetricDatum, MetricsSink } from '../../src/metrics/metrics-sink.ts';
-import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/queues/sqs-source.ts';
+import type { MetricDatum, MetricsSink } from '../../src/operator/metrics/metrics-sink.ts';
+import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/aws/sqs-source.ts';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 

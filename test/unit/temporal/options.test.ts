@@ -3,9 +3,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { RawValue } from '../../../src/cli.ts';
-import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/option-reader.ts';
-import { TEMPORAL_OPTIONS, envName } from '../../../src/options.ts';
+import type { RawValue } from '../../../src/config/cli.ts';
+import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/option-reader.ts';
+import { TEMPORAL_OPTIONS, envName } from '../../../src/config/options.ts';
 import { redactTemporalConfig, resolveTemporalConfig } from '../../../src/temporal/options.ts';
 
 /** The files the fake FileCheck can read; any other path is ENOENT. No test here touches the file system. */

@@ -1,0 +1,167 @@
+import type { Logger } from 'pino';
+import { createSdkClients, type SdkClients } from './clients.ts';
+import { classifyAwsError } from './errors.ts';
+import type { Config } from '../config/config.ts';
+import type { AwsEndpoints } from './endpoints.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import type { MetricsPublisher } from '../operator/metrics/cloudwatch.ts';
+import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import { AWS_METRICS } from '../operator/metrics/names.ts';
+import type { MessageSource, QueueLookup } from './sqs-source.ts';
+
+/**
+ * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,
+ * ChangeMessageVisibilityBatch and Invoke, the start-up GetQueueUrl, GetQueueAttributes and DryRun, and
+ * CloudWatch's PutMetricData): `lean` (default) signs and sends them itself (src/aws/signed-http.ts); `sdk` uses
+ * the AWS SDK clients, as before. Temporal spillover uses the SDK's Lambda client either way, loaded only when on.
+ */
+export type AwsClientKind = 'sdk' | 'lean';
+
+/** Every AWS adapter a run (or `workerless check`) uses, built one way for both. */
+export interface AwsAdapters {
+  /** Where the calls go (resolved at start-up by the SDK's rules); with `sdk` the clients resolve the same. */
+  readonly endpoints: AwsEndpoints;
+  /** The queues: receive, delete, change visibility, and resolving them at start-up. */
+  readonly sqs: MessageSource & QueueLookup;
+  /** Invoke and the start-up DryRun of a function. */
+  invoker(functionName: string): FunctionInvoker;
+  /** PutMetricData (CloudWatch metrics, the check's datum), built on first use: only `--metrics on` needs it. */
+  cloudwatch(): Promise<MetricsPublisher>;
+  /** The SDK clients, each loaded on first use: Lambda for Temporal spillover (and, with `sdk`, every other). */
+  readonly sdk: SdkClients;
+  /** Invoke and DryRun through the SDK's Lambda client (loaded on first use): what Temporal spillover invokes with. */
+  sdkInvoker(functionName: string): Promise<FunctionInvoker>;
+  /** Releases every socket. */
+  destroy(): void;
+}
+
+export interface AwsAdapterOptions {
+  /** Sockets per host (SQS and Lambda): every worker loop may hold one long poll and one invocation open at a time. */
+  readonly maxSockets: number;
+  /** Counts calls by operation and outcome, on the lean path as on the SDK clients (countAwsCalls). */
+  readonly metrics?: MetricsSink | undefined;
+  /** Told once when a service's clock offset is corrected (and when it is no longer skewed). */
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * Logs a clock-skew correction once per service and change (src/aws/clock-skew.ts), on both clients alike.
+ * `service`: sqs, lambda, cloudwatch.
+ */
+export function logClockSkew(logger: Logger | undefined, service: string): ((offsetMs: number, skewed: boolean) => void) | undefined {
+  if (!logger) return undefined;
+  return (offsetMs, skewed) =>
+    skewed
+      ? logger.warn(
+          { service, offsetMs },
+          "this machine's clock is off AWS's; requests are signed with AWS's time (the SDK's clock-skew correction)",
+        )
+      : logger.info({ service, offsetMs }, "this machine's clock agrees with AWS's again");
+}
+
+/**
+ * SQS and Lambda calls started per turn of the event loop (src/aws/call-pacer.ts): at about 0.2 ms of CPU
+ * each, a turn of 32 starts leaves the event loop to its I/O every ~7 ms during a burst.
+ */
+const CALLS_PER_TURN = 32;
+
+/**
+ * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as
+ * `endpoints` says; test/unit/aws/endpoints.test.ts proves it); `endpoints`: where the lean path sends its calls.
+ */
+export async function createAwsAdapters(
+  kind: AwsClientKind,
+  config: Pick<Config, 'region' | 'endpointUrl'>,
+  endpoints: AwsEndpoints,
+  options: AwsAdapterOptions,
+): Promise<AwsAdapters> {
+  const sdk = createSdkClients(config, endpoints.sqs, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
+  const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
+    const [{ LambdaInvoker }, lambda] = await Promise.all([import('./lambda-sdk-invoker.ts'), sdk.lambda()]);
+    return new LambdaInvoker(lambda, fn);
+  };
+  if (kind === 'sdk') {
+    const [{ SqsMessageSource }, { LambdaInvoker }, sqs, lambda] = await Promise.all([
+      import('./sqs-sdk-source.ts'),
+      import('./lambda-sdk-invoker.ts'),
+      sdk.sqs(),
+      sdk.lambda(),
+    ]);
+    let cloudwatch: Promise<MetricsPublisher> | undefined;
+    return {
+      endpoints,
+      sqs: new SqsMessageSource(sqs),
+      invoker: (fn) => new LambdaInvoker(lambda, fn),
+      cloudwatch: () =>
+        (cloudwatch ??= Promise.all([import('../operator/metrics/cloudwatch-sdk.ts'), sdk.cloudwatch()]).then(
+          ([{ CloudWatchSdkPublisher }, client]) => new CloudWatchSdkPublisher(client),
+        )),
+      sdk,
+      sdkInvoker,
+      destroy: () => sdk.destroy(),
+    };
+  }
+  const [{ SignedHttp }, { CallPacer }, { SkewClock }, { SqsHttpSource }, { LambdaHttpInvoker }, { defaultProvider }] = await Promise.all([
+    import('./signed-http.ts'),
+    import('./call-pacer.ts'),
+    import('./clock-skew.ts'),
+    import('./sqs-http-source.ts'),
+    import('./lambda-http-invoker.ts'),
+    import('@aws-sdk/credential-provider-node'),
+  ]);
+  // One clock offset per service, as the SDK keeps one per client.
+  const clock = (service: string) => new SkewClock(Date.now, logClockSkew(options.logger, service));
+  // Signed for the region the endpoints were resolved for (a `fips-` region without its prefix, as the SDK signs).
+  const region = endpoints.region;
+  // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
+  const credentials = defaultProvider();
+  const pacer = new CallPacer(CALLS_PER_TURN);
+  const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets, pacer, clock: clock('sqs') });
+  const lambdaHttp = new SignedHttp({
+    service: 'lambda',
+    region,
+    credentials,
+    maxSockets: options.maxSockets,
+    pacer,
+    clock: clock('lambda'),
+  });
+  const lambdaCalls = callCounter('lambda', options.metrics);
+  // One PutMetricData at a time (flushes are serialized): one socket, opened only when metrics are on.
+  let cloudwatchHttp: InstanceType<typeof SignedHttp> | undefined;
+  let cloudwatch: Promise<MetricsPublisher> | undefined;
+  let destroyed = false;
+  return {
+    endpoints,
+    sqs: new SqsHttpSource(sqsHttp, endpoints.sqs, callCounter('sqs', options.metrics)),
+    invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, endpoints.lambda.url, fn, lambdaCalls),
+    cloudwatch: () =>
+      (cloudwatch ??= import('../operator/metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
+        cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1, clock: clock('cloudwatch') });
+        // Built after destroy(): release it at once, as the SDK clients are.
+        if (destroyed) cloudwatchHttp.destroy();
+        return new CloudWatchHttpPublisher(cloudwatchHttp, endpoints.cloudwatch.url, callCounter('cloudwatch', options.metrics));
+      })),
+    sdk,
+    sdkInvoker,
+    destroy: () => {
+      destroyed = true;
+      sqsHttp.destroy();
+      lambdaHttp.destroy();
+      cloudwatchHttp?.destroy();
+      sdk.destroy();
+    },
+  };
+}
+
+/** The same counts as countAwsCalls (src/operator/metrics/aws-calls.ts) records for the SDK clients. */
+function callCounter(service: string, sink: MetricsSink | undefined): ((operation: string, err: unknown) => void) | undefined {
+  if (!sink) return undefined;
+  const def = AWS_METRICS.calls;
+  return (operation, err) =>
+    sink.record({
+      name: def.cloudwatch,
+      unit: def.unit,
+      value: 1,
+      dimensions: { Service: service, Operation: operation, Outcome: err === undefined ? 'ok' : classifyAwsError(err).kind },
+    });
+}

@@ -1,0 +1,199 @@
+import { ANSWER_TOO_LARGE } from './answer-caps.ts';
+
+/**
+ * Classifies AWS SDK errors once, at the adapter boundary:
+ * - throttled: the service asked us to slow down (retry later, the work was not done),
+ * - retryable: 5xx, timeouts, network failures (retry with back-off),
+ * - fatal: anything else (missing resource, access denied, invalid request): retrying will not help.
+ */
+export type ErrorKind = 'throttled' | 'retryable' | 'fatal';
+
+export interface ClassifiedError {
+  readonly kind: ErrorKind;
+  /** Nothing of the request left this machine (see notSentCode): retrying cannot run anything twice. */
+  readonly notSent?: true;
+  /** The SDK exception name or the Node error code, e.g. "QueueDoesNotExist", "ECONNREFUSED". */
+  readonly code: string;
+  readonly message: string;
+  readonly status?: number;
+}
+
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'RequestLimitExceeded',
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
+  'EC2ThrottledException',
+  'OverLimit',
+]);
+
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * LOCAL FAILURES: THE ONE PLACE that decides whether a failed AWS call sent nothing (issue 19 item 4; issue 20
+ * item 8 points here for EMFILE/ENFILE). Such a failure is retryable with back-off everywhere: an Invoke is
+ * 'not-sent' (never 'unknown', which would hold its batch a whole visibility timeout), a delete or visibility
+ * change is retried (never fatal). Only a failure after the request may have reached AWS (a reset once it was
+ * written, no answer in time) stays an unknown outcome.
+ * - The lean transport knows it for certain: SignedHttp marks a failure before its socket connected (or before
+ *   anything was written: signing, credentials, the pacer) with markNotSent().
+ * - The SDK path (and anything else) is judged by what the error says: these codes only arise before a connection
+ *   exists (no file descriptor for a socket, DNS, refused or unroutable connect, the SDK's connect timeout), and a
+ *   credential provider that fails runs before the request is signed.
+ */
+const NOT_SENT_CODES = new Set([
+  'EMFILE',
+  'ENFILE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const NOT_SENT_NAMES = new Set(['CredentialsProviderError', 'TokenProviderError']);
+/** The SDK's NodeHttpHandler connect timeout ("Socket timed out without establishing a connection within ..."). */
+const CONNECT_TIMEOUT_MESSAGE = 'without establishing a connection';
+const NOT_SENT_MARK = Symbol.for('workerless.notSent');
+
+/** Marks `err` as having failed before any byte of its request left this machine (the lean transport's own knowledge). */
+export function markNotSent<E extends object>(err: E): E {
+  (err as Record<symbol, boolean>)[NOT_SENT_MARK] = true;
+  return err;
+}
+
+/**
+ * Whether `err` failed with nothing sent (see NOT_SENT_CODES): by the transport's mark, else by its code or name.
+ * Returns the code to report (EMFILE, CredentialsProviderError...), or undefined when something may have been sent.
+ */
+function notSentCode(err: unknown, depth = 0): string | undefined {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
+  const e = err as SdkErrorShape;
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  if (code !== undefined && NOT_SENT_CODES.has(code)) return code;
+  if (NOT_SENT_NAMES.has(name)) return name;
+  if (name === 'TimeoutError' && typeof e.message === 'string' && e.message.includes(CONNECT_TIMEOUT_MESSAGE)) return name;
+  // Node's happy-eyeballs connect: an AggregateError of the per-address attempts, none of which connected.
+  if (Array.isArray(e.errors) && e.errors.length > 0) {
+    const codes = e.errors.map((inner) => notSentCode(inner, depth + 1));
+    if (codes.every((c) => c !== undefined)) return codes[0];
+  }
+  const inner = notSentCode(e.cause, depth + 1);
+  if (inner !== undefined) return inner;
+  if ((err as Record<symbol, unknown>)[NOT_SENT_MARK] === true) return code ?? name;
+  return undefined;
+}
+
+interface SdkErrorShape {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+  $retryable?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** `timeoutSignal`: the signal the call was given, so that hitting its AbortSignal.timeout() counts as a timeout. */
+export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): ClassifiedError {
+  const e = (err ?? {}) as SdkErrorShape;
+  const networkCode = findNetworkCode(err);
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  const timedOut = timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
+  const notSent = status === undefined ? notSentCode(err) : undefined;
+  if (notSent !== undefined) {
+    // Our own deadline before a connection existed is a connect timeout; a shutdown's abort stays an abort.
+    if (name === 'AbortError' && timedOut)
+      return { kind: 'retryable', code: 'TimeoutError', message: 'no connection in time', notSent: true };
+    if (name !== 'AbortError') return { kind: 'retryable', code: notSent, message, notSent: true };
+  }
+  // An answer over its cap (src/aws/answer-caps.ts): a broken endpoint or proxy; the call did happen, and may be
+  // repeated (ReceiveMessage's unread messages come back after their visibility timeout). Invoke: see classifyInvokeError.
+  if (name === ANSWER_TOO_LARGE) return { kind: 'retryable', code: name, message };
+  if (networkCode) return { kind: 'retryable', code: networkCode, message, ...(status ? { status } : {}) };
+  // A call cut off by our own AbortSignal.timeout(): the SDK throws a plain AbortError, so the signal tells.
+  if (timedOut) {
+    return { kind: 'retryable', code: 'TimeoutError', message: 'no answer in time' };
+  }
+  if (THROTTLING.has(name) || status === 429) return { kind: 'throttled', code: name, message, ...(status ? { status } : {}) };
+  if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'RequestTimeoutException') {
+    return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };
+  }
+  if ((status !== undefined && status >= 500) || e.$retryable) {
+    return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };
+  }
+  return { kind: 'fatal', code: name, message, ...(status ? { status } : {}) };
+}
+
+function findNetworkCode(err: unknown, depth = 0): string | undefined {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
+  const e = err as SdkErrorShape;
+  if (typeof e.code === 'string' && NETWORK.has(e.code)) return e.code;
+  if (Array.isArray(e.errors)) {
+    for (const inner of e.errors) {
+      const code = findNetworkCode(inner, depth + 1);
+      if (code) return code;
+    }
+  }
+  return findNetworkCode(e.cause, depth + 1);
+}
+
+/**
+ * Why a service could not be reached ("timed out", or the network error code such as "ECONNREFUSED"), or
+ * undefined when the error came from the service itself. Start-up checks turn this into their one-line hint.
+ */
+export function unreachableReason(e: { readonly code: string }): string | undefined {
+  if (e.code === 'TimeoutError' || e.code === 'AbortError') return 'timed out';
+  return NETWORK.has(e.code) ? e.code : undefined;
+}
+
+/**
+ * An AWS call that failed, already classified by its adapter, so callers never look at SDK errors. `operation`
+ * is the API name (ReceiveMessage, DeleteMessageBatch, ...) for logs.
+ */
+export class AwsCallError extends Error {
+  override readonly name = 'AwsCallError';
+  readonly operation: string;
+  readonly error: ClassifiedError;
+
+  constructor(operation: string, error: ClassifiedError) {
+    super(`${operation} failed: ${error.code}: ${error.message}`);
+    this.operation = operation;
+    this.error = error;
+  }
+}
+
+/** The classification of a failed adapter call; anything else that was thrown (a bug, a test fake) is classified here. */
+export function callErrorOf(err: unknown): ClassifiedError {
+  return err instanceof AwsCallError ? err.error : classifyAwsError(err);
+}
+
+/** A signal that aborts when `signal` does or after `deadlineMs`, whichever comes first. */
+export function withDeadline(deadlineMs: number, signal?: AbortSignal): AbortSignal {
+  const timeout = AbortSignal.timeout(deadlineMs);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
+/** True for an error caused by our own AbortSignal (shutdown), which is not a failure. */
+export function isAbort(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null)?.name;
+  return name === 'AbortError';
+}

@@ -1,0 +1,64 @@
+import { INVOKE_ANSWER_MAX_BYTES } from './answer-caps.ts';
+import { joinPath, serviceError, type SignedHttp } from './signed-http.ts';
+import { classifyInvokeError, type FunctionInvoker, type InvokeResult } from '../invoke/lambda-invoker.ts';
+
+/**
+ * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,
+ * POST /2015-03-31/functions/{name}/invocations) over SignedHttp. Like LambdaInvoker with the SDK: one
+ * attempt per call (the dispatcher's retry knows when a retry is safe), the caller's signal as the only
+ * deadline, and every failure classified by classifyInvokeError (a reset after the request was sent is
+ * "unknown", a refused connection "not-sent"). The payload string is sent as is, never copied into a Buffer first.
+ */
+export class LambdaHttpInvoker implements FunctionInvoker {
+  readonly #http: SignedHttp;
+  readonly #endpoint: URL;
+  readonly #path: string;
+  readonly #onCall: ((operation: string, err: unknown) => void) | undefined;
+
+  constructor(http: SignedHttp, endpoint: URL, functionName: string, onCall?: (operation: string, err: unknown) => void) {
+    this.#http = http;
+    this.#endpoint = endpoint;
+    // A name, name:alias or ARN is one path label: its colons are escaped, as the SDK does.
+    this.#path = joinPath(endpoint, `/2015-03-31/functions/${encodeLabel(functionName)}/invocations`);
+    this.#onCall = onCall;
+  }
+
+  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
+    return this.#send('RequestResponse', payload, signal);
+  }
+
+  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
+    return this.#send('DryRun', '', signal);
+  }
+
+  async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal): Promise<InvokeResult> {
+    try {
+      const answer = await this.#http.post(
+        this.#endpoint,
+        this.#path,
+        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type },
+        payload,
+        signal,
+        INVOKE_ANSWER_MAX_BYTES,
+      );
+      if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
+      this.#onCall?.('Invoke', undefined);
+      const functionError = answer.headers['x-amz-function-error'];
+      return {
+        ok: true,
+        response: {
+          payload: answer.body.length > 0 ? answer.body.toString('utf8') : undefined,
+          functionError: typeof functionError === 'string' ? functionError : undefined,
+        },
+      };
+    } catch (err) {
+      this.#onCall?.('Invoke', err);
+      return { ok: false, error: classifyInvokeError(err, signal) };
+    }
+  }
+}
+
+/** The SDK's extendedEncodeURIComponent: encodeURIComponent plus !'()*. */
+function encodeLabel(label: string): string {
+  return encodeURIComponent(label).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

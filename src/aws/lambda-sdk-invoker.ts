@@ -1,0 +1,48 @@
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { classifyInvokeError, type FunctionInvoker, type InvokeResult } from '../invoke/lambda-invoker.ts';
+
+/**
+ * FunctionInvoker on the AWS SDK's LambdaClient: `--aws-client sdk`, and the DryRun of Temporal spillover's
+ * worker function, which spillover invokes through the SDK. Only loaded on those paths.
+ */
+const decoder = new TextDecoder();
+
+export class LambdaInvoker implements FunctionInvoker {
+  readonly #client: LambdaClient;
+  readonly #functionName: string;
+
+  constructor(client: LambdaClient, functionName: string) {
+    this.#client = client;
+    this.#functionName = functionName;
+  }
+
+  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
+    return this.#send('RequestResponse', payload, signal);
+  }
+
+  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
+    return this.#send('DryRun', undefined, signal);
+  }
+
+  async #send(type: 'RequestResponse' | 'DryRun', payload: string | undefined, signal?: AbortSignal): Promise<InvokeResult> {
+    try {
+      const out = await this.#client.send(
+        new InvokeCommand({
+          FunctionName: this.#functionName,
+          InvocationType: type,
+          ...(payload !== undefined ? { Payload: Buffer.from(payload) } : {}),
+        }),
+        signal ? { abortSignal: signal } : {},
+      );
+      return {
+        ok: true,
+        response: {
+          payload: out.Payload && out.Payload.length > 0 ? decoder.decode(out.Payload) : undefined,
+          functionError: out.FunctionError,
+        },
+      };
+    } catch (err) {
+      return { ok: false, error: classifyInvokeError(err, signal) };
+    }
+  }
+}

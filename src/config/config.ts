@@ -1,0 +1,107 @@
+import { isValidRegion, regionFromEnv, type RegionSetting } from '../aws/region.ts';
+import type { RawOptions } from './cli.ts';
+import { OptionReader } from './option-reader.ts';
+import type { OptionValue } from './options.ts';
+import { resolveRoutes, type RouteConfig } from './routes.ts';
+import { resolveTemporalConfig, type TemporalConfig } from '../temporal/options.ts';
+
+/** Every option the daemon accepts, defined once in options.ts. */
+export { OPTIONS } from './options.ts';
+
+/** on-success: delete what the function processed; never: the function deletes its own messages. */
+export type DeleteMode = OptionValue<'delete'>;
+
+export type { RouteConfig } from './routes.ts';
+
+export type LogLevel = OptionValue<'log-level'>;
+
+/**
+ * The resolved configuration: validated, every default filled in, frozen. Each field names its option;
+ * defaults and ranges are defined once, in options.ts (and shown by --help and the README).
+ */
+export interface Config {
+  /**
+   * The SQS work: one route per function (src/config/routes.ts), each with its own pool. From the flags when --queues
+   * is given, from the `routes` list of the --config file otherwise; empty when only Temporal spillover runs.
+   */
+  readonly routes: readonly RouteConfig[];
+  /** --name; the CloudWatch namespace is Workerless-<name>. */
+  readonly name: string;
+  readonly metricsNamespace: string;
+  /** --metrics. */
+  readonly metricsEnabled: boolean;
+  /** --metrics-interval, in milliseconds. */
+  readonly metricsIntervalMs: number;
+  /** --region, else the SDK's chain (AWS_REGION, the shared config profile, ...: src/aws/region.ts), as configured (`fips-us-east-1` too). */
+  readonly region: string;
+  /** Where the region came from: `--region`, `AWS_REGION`, `region of profile "default" in the shared config`... */
+  readonly regionOrigin: string;
+  readonly endpointUrl: string | undefined;
+  /** --aws-client; lean: Receive/Delete/ChangeVisibility/Invoke signed and sent without the SDK (src/aws/adapters.ts). */
+  readonly awsClient: 'lean' | 'sdk';
+  /** --shutdown-timeout, in milliseconds. */
+  readonly shutdownTimeoutMs: number;
+  /** --log-level. */
+  readonly logLevel: LogLevel;
+  /** --http-port; undefined: no HTTP server. */
+  readonly httpPort: number | undefined;
+  /** --http-host. */
+  readonly httpHost: string;
+  /** Temporal task-queue spillover; undefined when not configured. */
+  readonly temporal: TemporalConfig | undefined;
+}
+
+export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
+
+/**
+ * Validates raw options and fills in defaults. Every problem is reported, not just the first. Without --region,
+ * the region is `awsRegion`, what the SDK's chain found (loadAwsRegion() in src/aws/region.ts: the environment,
+ * the shared config profile...), or when not given, AWS_REGION / AWS_DEFAULT_REGION in `env`. The only I/O is the
+ * reader's check that the Temporal TLS files are readable; pass `new OptionReader(raw, fakeCheck)` to do without
+ * real files.
+ */
+export function resolveConfig(
+  raw: RawOptions,
+  env: NodeJS.ProcessEnv = {},
+  reader = new OptionReader(raw),
+  awsRegion?: RegionSetting,
+): ConfigResult<Config> {
+  const r = reader;
+  const routes = resolveRoutes(r, raw);
+  const name = r.read('name');
+  const flagRegion = r.read('region');
+  const region: RegionSetting | undefined =
+    flagRegion !== undefined ? { value: flagRegion, origin: r.origin('region') ?? '--region' } : (awsRegion ?? regionFromEnv(env));
+  const config: Config = {
+    routes,
+    name,
+    metricsNamespace: `Workerless-${name}`,
+    metricsEnabled: r.read('metrics'),
+    metricsIntervalMs: r.read('metrics-interval') * 1000,
+    region: region?.value ?? '',
+    regionOrigin: region?.origin ?? '',
+    endpointUrl: r.read('endpoint-url'),
+    awsClient: r.read('aws-client'),
+    shutdownTimeoutMs: r.read('shutdown-timeout') * 1000,
+    logLevel: r.read('log-level'),
+    httpPort: r.read('http-port'),
+    httpHost: r.read('http-host'),
+    temporal: resolveTemporalConfig(r),
+  };
+  // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
+  if (!r.has('queues') && !r.has('routes') && !r.has('temporal-task-queues')) {
+    r.problem(
+      'nothing to do: --queues (with --function), routes in the --config file, or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)',
+    );
+  }
+  if (region === undefined) r.problem('--region is required (or set AWS_REGION, or region in the shared config profile)');
+  // The SDK refuses such a region on every call; it would go into the endpoints' host names.
+  else if (!isValidRegion(region.value)) {
+    r.problem(
+      `--region must be an AWS region such as us-east-1 (a valid host name label), got ${JSON.stringify(region.value)}${region.origin === '--region' ? '' : ` (from ${region.origin})`}`,
+    );
+  }
+  // An invalid value outside `routes` is read again by every route that inherits it: report it once.
+  if (r.problems.length > 0) return { ok: false, problems: [...new Set(r.problems)] };
+  return { ok: true, config: Object.freeze(config) };
+}

@@ -1,0 +1,308 @@
+/**
+ * Options for delivery control beyond the trigger (issue 10): retry back-off, per-queue limits and per-queue
+ * filters. Every one is off by default, so dispatching behaves as Lambda's SQS trigger does unless asked.
+ * Simple values are flags (and WORKERLESS_* env vars); per-queue structure lives under `queue-options` in the
+ * --config file (or as JSON in the flag / env var), keyed by queue name or URL as given in --queues:
+ *
+ *   queue-options:
+ *     orders: { max-concurrency: 5, rate: 20, rate-burst: 5, retry-backoff: 2s, retry-backoff-max: 5m }
+ *     reports: { min-concurrency: 2, filters: [{ body: { type: [report] } }], filter-action: leave }
+ *     audit: { retry-backoff: off }
+ *
+ * The flags --queue-max-concurrency, --queue-min-concurrency and --queue-rate ("name=value,...") set the same
+ * fields and win over the file. A queue's retry-backoff, retry-backoff-max and retry-backoff-jitter take the
+ * flags' values and checks; what a queue leaves out comes from the flags (--retry-backoff ...), and
+ * `retry-backoff: off` turns the back-off off for that queue alone.
+ */
+import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
+import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
+import type { RetryBackoff } from '../settle/retry-backoff.ts';
+import type { RawValue } from './cli.ts';
+import { OptionReader } from './option-reader.ts';
+import { camel, defaultOf } from './options.ts';
+import type { QueueList } from '../receive/queue-order.ts';
+import type { QueueLimit } from '../receive/queue-limits.ts';
+import { queueNameOf } from '../aws/sqs-source.ts';
+
+/** delete: a message no filter matches is deleted unseen (the trigger's semantics); leave: it stays on the queue. */
+export type FilterAction = 'delete' | 'leave';
+
+/** One queue's delivery settings; every field is optional and off by default. */
+export interface QueueOptions extends QueueLimit {
+  /** Messages that match none of these patterns are not invoked; default: no filter. */
+  readonly filter?: EventFilter | undefined;
+  /** Default delete. */
+  readonly filterAction: FilterAction;
+  /** This queue's retry back-off; undefined (default): --retry-backoff's; 'off': none, whatever --retry-backoff says. */
+  readonly retryBackoff?: RetryBackoff | 'off' | undefined;
+}
+
+export interface DeliveryConfig {
+  /** --retry-backoff; undefined (default): kept messages return after their visibility timeout. */
+  readonly retryBackoff: RetryBackoff | undefined;
+  /** By queue name (the short name, as in logs and metrics); empty by default. */
+  readonly queueOptions: ReadonlyMap<string, QueueOptions>;
+  /** --adaptive-concurrency with its --min-concurrency; undefined (default): every loop receives. */
+  readonly adaptiveConcurrency: AdaptiveConcurrency | undefined;
+}
+
+const LIMIT_MAX = 10_000;
+const BACKOFF_FLAGS = ['retry-backoff', 'retry-backoff-max', 'retry-backoff-jitter'] as const;
+const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action', ...BACKOFF_FLAGS] as const;
+
+/** The --retry-backoff values given (and valid), which a queue's own settings fall back to. */
+interface BackoffGiven {
+  readonly baseMs?: number | undefined;
+  readonly maxMs?: number | undefined;
+  readonly jitter?: number | undefined;
+}
+
+interface Draft {
+  maxConcurrency?: number;
+  minConcurrency?: number;
+  ratePerSec?: number;
+  burst?: number;
+  filter?: EventFilter;
+  filterAction?: FilterAction;
+  /** The queue's raw retry-backoff settings, by camelCase flag, read through the flags' definitions later. */
+  backoff?: Map<string, RawValue>;
+}
+
+/**
+ * Reads the delivery options. `queues` is the parsed --queues (undefined when it is missing or invalid, in
+ * which case per-queue settings cannot be checked against it and are only checked for form).
+ */
+export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
+  const backoff = resolveRetryBackoff(r);
+  return {
+    retryBackoff: backoff.policy,
+    queueOptions: resolveQueueOptions(r, queues, concurrency, backoff.given),
+    adaptiveConcurrency: resolveAdaptiveConcurrency(r, concurrency),
+  };
+}
+
+function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): AdaptiveConcurrency | undefined {
+  const minConcurrency = r.read('min-concurrency');
+  const adaptive = r.given('adaptive-concurrency');
+  if (adaptive !== true) {
+    // An invalid --adaptive-concurrency is reported as such, not also as a --min-concurrency without it.
+    if (adaptive === false || !r.has('adaptive-concurrency')) r.reject('min-concurrency', 'is only used with --adaptive-concurrency on');
+    return undefined;
+  }
+  if (minConcurrency > concurrency) r.problem(`--min-concurrency must not be above --concurrency (${concurrency}), got ${minConcurrency}`);
+  return Object.freeze({ minConcurrency: Math.min(minConcurrency, concurrency) });
+}
+
+/**
+ * The back-off policy read by `r`: the flags, or one queue's settings (`queue` names it) over the flags' values
+ * (`inherited`). Returns the values `r` holds too, for the queues to inherit.
+ */
+function resolveRetryBackoff(
+  r: OptionReader,
+  inherited: BackoffGiven = {},
+  queue?: string,
+): { policy: RetryBackoff | undefined; given: BackoffGiven } {
+  const own = { baseMs: r.given('retry-backoff'), maxMs: r.given('retry-backoff-max'), jitter: r.given('retry-backoff-jitter') };
+  if (!r.has('retry-backoff') && inherited.baseMs === undefined) {
+    r.reject('retry-backoff-max', 'is only used with --retry-backoff (none given)');
+    r.reject('retry-backoff-jitter', 'is only used with --retry-backoff (none given)');
+    return { policy: undefined, given: own };
+  }
+  const baseMs = own.baseMs ?? inherited.baseMs;
+  if (baseMs === undefined) return { policy: undefined, given: own };
+  // A maximum that was not given here (the default, or the flags' for a queue) never stops a longer first delay:
+  // that delay is the maximum then. Only a maximum given with the first delay is checked against it.
+  const maxMs = own.maxMs ?? Math.max(inherited.maxMs ?? defaultOf('retry-backoff-max'), baseMs);
+  const policy = {
+    baseSec: baseMs / 1000,
+    maxSec: maxMs / 1000,
+    jitter: own.jitter ?? inherited.jitter ?? defaultOf('retry-backoff-jitter'),
+  };
+  if (policy.maxSec < policy.baseSec) {
+    const at = queue === undefined ? '' : `queue "${queue}": `;
+    r.problem(`${at}--retry-backoff-max must not be shorter than --retry-backoff (${policy.baseSec}s), got ${policy.maxSec}s`);
+  }
+  return { policy: Object.freeze(policy), given: own };
+}
+
+function resolveQueueOptions(
+  r: OptionReader,
+  queues: QueueList | undefined,
+  concurrency: number,
+  backoff: BackoffGiven,
+): ReadonlyMap<string, QueueOptions> {
+  const drafts = new Map<string, Draft>();
+  const known = queues ? new Set(queues.queues.map((q) => queueNameOf(q.ref))) : undefined;
+  const draftFor = (ref: string, where: string): Draft | undefined => {
+    const name = queueNameOf(ref.trim());
+    if (known && !known.has(name)) {
+      r.problem(`${where} names queue "${ref}", which is not in --queues`);
+      return undefined;
+    }
+    let d = drafts.get(name);
+    if (!d) drafts.set(name, (d = {}));
+    return d;
+  };
+
+  const file = r.structured('queue-options');
+  if (file !== undefined) {
+    const where = `--queue-options${file.origin === '--queue-options' ? '' : ` (from ${file.origin})`}`;
+    if (file.value === null || typeof file.value !== 'object' || Array.isArray(file.value)) {
+      r.problem(`${where} must map queue names to settings, got ${JSON.stringify(file.value)}`);
+    } else {
+      for (const [ref, settings] of Object.entries(file.value as Record<string, unknown>)) {
+        const d = draftFor(ref, where);
+        if (d) readQueueSettings(r, `${where} ${ref}`, `queue "${ref}" in ${file.origin}`, settings, d);
+      }
+    }
+  }
+
+  // The flags win over the file, field by field.
+  const lists: [
+    'queue-max-concurrency' | 'queue-min-concurrency' | 'queue-rate',
+    keyof Draft,
+    (text: string) => number | undefined,
+    string,
+  ][] = [
+    ['queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
+    ['queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
+    ['queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
+  ];
+  for (const [flag, field, parse, what] of lists) {
+    const text = r.read(flag);
+    if (text === undefined) continue;
+    const origin = r.origin(flag);
+    const where = `--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`}`;
+    for (const entry of text.split(',')) {
+      const at = entry.lastIndexOf('=');
+      if (at <= 0) {
+        r.problem(`${where} entries take the form name=value, got "${entry.trim()}"`);
+        continue;
+      }
+      const value = parse(entry.slice(at + 1).trim());
+      if (value === undefined) {
+        r.problem(`${where} value for "${entry.slice(0, at).trim()}" must be ${what}, got "${entry.slice(at + 1).trim()}"`);
+        continue;
+      }
+      const d = draftFor(entry.slice(0, at), where);
+      if (d) (d as Record<string, unknown>)[field] = value;
+    }
+  }
+
+  let reserved = 0;
+  const out = new Map<string, QueueOptions>();
+  for (const [name, { backoff: backoffRaw, ...d }] of drafts) {
+    if (d.minConcurrency !== undefined && d.maxConcurrency !== undefined && d.minConcurrency > d.maxConcurrency) {
+      r.problem(`queue "${name}": min-concurrency ${d.minConcurrency} is above its max-concurrency ${d.maxConcurrency}`);
+    }
+    if (d.burst !== undefined && d.ratePerSec === undefined) r.problem(`queue "${name}": rate-burst is only used with a rate`);
+    if (d.filterAction !== undefined && d.filter === undefined) r.problem(`queue "${name}": filter-action is only used with filters`);
+    reserved += d.minConcurrency ?? 0;
+    const retryBackoff = backoffRaw && queueRetryBackoff(r, name, backoffRaw, backoff);
+    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete', ...(retryBackoff && { retryBackoff }) }));
+  }
+  if (reserved > concurrency) {
+    r.problem(
+      `the queues' min-concurrency add up to ${reserved}, more than --concurrency ${concurrency}: the reserved loops must fit in the pool`,
+    );
+  }
+  return out;
+}
+
+/**
+ * One queue's retry-backoff settings, read and checked by the code that reads the flags (through a reader of
+ * its own, so each problem names the queue as where the value came from), over the flags' values.
+ */
+function queueRetryBackoff(
+  r: OptionReader,
+  name: string,
+  raw: Map<string, RawValue>,
+  inherited: BackoffGiven,
+): RetryBackoff | 'off' | undefined {
+  const base = raw.get(camel('retry-backoff'));
+  const off = base !== undefined && (base.value === false || (typeof base.value === 'string' && base.value.trim().toLowerCase() === 'off'));
+  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== camel('retry-backoff'))) : raw);
+  let policy: RetryBackoff | 'off' | undefined = 'off';
+  if (off) {
+    own.reject('retry-backoff-max', `is not used: queue "${name}" has retry-backoff off`);
+    own.reject('retry-backoff-jitter', `is not used: queue "${name}" has retry-backoff off`);
+  } else {
+    policy = resolveRetryBackoff(own, inherited, name).policy;
+  }
+  for (const p of own.problems) r.problem(p);
+  return policy;
+}
+
+function readQueueSettings(r: OptionReader, where: string, origin: string, settings: unknown, d: Draft): void {
+  if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
+    r.problem(`${where} must be a mapping of ${QUEUE_KEYS.join(', ')}, got ${JSON.stringify(settings)}`);
+    return;
+  }
+  for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
+    const text = typeof value === 'number' || typeof value === 'string' ? String(value).trim() : undefined;
+    const bad = (what: string) => r.problem(`${where}: ${key} must be ${what}, got ${JSON.stringify(value)}`);
+    switch (key) {
+      case 'max-concurrency': {
+        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
+        else d.maxConcurrency = n;
+        break;
+      }
+      case 'min-concurrency': {
+        const n = text !== undefined ? integerIn(text, 0, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 0 to ${LIMIT_MAX}`);
+        else d.minConcurrency = n;
+        break;
+      }
+      case 'rate': {
+        const n = text !== undefined ? rateOf(text) : undefined;
+        if (n === undefined) bad(`a number of invocations per second above 0, at most ${LIMIT_MAX}`);
+        else d.ratePerSec = n;
+        break;
+      }
+      case 'rate-burst': {
+        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
+        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
+        else d.burst = n;
+        break;
+      }
+      case 'filter-action':
+        if (value === 'delete' || value === 'leave') d.filterAction = value;
+        else bad('delete or leave');
+        break;
+      case 'filters': {
+        // A list of patterns, or the trigger's FilterCriteria as is: { Filters: [{ Pattern: "..." }] }.
+        const list = Array.isArray(value)
+          ? value
+          : value !== null && typeof value === 'object' && Array.isArray((value as { Filters?: unknown }).Filters)
+            ? (value as { Filters: unknown[] }).Filters
+            : undefined;
+        if (list === undefined) {
+          bad('a list of filter patterns (or {"Filters": [{"Pattern": "..."}]})');
+          break;
+        }
+        const compiled = compileFilter(list);
+        for (const p of compiled.problems) r.problem(`${where}: filters: ${p}`);
+        if (compiled.filter) d.filter = compiled.filter;
+        break;
+      }
+      case 'retry-backoff':
+      case 'retry-backoff-max':
+      case 'retry-backoff-jitter':
+        (d.backoff ??= new Map()).set(camel(key), { value, origin });
+        break;
+      default:
+        r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);
+    }
+  }
+}
+
+function integerIn(text: string, min: number, max: number): number | undefined {
+  const n = Number(text);
+  return text !== '' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+}
+
+function rateOf(text: string): number | undefined {
+  const n = Number(text);
+  return text !== '' && Number.isFinite(n) && n > 0 && n <= LIMIT_MAX ? n : undefined;
+}

@@ -1,0 +1,609 @@
+/**
+ * Every option the daemon accepts, each defined once: its flag (from which the WORKERLESS_* env var and the
+ * camelCase config key are derived), kind, range or allowed values, typed default, --help text and README
+ * row. The OptionReader reads values by flag through these definitions, --help is generated from them
+ * (cli.ts) and so are the README's option tables (`npm run docs:options`; test/unit/config/options-readme.test.ts
+ * fails when the README differs).
+ */
+
+interface Common {
+  /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE> and the config-file key. */
+  readonly flag: string;
+  /** --help heading the option is listed under; also picks the README table. */
+  readonly group: string;
+  /** The --help line; the range or allowed values and the default are added from the definition. */
+  readonly describe: string;
+  /** The README's "meaning" cell (markdown), when it says more than `describe`. */
+  readonly doc?: string;
+  /** When the option is required, in words ("with queues"); shown in the README's default column. */
+  readonly required?: string;
+  /** The default in words, when there is no fixed `default` or it depends on other values. */
+  readonly defaultText?: string;
+  /** The README's "values" cell for a string option (markdown); numeric and enum options derive theirs. */
+  readonly valuesText?: string;
+  /** A credential: error messages show "***" instead of its value. */
+  readonly secret?: boolean;
+}
+
+/** A whole number (`integer`) or any number (`number`) from `min` to `max`. */
+interface NumberDef extends Common {
+  readonly kind: 'integer' | 'number';
+  readonly min: number;
+  readonly max: number;
+  readonly default?: number;
+}
+
+/** "500ms", "5s", "10m" or a bare number of seconds; read in milliseconds. */
+interface DurationDef extends Common {
+  readonly kind: 'duration';
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** In milliseconds. */
+  readonly default?: number;
+}
+
+/** A switch: given alone (`--temporal-tls`) it means true; on/off, true/false, yes/no, 1/0. */
+interface BooleanDef extends Common {
+  readonly kind: 'boolean';
+  readonly default?: boolean;
+}
+
+interface EnumDef extends Common {
+  readonly kind: 'enum';
+  readonly values: readonly string[];
+  readonly default?: string;
+}
+
+/** Text; when `pattern` is set a value must match it, and `mismatch` is the error ("must be ..."). */
+interface StringDef extends Common {
+  readonly kind: 'string';
+  readonly pattern?: RegExp;
+  readonly mismatch?: string;
+  readonly default?: string;
+}
+
+/** An http(s) URL. */
+interface UrlDef extends Common {
+  readonly kind: 'url';
+}
+
+/** A file that must be readable at start-up (a missing certificate is a start-up error, not a retry loop). */
+interface PathDef extends Common {
+  readonly kind: 'path';
+}
+
+/** A mapping or list in the config file, or JSON in the flag or env var. */
+interface StructuredDef extends Common {
+  readonly kind: 'structured';
+}
+
+export type OptionDef = NumberDef | DurationDef | BooleanDef | EnumDef | StringDef | UrlDef | PathDef | StructuredDef;
+
+const SQS = 'SQS dispatch:';
+const DELIVERY = 'Delivery control (off by default):';
+const RUN = 'Runtime:';
+const AWS = 'AWS:';
+export const TEMPORAL_GROUP = 'Temporal spillover (optional):';
+/** The groups whose options a route of the `routes` list takes (src/config/routes.ts); the rest are daemon-wide. */
+export const ROUTE_GROUPS: readonly string[] = [SQS, DELIVERY];
+
+/** name, name:alias/version, full ARN, or partial ARN (account:function:name), as Lambda's Invoke accepts. */
+const FUNCTION_PATTERN =
+  /^(arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$/;
+/** CloudWatch namespaces allow these characters; "Workerless-" takes 11 of the 255. */
+const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
+/** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
+const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
+const NAME_EQUALS_N = '`name=N,...`';
+
+export const CORE_OPTIONS = [
+  {
+    flag: 'function',
+    group: SQS,
+    kind: 'string',
+    pattern: FUNCTION_PATTERN,
+    mismatch: 'must be a function name, name:alias or function ARN',
+    describe: 'Lambda function to invoke: name, ARN or name:alias',
+    doc: 'function name, ARN, partial ARN or `name:alias`; an error without `--queues`',
+    required: 'with queues',
+    valuesText: 'name, ARN, `name:alias`',
+  },
+  {
+    flag: 'queues',
+    group: SQS,
+    kind: 'string',
+    describe: 'Queues (names or URLs): "a,b,c" strict order, "a:3,b:1" weighted, equal weights random',
+    doc: 'names or full queue URLs; see [Priority](#priority)',
+    required: 'unless Temporal spillover',
+    valuesText: '`a,b,c`, `a:3,b:1`',
+  },
+  {
+    flag: 'concurrency',
+    group: SQS,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 10,
+    describe: 'Worker loops = most concurrent invocations',
+  },
+  { flag: 'poll-for', group: SQS, kind: 'integer', min: 0, max: 20, default: 20, describe: 'Long-poll seconds when every queue is empty' },
+  { flag: 'sleep', group: SQS, kind: 'number', min: 0, max: 3600, default: 0, describe: 'Seconds to sleep after an empty long poll' },
+  {
+    flag: 'batch-size',
+    group: SQS,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe: 'Messages per invocation (above 10 with --batch-window; at most 10 on FIFO)',
+    doc: 'messages per invocation; above 10 needs `--batch-window` of at least 1s, FIFO queues take at most 10; see [Batching window](#batching-window)',
+  },
+  {
+    flag: 'batch-window',
+    group: SQS,
+    kind: 'duration',
+    minMs: 0,
+    maxMs: 300_000,
+    default: 0,
+    describe:
+      'How long a batch may gather from its first message before it is invoked (it is invoked sooner when full or at 6 MB); not on FIFO queues; a duration such as 500ms, 5s or 2m, a bare number means seconds',
+    doc: "Lambda's MaximumBatchingWindowInSeconds: receive until the batch is full, this long after its first message, or 6 MB; not on FIFO queues; see [Batching window](#batching-window)",
+  },
+  {
+    flag: 'visibility-timeout',
+    group: SQS,
+    kind: 'integer',
+    min: 1,
+    max: 43_200,
+    describe: 'Visibility timeout on receive, seconds',
+    doc: 'visibility timeout passed on receive, seconds',
+    defaultText: "the queue's own",
+  },
+  {
+    flag: 'visibility-refresh',
+    group: SQS,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 3_600_000,
+    default: 60_000,
+    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
+    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+  },
+  {
+    flag: 'delete',
+    group: SQS,
+    kind: 'enum',
+    values: ['on-success', 'never'],
+    default: 'on-success',
+    describe: 'on-success: delete what the function processed (batchItemFailures stay); never: the function deletes',
+    doc: 'see [Delete modes](#delete-modes)',
+  },
+  {
+    flag: 'retry-backoff',
+    group: DELIVERY,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 43_200_000,
+    describe: 'Back off failed messages: first delay (e.g. 5s), doubled per receive',
+    doc: 'first back-off delay after a failed invocation, doubled per receive; see [Retry back-off](#retry-back-off)',
+    defaultText: 'off (visibility timeout)',
+  },
+  {
+    flag: 'retry-backoff-max',
+    group: DELIVERY,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 43_200_000,
+    default: 900_000,
+    describe: 'Longest back-off delay',
+  },
+  {
+    flag: 'retry-backoff-jitter',
+    group: DELIVERY,
+    kind: 'number',
+    min: 0,
+    max: 1,
+    default: 0.5,
+    describe: 'Share of each delay drawn at random',
+    doc: 'share of each delay drawn at random (0 = the exact curve)',
+  },
+  {
+    flag: 'queue-max-concurrency',
+    group: DELIVERY,
+    kind: 'string',
+    describe: 'Most loops per queue, "name=N,..."',
+    doc: 'most loops per queue; see [Per-queue limits](#per-queue-limits)',
+    defaultText: 'none',
+    valuesText: NAME_EQUALS_N,
+  },
+  {
+    flag: 'queue-min-concurrency',
+    group: DELIVERY,
+    kind: 'string',
+    describe: 'Loops reserved per queue while it has messages, "name=N,..."',
+    doc: 'loops reserved per queue while it has messages',
+    defaultText: 'none',
+    valuesText: NAME_EQUALS_N,
+  },
+  {
+    flag: 'queue-rate',
+    group: DELIVERY,
+    kind: 'string',
+    describe: 'Most invocations per second per queue, "name=N,..." (token bucket, burst 1)',
+    doc: 'most invocations per second per queue (token bucket, burst 1)',
+    defaultText: 'none',
+    valuesText: NAME_EQUALS_N,
+  },
+  {
+    flag: 'queue-options',
+    group: DELIVERY,
+    kind: 'structured',
+    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see README',
+    doc: 'per-queue limits, [filters](#filters) and [retry back-off](#retry-back-off)',
+    defaultText: 'none',
+    valuesText: 'a mapping in the `--config` file, or JSON',
+  },
+  {
+    flag: 'adaptive-concurrency',
+    group: DELIVERY,
+    kind: 'boolean',
+    default: false,
+    describe: 'Fewer loops receive while Lambda throttles, more again while invocations succeed (replicas share a reserved concurrency)',
+    doc: 'fewer loops receive while Lambda throttles, more again while invocations succeed; see [Adaptive concurrency](#adaptive-concurrency)',
+  },
+  {
+    flag: 'min-concurrency',
+    group: DELIVERY,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe: 'Fewest loops --adaptive-concurrency lowers to',
+    doc: 'fewest loops `--adaptive-concurrency` lowers to (at most `--concurrency`)',
+  },
+  {
+    flag: 'name',
+    group: RUN,
+    kind: 'string',
+    pattern: NAME_PATTERN,
+    mismatch: 'must be 1-244 characters of A-Z a-z 0-9 . _ - / # :',
+    default: 'default',
+    describe: 'Name for metrics: CloudWatch namespace Workerless-<name>',
+    doc: 'CloudWatch namespace `Workerless-<name>`',
+    valuesText: '1-244 of `A-Za-z0-9._-/#:`',
+  },
+  { flag: 'metrics', group: RUN, kind: 'boolean', default: true, describe: 'Send CloudWatch metrics' },
+  {
+    flag: 'metrics-interval',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 3600,
+    default: 60,
+    describe: 'Seconds between PutMetricData calls',
+  },
+  {
+    flag: 'shutdown-timeout',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 3600,
+    default: 30,
+    describe: 'Seconds to finish in-flight work after SIGTERM',
+  },
+  {
+    flag: 'log-level',
+    group: RUN,
+    kind: 'enum',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    describe: 'Log level',
+  },
+  {
+    flag: 'http-port',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 65_535,
+    describe: 'Serve /healthz, /readyz, /metrics (Prometheus) and a status page on this port',
+    doc: 'serve `/healthz`, `/readyz`, `/metrics` and the status page (see [Operating workerless](#operating-workerless))',
+    defaultText: 'off',
+  },
+  {
+    flag: 'http-host',
+    group: RUN,
+    kind: 'string',
+    pattern: HOST_PATTERN,
+    mismatch: 'must be an IP address or host name such as 0.0.0.0 or ::',
+    default: '127.0.0.1',
+    describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)',
+    valuesText: 'IP address or host name',
+  },
+  {
+    flag: 'region',
+    group: AWS,
+    kind: 'string',
+    describe: 'AWS region (default: AWS_REGION, the shared config profile, AWS_DEFAULT_REGION, instance metadata)',
+    defaultText: "the SDK's chain",
+    doc: 'AWS region, checked as the SDK checks it (a valid host name label); without it, as the AWS SDK finds it: `AWS_REGION`, then `region` in the shared config profile (`AWS_PROFILE`, else `default`), then `AWS_DEFAULT_REGION`, then the EC2 instance metadata. See [AWS environments](#aws-environments)',
+    valuesText: 'e.g. `us-east-1`',
+  },
+  {
+    flag: 'endpoint-url',
+    group: AWS,
+    kind: 'url',
+    describe: 'Endpoint for SQS, Lambda and CloudWatch (LocalStack); AWS_ENDPOINT_URL[_SQS|_LAMBDA|_CLOUDWATCH] also work',
+    doc: "one endpoint for SQS, Lambda and CloudWatch (LocalStack); the SDK's `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_LAMBDA`, `AWS_ENDPOINT_URL_CLOUDWATCH` and the shared config profile's `endpoint_url` settings also work (see [AWS environments](#aws-environments))",
+    defaultText: 'AWS',
+  },
+  {
+    flag: 'aws-client',
+    group: AWS,
+    kind: 'enum',
+    values: ['lean', 'sdk'],
+    default: 'lean',
+    describe: 'Client for the per-message calls: lean (signed HTTP, less CPU and memory) or sdk (the AWS SDK clients)',
+    doc: "`lean`: ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and Invoke are signed (AWS's SigV4 signer, the SDK's credential chain) and sent over keep-alive HTTP without the SDK's middleware, for about half the CPU and memory (see [Performance](#performance)); `sdk`: the AWS SDK clients, as before. The same client resolves the queues, dry-runs the function at start-up and sends CloudWatch's PutMetricData; Temporal spillover uses the SDK's Lambda client, loaded only when it is on",
+  },
+  {
+    flag: 'routes',
+    group: RUN,
+    kind: 'structured',
+    describe: 'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see README',
+    doc: 'several functions in one daemon, each with its own pool; see [Routes](#routes)',
+    defaultText: 'one route, from the flags',
+    valuesText: 'a list in the `--config` file, or JSON',
+  },
+  {
+    flag: 'config',
+    group: RUN,
+    kind: 'path',
+    describe: 'YAML or JSON file with any of these options (keys as flag names)',
+    defaultText: 'none',
+  },
+] as const satisfies readonly OptionDef[];
+
+const DURATION_HELP = 'a duration such as 500ms, 5s or 10m; a bare number means seconds';
+
+export const TEMPORAL_OPTIONS = [
+  {
+    flag: 'temporal-address',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    default: 'localhost:7233',
+    describe: 'Temporal frontend host:port',
+    valuesText: 'host:port',
+  },
+  { flag: 'temporal-namespace', group: TEMPORAL_GROUP, kind: 'string', default: 'default', describe: 'Temporal namespace' },
+  {
+    flag: 'temporal-task-queues',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    describe: 'Task queues to give spillover capacity to (comma-separated); setting it turns spillover on',
+    doc: 'comma-separated; enables spillover: any other Temporal option without it is an error',
+    required: 'with spillover',
+  },
+  {
+    flag: 'temporal-function',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    describe: 'Lambda function (name, ARN or name:alias) that hosts the Temporal worker; required with spillover',
+    doc: 'the worker function: name, ARN, `name:alias`',
+    required: 'with spillover',
+  },
+  {
+    flag: 'temporal-max-workers',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 10,
+    describe: 'Maximum workers alive at once per task queue',
+  },
+  {
+    flag: 'temporal-max-workers-total',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 100_000,
+    describe: 'Maximum workers alive at once across all task queues together',
+    doc: 'workers alive at once, all task queues together, shared evenly between queues that want more',
+    defaultText: 'no total limit',
+  },
+  {
+    flag: 'temporal-worker-lifetime',
+    group: TEMPORAL_GROUP,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 900_000,
+    default: 600_000,
+    describe: `How long one worker invocation runs: the function's timeout; ${DURATION_HELP}`,
+    doc: 'set to the function timeout',
+  },
+  {
+    flag: 'temporal-worker-start-timeout',
+    group: TEMPORAL_GROUP,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 900_000,
+    default: 30_000,
+    describe: `How long an invoked worker may take to start polling; one that has not by then counts as lost and is told not to start later; ${DURATION_HELP}`,
+    doc: "an invoked worker not polling by then counts as lost; the payload's `startBy` tells it not to start later",
+    defaultText: '30s (at most the lifetime)',
+  },
+  {
+    flag: 'temporal-poll-interval',
+    group: TEMPORAL_GROUP,
+    kind: 'duration',
+    minMs: 100,
+    maxMs: 300_000,
+    default: 5_000,
+    describe: `How often to read each task queue's backlog; ${DURATION_HELP}`,
+    doc: "how often to read each task queue's backlog; the server caches stats for 5 s",
+  },
+  {
+    flag: 'temporal-backlog-threshold',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    describe: 'Spill over only when more tasks than this are waiting',
+    doc: 'tasks tolerated before spilling over',
+  },
+  {
+    flag: 'temporal-max-backlog-age',
+    group: TEMPORAL_GROUP,
+    kind: 'duration',
+    minMs: 100,
+    maxMs: 3_600_000,
+    describe: `Spill over as soon as the oldest waiting task is older than this, even below the backlog threshold; ${DURATION_HELP}`,
+    doc: 'spill over when the oldest task waited longer, whatever the count',
+    defaultText: 'off',
+  },
+  {
+    flag: 'temporal-cool-off',
+    group: TEMPORAL_GROUP,
+    kind: 'duration',
+    minMs: 0,
+    maxMs: 600_000,
+    default: 10_000,
+    describe: `Minimum time between scale-ups, and how long a backlog must last while other workers poll before spillover joins in; ${DURATION_HELP}`,
+    doc: 'backlog must last this long; min time between scale-ups',
+  },
+  {
+    flag: 'temporal-tasks-per-worker',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 100_000,
+    default: 10,
+    describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this)',
+    doc: 'backlog one worker absorbs',
+  },
+  {
+    flag: 'temporal-versions',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    describe:
+      'Worker Versioning: the function to invoke for each Build ID, "BUILD_ID=FUNCTION,..." (FUNCTION: name:alias, name:version or a qualified ARN); a list in the config file',
+    doc: 'the alias, version or qualified ARN to invoke for each Build ID (a YAML list in the config file); versions not listed get no spillover',
+    defaultText: '--temporal-function for every version',
+    valuesText: '`BUILD_ID=FUNCTION,...`',
+  },
+  {
+    flag: 'temporal-tls',
+    group: TEMPORAL_GROUP,
+    kind: 'boolean',
+    describe: 'Connect with TLS',
+    // The code turns TLS on for a server name too; the old help text left it out.
+    defaultText: 'on when an API key, client certificate, CA or server name is given, else off',
+  },
+  {
+    flag: 'temporal-tls-cert',
+    group: TEMPORAL_GROUP,
+    kind: 'path',
+    describe: 'PEM client certificate for mTLS (path; needs --temporal-tls-key)',
+    doc: 'PEM client certificate for mTLS (needs `--temporal-tls-key`)',
+  },
+  {
+    flag: 'temporal-tls-key',
+    group: TEMPORAL_GROUP,
+    kind: 'path',
+    describe: 'PEM client private key for mTLS (path; needs --temporal-tls-cert)',
+    doc: 'PEM client private key for mTLS (needs `--temporal-tls-cert`)',
+  },
+  {
+    flag: 'temporal-tls-ca',
+    group: TEMPORAL_GROUP,
+    kind: 'path',
+    describe: 'PEM CA certificates to trust instead of the system roots (path)',
+    doc: 'PEM CA certificates to trust instead of the system roots',
+  },
+  {
+    flag: 'temporal-tls-server-name',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    describe: 'TLS server name to verify, when it differs from the address host',
+  },
+  {
+    flag: 'temporal-api-key',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    secret: true,
+    describe: 'Temporal Cloud API key (implies TLS); prefer the env var over the flag',
+    doc: 'Temporal Cloud API key (implies TLS; use the env var)',
+  },
+] as const satisfies readonly OptionDef[];
+
+/** Every option, in --help and README order. */
+export const OPTIONS = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS] as const satisfies readonly OptionDef[];
+
+type Defined = (typeof OPTIONS)[number];
+/** A flag the daemon accepts. */
+export type Flag = Defined['flag'];
+type DefOf<F extends Flag> = Extract<Defined, { flag: F }>;
+type KindValue<D> = D extends { kind: 'integer' | 'number' | 'duration' }
+  ? number
+  : D extends { kind: 'boolean' }
+    ? boolean
+    : D extends { kind: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : string;
+/** The value read for a flag: undefined only when the option has no fixed default. */
+export type OptionValue<F extends Flag> = DefOf<F> extends { default: unknown } ? KindValue<DefOf<F>> : KindValue<DefOf<F>> | undefined;
+
+const BY_FLAG: ReadonlyMap<string, OptionDef> = new Map(OPTIONS.map((d) => [d.flag, d]));
+
+/** The definition of a flag. */
+export function optionDef(flag: Flag): OptionDef {
+  return BY_FLAG.get(flag)!;
+}
+
+/** The option's fixed default (undefined when it has none). */
+export function defaultOf<F extends Flag>(flag: F): OptionValue<F> {
+  const d = optionDef(flag);
+  return ('default' in d ? d.default : undefined) as OptionValue<F>;
+}
+
+export function envName(flag: string): string {
+  return `WORKERLESS_${flag.replace(/-/g, '_').toUpperCase()}`;
+}
+
+export function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** 0, 500ms, 5s, 10m: the largest unit the value is a whole number of (no hours: the parser takes ms, s and m). */
+export function formatMs(ms: number): string {
+  if (ms === 0) return '0';
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** The default as --help and the README show it, or undefined when there is none to show. */
+export function defaultText(d: OptionDef): string | undefined {
+  if (d.defaultText !== undefined) return d.defaultText;
+  if (!('default' in d) || d.default === undefined) return undefined;
+  if (d.kind === 'duration') return formatMs(d.default);
+  if (d.kind === 'boolean') return d.default ? 'on' : 'off';
+  return String(d.default);
+}
+
+/** The allowed range or values in plain text ("1-10000", "1s-12h", "on-success, never", "on/off"). */
+export function rangeText(d: OptionDef): string | undefined {
+  switch (d.kind) {
+    case 'integer':
+    case 'number':
+      return `${d.min}-${d.max}`;
+    case 'duration':
+      return `${formatMs(d.minMs)}-${formatMs(d.maxMs)}`;
+    case 'enum':
+      return d.values.join(', ');
+    case 'boolean':
+      return 'on/off';
+    default:
+      return undefined;
+  }
+}

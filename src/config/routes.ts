@@ -1,0 +1,196 @@
+import type { RawOptions, RawValue } from './cli.ts';
+import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
+import { OptionReader } from './option-reader.ts';
+import { OPTIONS, ROUTE_GROUPS, camel, type Flag, type OptionDef, type OptionValue } from './options.ts';
+import { resolveBatchWindowMs } from '../receive/batch-window.ts';
+import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
+import { queueNameOf } from '../aws/sqs-source.ts';
+
+/**
+ * A route: one function, its queues and the options of its own worker pool. A daemon runs every route in one
+ * process, each with its own Dispatcher; the flags (--function, --queues, --concurrency...) make one route, and
+ * a `routes` list in the --config file makes several:
+ *
+ *   routes:
+ *     - { function: payments-fn, queues: "payments:3,refunds:1", concurrency: 20 }
+ *     - { function: reports-fn, queues: reports, concurrency: 2, batch-size: 10, retry-backoff: 5s }
+ *
+ * A route takes the options of the SQS dispatch and delivery-control groups (src/config/options.ts, ROUTE_GROUPS).
+ * Those given outside `routes` (flags, env, file) are defaults for every route, except the ones that name
+ * queues (function, queues and the per-queue settings), which each route gives itself.
+ */
+export interface RouteConfig {
+  /** --function. */
+  readonly functionName: string;
+  /** --queues. */
+  readonly queues: QueueList;
+  /** --concurrency: worker loops. */
+  readonly concurrency: number;
+  /** --poll-for. */
+  readonly pollForSec: number;
+  /** --sleep. */
+  readonly sleepSec: number;
+  /** --batch-size (by default one record per invocation, as Workerless and Laravel Vapor expect). */
+  readonly batchSize: number;
+  /** --batch-window, in milliseconds; 0 (default): one receive per batch. */
+  readonly batchWindowMs: number;
+  /** --visibility-timeout; undefined: each queue's own. */
+  readonly visibilityTimeoutSec: number | undefined;
+  /** --visibility-refresh, in milliseconds: how often the queues' own visibility timeout is re-read. */
+  readonly visibilityRefreshMs: number;
+  /** --delete. */
+  readonly deleteMode: OptionValue<'delete'>;
+  /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
+  readonly retryBackoff: DeliveryConfig['retryBackoff'];
+  /** Per-queue limits and filters by queue name; empty by default. */
+  readonly queueOptions: DeliveryConfig['queueOptions'];
+  /** --adaptive-concurrency; undefined (default): every loop receives, throttled or not. */
+  readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
+}
+
+/** Route options that name queues: each route gives its own, never inherited from outside `routes`. */
+const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set<Flag>([
+  'function',
+  'queues',
+  'queue-options',
+  'queue-max-concurrency',
+  'queue-min-concurrency',
+  'queue-rate',
+]);
+
+const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
+  (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [camel(d.flag), d]),
+);
+
+/**
+ * The routes of a configuration: the `routes` list when given, else one route from the flags when --queues is
+ * given, else none (Temporal spillover only). Problems go to `r` (with where each value came from); a route
+ * with problems is left out.
+ */
+export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
+  const list = r.structured('routes');
+  if (list === undefined) {
+    if (r.has('routes')) return []; // invalid JSON, reported by structured()
+    if (!r.has('queues')) {
+      r.reject('function', 'is only used with --queues (none given)');
+      resolveRoute(r); // the route options given without queues are still checked
+      return [];
+    }
+    const route = resolveRoute(r);
+    return route ? [route] : [];
+  }
+  for (const flag of OWN_TO_ROUTE) {
+    // has(): an empty value (WORKERLESS_QUEUES= in a compose file) is unset, not a conflict.
+    if (!r.has(flag)) continue;
+    const origin = r.origin(flag);
+    r.problem(`--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`} cannot be used with routes: give it in each route`);
+  }
+  if (!Array.isArray(list.value) || list.value.length === 0) {
+    r.problem(
+      `routes must be a non-empty list of mappings with function and queues, got ${JSON.stringify(list.value)} (from ${list.origin})`,
+    );
+    return [];
+  }
+  const inherited = new Map([...raw].filter(([name]) => ROUTE_DEFS.has(name) && !OWN_TO_ROUTE.has(ROUTE_DEFS.get(name)!.flag as Flag)));
+  const routes: { index: number; route: RouteConfig }[] = [];
+  list.value.forEach((entry: unknown, index) => {
+    const own = routeOptions(entry, index, list.origin, r);
+    if (own === undefined) return;
+    const reader = new OptionReader(new Map([...inherited, ...own]));
+    const route = resolveRoute(reader, placeOf(list.origin, `routes[${index}]`));
+    for (const p of reader.problems) r.problem(p);
+    if (route) routes.push({ index, route });
+  });
+  checkDistinct(routes, r);
+  return routes.map((r) => r.route);
+}
+
+/** `routes[1].concurrency in wl.yaml` for `routes in wl.yaml`; `routes[1].concurrency in WORKERLESS_ROUTES` for JSON. */
+function placeOf(listOrigin: string, path: string): string {
+  return listOrigin.startsWith('routes in ') ? `${path}${listOrigin.slice('routes'.length)}` : `${path} in ${listOrigin}`;
+}
+
+/** One route's own options as raw values, with origins such as `routes[1].concurrency in wl.yaml`. */
+function routeOptions(entry: unknown, index: number, listOrigin: string, r: OptionReader): Map<string, RawValue> | undefined {
+  const where = placeOf(listOrigin, `routes[${index}]`);
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    r.problem(`${where} must be a mapping of route options (function, queues, concurrency, ...), got ${JSON.stringify(entry)}`);
+    return undefined;
+  }
+  const own = new Map<string, RawValue>();
+  for (const [key, value] of Object.entries(entry)) {
+    const name = camel(key);
+    const def = ROUTE_DEFS.get(name);
+    if (def === undefined) {
+      const known = (OPTIONS as readonly OptionDef[]).some((d) => camel(d.flag) === name);
+      r.problem(
+        known
+          ? `${where}: ${key} applies to the whole daemon; set it outside routes`
+          : `${where}: unknown route option "${key}" (route options: ${[...ROUTE_DEFS.values()].map((d) => d.flag).join(', ')})`,
+      );
+      continue;
+    }
+    own.set(name, { value, origin: placeOf(listOrigin, `routes[${index}].${def.flag}`) });
+  }
+  return own;
+}
+
+/**
+ * The route options read by `r`; undefined when --function or --queues is missing or invalid. `where` names a
+ * route of the list (`routes[1] in wl.yaml`); without it the route comes from the flags.
+ */
+function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined {
+  const functionName = r.read('function');
+  const queuesText = r.read('queues');
+  let queues: QueueList | undefined;
+  if (queuesText !== undefined) {
+    const origin = r.origin('queues');
+    const parsed = parseQueueList(queuesText, origin === '--queues' ? '--queues' : `--queues (from ${origin})`);
+    for (const p of parsed.problems) r.problem(p);
+    queues = parsed.list;
+  }
+  if (where !== undefined) {
+    if (!r.has('function')) r.problem(`${where} needs a function`);
+    if (!r.has('queues')) r.problem(`${where} needs queues`);
+  } else if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
+  const concurrency = r.read('concurrency');
+  const batchSize = r.read('batch-size');
+  const delivery = resolveDeliveryConfig(r, queues, concurrency);
+  const route: RouteConfig = {
+    functionName: functionName ?? '',
+    queues: queues ?? { mode: 'strict', queues: [] },
+    concurrency,
+    pollForSec: r.read('poll-for'),
+    sleepSec: r.read('sleep'),
+    batchSize,
+    batchWindowMs: resolveBatchWindowMs(r, batchSize, queues?.queues.map((q) => q.ref) ?? []),
+    visibilityTimeoutSec: r.read('visibility-timeout'),
+    visibilityRefreshMs: r.read('visibility-refresh'),
+    deleteMode: r.read('delete'),
+    retryBackoff: delivery.retryBackoff,
+    queueOptions: delivery.queueOptions,
+    adaptiveConcurrency: delivery.adaptiveConcurrency,
+  };
+  return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
+}
+
+/**
+ * One route per function and per queue: two pools on one queue would split its messages at random, and two
+ * routes of one function would share its metrics and concurrency gauges.
+ */
+function checkDistinct(routes: readonly { index: number; route: RouteConfig }[], r: OptionReader): void {
+  const byFunction = new Map<string, number>();
+  const byQueue = new Map<string, number>();
+  for (const { index: i, route } of routes) {
+    const fn = byFunction.get(route.functionName);
+    if (fn !== undefined) r.problem(`routes[${fn}] and routes[${i}] both invoke ${route.functionName}: give one route all of its queues`);
+    else byFunction.set(route.functionName, i);
+    for (const q of route.queues.queues) {
+      const name = queueNameOf(q.ref);
+      const other = byQueue.get(name);
+      if (other !== undefined && other !== i)
+        r.problem(`queue ${name} is in routes[${other}] and routes[${i}]: a queue belongs to one route`);
+      else byQueue.set(name, i);
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+
+export interface Probe {
+  readonly ok: boolean;
+  readonly reasons: readonly string[];
+}
+
+/** What the server serves; each handler is cheap and reads state the daemon already keeps. */
+export interface HttpRoutes {
+  liveness(): Probe;
+  readiness(): Probe;
+  metrics(): Promise<{ contentType: string; body: string }>;
+  status(): unknown;
+  statusPage: string;
+}
+
+// The bounds on a client (issue 20). Node 24's defaults leave a connection that sends nothing open for 60 to 90 s
+// (measured: the 60 s headersTimeout, checked every 30 s) and accept any number of them, each holding a file
+// descriptor the AWS calls may need. A probe, a scrape or a browser sends its request at once, reads a small
+// answer and comes back within seconds; none of them comes near these bounds.
+
+/** A request's headers must arrive within this time of its connection or of the previous answer. */
+const HEADERS_TIMEOUT_MS = 5_000;
+/** The whole request (GET: headers only) within this time; Node requires it to be at least the headers timeout. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * An idle keep-alive connection closes after this. Above the status page's 2 s poll, so a browser reuses its
+ * connection; probes come every few seconds and must not keep a stopping process alive.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * How often Node looks for connections past the headers or request timeout (default 30 s): this sets how
+ * late a silent connection is closed after its 5 s.
+ */
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
+/**
+ * No byte in either direction for this long closes the socket in any state, including one the two timeouts
+ * above no longer cover (a request read, its answer never written).
+ */
+const SOCKET_IDLE_TIMEOUT_MS = 10_000;
+/** A refused connection is logged at most this often, with the count since the last line: a flood is one line a minute. */
+const DROP_LOG_INTERVAL_MS = 60_000;
+
+export interface HttpServerHandle {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The opt-in HTTP server (--http-port): probes for Kubernetes and ECS, Prometheus metrics, the status page.
+ * GET only; anything else is 404/405. It never holds the process open on its own.
+ */
+export async function startHttpServer(opts: {
+  host: string;
+  port: number;
+  routes: HttpRoutes;
+  logger: Logger;
+  /** Connections held at once (src/operator/http/fd-budget.ts); Node closes any further one as soon as it is accepted. */
+  maxConnections: number;
+}): Promise<HttpServerHandle> {
+  const { routes, logger, maxConnections } = opts;
+  const options = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+  };
+  const server: Server = createServer(options, (req, res) => {
+    void handle(req, res, routes).catch((err: unknown) => {
+      logger.error({ err, path: req.url }, 'HTTP handler failed');
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+      else res.destroy();
+    });
+  });
+  // Without a 'timeout' listener Node destroys the socket.
+  server.timeout = SOCKET_IDLE_TIMEOUT_MS;
+  server.maxConnections = maxConnections;
+  let dropped = 0;
+  let lastDropLog = -Infinity;
+  server.on('drop', () => {
+    dropped++;
+    const now = performance.now();
+    if (now - lastDropLog < DROP_LOG_INTERVAL_MS) return;
+    logger.warn({ maxConnections, dropped }, 'HTTP connections refused: the server holds its maximum');
+    dropped = 0;
+    lastDropLog = now;
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.unref();
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, routes: HttpRoutes): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
+  switch (path) {
+    case '/healthz':
+      return probe(res, routes.liveness());
+    case '/readyz':
+      return probe(res, routes.readiness());
+    case '/metrics': {
+      const { contentType, body } = await routes.metrics();
+      return send(res, 200, contentType, body);
+    }
+    case '/status.json':
+      return send(res, 200, 'application/json', JSON.stringify(routes.status()));
+    case '/':
+      return send(res, 200, 'text/html; charset=utf-8', routes.statusPage);
+    default:
+      return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+}
+
+function probe(res: ServerResponse, result: Probe): void {
+  const body = result.ok ? 'ok\n' : `${result.reasons.join('\n')}\n`;
+  send(res, result.ok ? 200 : 503, 'text/plain; charset=utf-8', body);
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', ...headers });
+  res.end(body);
+}

@@ -1,0 +1,291 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The status page served at GET /: one self-contained HTML document (no external resources, no framework)
+ * whose script polls status.json (a StatusSnapshot, see src/operator/status/snapshot.ts) every 2 s and draws it.
+ *
+ * Every value from the snapshot reaches the page through textContent or setAttribute, never innerHTML, so
+ * a queue name or error message holding markup shows as text. The page also carries a Content-Security-Policy
+ * that allows only this script and this style (by hash) and fetches to its own origin, so even a mistake in
+ * that rule could not run injected script or load anything from elsewhere.
+ *
+ * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
+ * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error].
+ */
+
+const STYLE = `
+:root { color-scheme: light dark; --ok: #1a7f37; --warn: #b35900; --bad: #cf222e; --idle: #6e7781; --info: #0969da;
+  --line: #8c959f40; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+body { margin: 0 auto; max-width: 1100px; padding: 16px 20px 40px; }
+header { display: flex; align-items: center; gap: 16px; flex-wrap: wrap; }
+h1 { font-size: 20px; margin: 0; }
+h2 { font-size: 15px; margin: 28px 0 8px; }
+#state { font-size: 22px; font-weight: 700; padding: 4px 14px; border-radius: 6px; color: #fff; background: var(--idle);
+  text-transform: uppercase; letter-spacing: .04em; }
+#state[data-state="running"] { background: var(--ok); }
+#state[data-state="starting"] { background: var(--info); }
+#state[data-state="paused"], #state[data-state="draining"] { background: var(--warn); }
+#state[data-state="failed"] { background: var(--bad); }
+.meta { color: var(--idle); }
+#conn { color: var(--bad); font-weight: 600; }
+#conn:empty { display: none; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: middle; }
+th { white-space: nowrap; font-weight: 600; color: var(--idle); font-size: 12px; text-transform: uppercase; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.queue { font-weight: 600; word-break: break-all; }
+td.hot { color: var(--bad); font-weight: 700; }
+svg { display: block; width: 160px; height: 32px; overflow: visible; }
+svg .axis { stroke: var(--line); stroke-width: 1; }
+polyline { fill: none; stroke-width: 1.5; stroke-linejoin: round; vector-effect: non-scaling-stroke; }
+polyline[data-series="invoked"] { stroke: var(--info); }
+polyline[data-series="failed"] { stroke: var(--bad); }
+polyline[data-series="throttled"] { stroke: var(--warn); }
+.legend { font-size: 12px; color: var(--idle); }
+.legend b { font-weight: 600; }
+.legend .f { color: var(--bad); } .legend .t { color: var(--warn); } .legend .i { color: var(--info); }
+#errors td { font-size: 13px; }
+#errors td[data-field="time"], #errors td[data-field="queue"] { white-space: nowrap; }
+#errors td.msg, #errors td.ids { word-break: break-word; }
+#errors td.code { font-family: ui-monospace, monospace; }
+.empty { color: var(--idle); font-style: italic; }
+`;
+
+const SCRIPT = `
+'use strict';
+(function () {
+  var POLL_MS = 2000;
+  var SVG = 'http://www.w3.org/2000/svg';
+  var W = 160, H = 32;
+  var rows = new Map(); // queue name -> row parts; never looked up by selector, so any name is safe
+  var $ = function (id) { return document.getElementById(id); };
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function svgEl(tag, attrs) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function fmtRate(v) { return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2); }
+  function fmtTime(ms) { return new Date(ms).toLocaleTimeString(); }
+  function fmtDuration(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000)), d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
+    return d > 0 ? d + 'd ' + h + 'h' : h > 0 ? h + 'h ' + m + 'm' : m > 0 ? m + 'm ' + (s % 60) + 's' : s + 's';
+  }
+  function fmtWindow(ms) { return ms >= 60000 ? Math.round(ms / 60000) + ' min' : Math.round(ms / 1000) + ' s'; }
+
+  // Messages per second over the current bucket and the two before it, divided by the time they really cover,
+  // so the rate neither dips at the start of a bucket nor waits for it to end.
+  function rate(q, snap) {
+    var recent = q.buckets.slice(-3);
+    if (recent.length === 0) return 0;
+    var sum = 0;
+    for (var i = 0; i < recent.length; i++) sum += recent[i].invoked;
+    var span = Math.max(1000, snap.now - recent[0].t);
+    return sum / (span / 1000);
+  }
+  function total(q, field) {
+    var sum = 0;
+    for (var i = 0; i < q.buckets.length; i++) sum += q.buckets[i][field];
+    return sum;
+  }
+  // Points of a sparkline over the buckets, scaled to max (at least 1 so a flat zero line sits on the axis).
+  function points(values, max) {
+    var n = values.length, out = [];
+    for (var i = 0; i < n; i++) {
+      var x = n > 1 ? (i * W) / (n - 1) : W;
+      var y = H - 1 - (values[i] / max) * (H - 2);
+      out.push(x.toFixed(1) + ',' + y.toFixed(1));
+    }
+    return out.join(' ');
+  }
+  function chart(name, series, title) {
+    var svg = svgEl('svg', { 'data-chart': name, viewBox: '0 0 ' + W + ' ' + H, preserveAspectRatio: 'none', role: 'img' });
+    var t = svgEl('title', {});
+    t.textContent = title;
+    svg.appendChild(t);
+    svg.appendChild(svgEl('line', { 'class': 'axis', x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5 }));
+    var lines = {};
+    for (var i = 0; i < series.length; i++) {
+      lines[series[i]] = svgEl('polyline', { 'data-series': series[i], points: '' });
+      svg.appendChild(lines[series[i]]);
+    }
+    return { svg: svg, lines: lines, title: t };
+  }
+
+  function row(name) {
+    var r = rows.get(name);
+    if (r) return r;
+    var tr = el('tr', { 'data-queue': name });
+    r = {
+      tr: tr,
+      cells: {
+        name: el('td', { 'class': 'queue', 'data-field': 'name' }, name),
+        rate: el('td', { 'class': 'num', 'data-field': 'rate' }),
+        inFlight: el('td', { 'class': 'num', 'data-field': 'inFlight' }),
+        errors: el('td', { 'class': 'num', 'data-field': 'errors' }),
+        throttles: el('td', { 'class': 'num', 'data-field': 'throttles' }),
+      },
+      throughput: chart('throughput', ['invoked'], 'messages per second'),
+      errors: chart('errors', ['throttled', 'failed'], 'errors and throttles per bucket'),
+    };
+    var c1 = el('td', {}), c2 = el('td', {});
+    c1.appendChild(r.throughput.svg);
+    c2.appendChild(r.errors.svg);
+    tr.append(r.cells.name, r.cells.rate, r.cells.inFlight, r.cells.errors, r.cells.throttles, c1, c2);
+    $('queues').appendChild(tr);
+    rows.set(name, r);
+    return r;
+  }
+
+  function renderQueue(q, snap) {
+    var r = row(q.name);
+    var failed = total(q, 'failed'), throttled = total(q, 'throttled');
+    r.cells.rate.textContent = fmtRate(rate(q, snap));
+    r.cells.inFlight.textContent = String(q.inFlight);
+    r.cells.errors.textContent = String(failed);
+    r.cells.throttles.textContent = String(throttled);
+    r.cells.errors.classList.toggle('hot', failed > 0);
+    r.cells.throttles.classList.toggle('hot', throttled > 0);
+
+    // Throughput per bucket as a rate; the current bucket over the part of it that has passed.
+    var rates = q.buckets.map(function (b) {
+      var span = Math.min(snap.bucketMs, Math.max(1000, snap.now - b.t));
+      return b.invoked / (span / 1000);
+    });
+    var maxRate = Math.max.apply(null, rates.concat([1]));
+    r.throughput.lines.invoked.setAttribute('points', points(rates, maxRate));
+    r.throughput.svg.setAttribute('data-max', String(Math.max.apply(null, rates.concat([0]))));
+    r.throughput.title.textContent = 'messages per second, peak ' + fmtRate(Math.max.apply(null, rates.concat([0])));
+
+    var f = q.buckets.map(function (b) { return b.failed; });
+    var t = q.buckets.map(function (b) { return b.throttled; });
+    var maxErr = Math.max.apply(null, f.concat(t, [1]));
+    r.errors.lines.failed.setAttribute('points', points(f, maxErr));
+    r.errors.lines.throttled.setAttribute('points', points(t, maxErr));
+    r.errors.svg.setAttribute('data-max', String(Math.max.apply(null, f.concat(t, [0]))));
+    r.errors.title.textContent = 'errors (red) and throttles (orange) per ' + fmtWindow(snap.bucketMs) + ', peak ' + Math.max.apply(null, f.concat(t, [0]));
+  }
+
+  function renderErrors(list) {
+    var body = $('errors-body');
+    var fresh = [];
+    if (list.length === 0) {
+      var tr = el('tr', {});
+      tr.appendChild(el('td', { colspan: '5', 'class': 'empty' }, 'No errors or warnings.'));
+      fresh.push(tr);
+    }
+    for (var i = 0; i < list.length; i++) {
+      var e = list[i];
+      var line = el('tr', { 'data-error': String(i) });
+      var time = el('td', { 'data-field': 'time', title: new Date(e.at).toISOString() }, fmtTime(e.at));
+      var msg = el('td', { 'class': 'msg', 'data-field': 'msg' }, e.msg + (e.detail ? ': ' + e.detail : ''));
+      line.append(
+        time,
+        el('td', { 'data-field': 'queue' }, e.queue || ''),
+        el('td', { 'class': 'code', 'data-field': 'code' }, e.code || ''),
+        msg,
+        el('td', { 'class': 'ids', 'data-field': 'ids' }, (e.messageIds || []).join(', '))
+      );
+      fresh.push(line);
+    }
+    body.replaceChildren.apply(body, fresh);
+  }
+
+  function render(snap) {
+    var state = $('state');
+    state.textContent = snap.state;
+    state.setAttribute('data-state', snap.state);
+    document.title = 'workerless: ' + snap.state;
+    $('function').textContent = snap.functions.length === 0 ? 'no function' : (snap.functions.length === 1 ? 'function ' : 'functions ') + snap.functions.join(', ');
+    $('version').textContent = 'v' + snap.version;
+    $('uptime').textContent = 'up ' + fmtDuration(snap.now - snap.startedAt);
+    var windowMs = snap.bucketMs * (snap.queues.length > 0 ? snap.queues[0].buckets.length : 0);
+    $('window-errors').textContent = 'Errors (' + fmtWindow(windowMs) + ')';
+    $('window-throttles').textContent = 'Throttles (' + fmtWindow(windowMs) + ')';
+    var seen = new Set();
+    for (var i = 0; i < snap.queues.length; i++) {
+      renderQueue(snap.queues[i], snap);
+      seen.add(snap.queues[i].name);
+    }
+    rows.forEach(function (r, name) { if (!seen.has(name)) { r.tr.remove(); rows.delete(name); } });
+    $('no-queues').hidden = snap.queues.length > 0;
+    renderErrors(snap.recentErrors);
+    $('updated').textContent = 'updated ' + fmtTime(snap.now);
+    $('conn').textContent = '';
+  }
+
+  function poll() {
+    fetch('status.json', { cache: 'no-store' })
+      .then(function (res) {
+        if (!res.ok) throw new Error('HTTP ' + res.status);
+        return res.json();
+      })
+      .then(render)
+      .catch(function (err) {
+        $('conn').textContent = 'status unavailable (' + (err && err.message ? err.message : String(err)) + '); retrying';
+      })
+      .finally(function () { setTimeout(poll, POLL_MS); });
+  }
+  poll();
+})();
+`;
+
+const BODY = `
+<header>
+  <h1>workerless</h1>
+  <span id="state" data-state="unknown" role="status" aria-live="polite">loading</span>
+  <span class="meta" id="function"></span>
+  <span class="meta" id="version"></span>
+  <span class="meta" id="uptime"></span>
+  <span class="meta" id="updated"></span>
+  <span id="conn"></span>
+</header>
+<h2>Queues</h2>
+<table>
+  <thead><tr>
+    <th>Queue</th><th>Messages/s</th><th>In flight</th><th id="window-errors">Errors</th><th id="window-throttles">Throttles</th>
+    <th>Throughput <span class="legend">(<b class="i">invoked</b>/s)</span></th>
+    <th>Errors <span class="legend">(<b class="f">failed</b>, <b class="t">throttled</b>)</span></th>
+  </tr></thead>
+  <tbody id="queues"></tbody>
+</table>
+<p class="empty" id="no-queues">No queues yet.</p>
+<h2>Recent errors and warnings</h2>
+<table id="errors">
+  <thead><tr><th>Time</th><th>Queue</th><th>Code</th><th>Message</th><th>Message ids</th></tr></thead>
+  <tbody id="errors-body"></tbody>
+</table>
+`;
+
+const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+const CSP = [
+  "default-src 'none'",
+  `script-src ${sha256(SCRIPT)}`,
+  `style-src ${sha256(STYLE)}`,
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** The whole status page; static, so the server can send it as is (text/html; charset=utf-8). */
+export const STATUS_PAGE_HTML: string = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="referrer" content="no-referrer">
+<title>workerless</title>
+<style>${STYLE}</style>
+</head>
+<body>${BODY}<script>${SCRIPT}</script>
+</body>
+</html>
+`;

@@ -1,0 +1,136 @@
+import type { MetricDatum as CwDatum, PutMetricDataInput } from '@aws-sdk/client-cloudwatch';
+import { setInterval } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../../aws/errors.ts';
+import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
+
+/** PutMetricData accepts at most 1000 datums per request (and 1 MB; statistic sets are small). */
+const MAX_DATUMS_PER_CALL = 1000;
+
+/** A PutMetricData call's deadline: a CloudWatch that does not answer must not hold up a shutdown. */
+const PUT_METRIC_DATA_DEADLINE_MS = 10_000;
+
+/** One PutMetricData request: the SDK's input shape, whichever client sends it. */
+export type PutMetricDataRequest = Required<Pick<PutMetricDataInput, 'Namespace' | 'MetricData'>>;
+
+/**
+ * CloudWatch's PutMetricData, sent by the lean client (cloudwatch-http.ts, the default) or the SDK's
+ * (cloudwatch-sdk.ts, `--aws-client sdk`). `signal` is the call's only deadline; a failure is an AwsCallError.
+ */
+export interface MetricsPublisher {
+  putMetricData(request: PutMetricDataRequest, signal: AbortSignal): Promise<void>;
+}
+
+interface Aggregate {
+  name: string;
+  unit: MetricDatum['unit'];
+  dimensions: Readonly<Record<string, string>>;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+}
+
+export interface CloudWatchMetricsOptions {
+  namespace: string;
+  /** Datums kept for retry when CloudWatch fails; the oldest are dropped beyond this. Default 10000. */
+  maxPendingDatums?: number;
+}
+
+/**
+ * Aggregates observations into one statistic set per (metric, dimensions) and sends them with as few
+ * PutMetricData calls as the API allows. Recording is synchronous and O(1); only flush() does I/O, and a
+ * CloudWatch failure keeps the data (bounded) for the next flush instead of blocking dispatch.
+ */
+export class CloudWatchMetrics implements MetricsSink {
+  readonly #publisher: MetricsPublisher;
+  readonly #log: Logger;
+  readonly #namespace: string;
+  readonly #maxPending: number;
+  #current = new Map<string, Aggregate>();
+  #pending: CwDatum[] = [];
+  #flushing: Promise<void> | undefined;
+
+  constructor(publisher: MetricsPublisher, logger: Logger, options: CloudWatchMetricsOptions) {
+    this.#publisher = publisher;
+    this.#log = logger;
+    this.#namespace = options.namespace;
+    this.#maxPending = options.maxPendingDatums ?? 10_000;
+  }
+
+  record(datum: MetricDatum): void {
+    const key = `${datum.name}\u0000${Object.entries(datum.dimensions)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\u0000')}`;
+    const agg = this.#current.get(key);
+    if (agg) {
+      agg.count++;
+      agg.sum += datum.value;
+      agg.min = Math.min(agg.min, datum.value);
+      agg.max = Math.max(agg.max, datum.value);
+    } else {
+      this.#current.set(key, {
+        name: datum.name,
+        unit: datum.unit,
+        dimensions: datum.dimensions,
+        count: 1,
+        sum: datum.value,
+        min: datum.value,
+        max: datum.value,
+      });
+    }
+  }
+
+  /** Sends everything recorded so far. Never throws; concurrent calls share one flush. */
+  flush(): Promise<void> {
+    this.#flushing ??= this.#flush().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    const timestamp = new Date();
+    for (const agg of this.#current.values()) {
+      this.#pending.push({
+        MetricName: agg.name,
+        Unit: agg.unit,
+        Timestamp: timestamp,
+        Dimensions: Object.entries(agg.dimensions).map(([Name, Value]) => ({ Name, Value })),
+        StatisticValues: { SampleCount: agg.count, Sum: agg.sum, Minimum: agg.min, Maximum: agg.max },
+      });
+    }
+    this.#current = new Map();
+    if (this.#pending.length > this.#maxPending) {
+      const dropped = this.#pending.length - this.#maxPending;
+      this.#pending = this.#pending.slice(dropped);
+      this.#log.warn({ dropped }, 'metrics buffer full, dropped oldest datums');
+    }
+    while (this.#pending.length > 0) {
+      const chunk = this.#pending.slice(0, MAX_DATUMS_PER_CALL);
+      try {
+        await this.#publisher.putMetricData(
+          { Namespace: this.#namespace, MetricData: chunk },
+          AbortSignal.timeout(PUT_METRIC_DATA_DEADLINE_MS),
+        );
+        this.#pending = this.#pending.slice(chunk.length);
+      } catch (err) {
+        const e = callErrorOf(err);
+        this.#log.warn(
+          { err: { code: e.code, message: e.message }, pending: this.#pending.length },
+          'PutMetricData failed, will retry at next flush',
+        );
+        return;
+      }
+    }
+  }
+
+  /** Flushes every `intervalMs` until the signal aborts. The caller flushes once more after draining. */
+  async run(intervalMs: number, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const _ of setInterval(intervalMs, undefined, { signal })) await this.flush();
+    } catch {
+      // aborted
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import type { MetricDef } from './names.ts';
+import { FUNCTION_METRICS, SQS_METRICS } from './names.ts';
+import type { MetricsSink } from './metrics-sink.ts';
+
+/**
+ * The dispatcher's metrics, typed: each event of the data path is one call here, recorded under the names of
+ * names.ts with dimensions Function and Queue. Also keeps the in-flight and concurrency gauges, which it
+ * re-records on every change so every sink sees the current value.
+ */
+export class DispatchMetrics {
+  readonly #sink: MetricsSink;
+  readonly #fn: string;
+  readonly #inFlight = new Map<string, number>();
+  #busyLoops = 0;
+
+  constructor(sink: MetricsSink, functionName: string, concurrency: number) {
+    this.#sink = sink;
+    this.#fn = functionName;
+    this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, concurrency);
+    this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, 0);
+    this.#fnGauge(FUNCTION_METRICS.paused, 0);
+  }
+
+  polled(queue: string, count: number): void {
+    this.gathered(queue, count);
+    this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, ++this.#busyLoops);
+  }
+
+  /** More messages joined a batch being gathered over a batching window; its loop was counted busy by polled(). */
+  gathered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.polled, queue, count);
+    this.#moveInFlight(queue, count);
+  }
+
+  /** The function answered an invocation of `count` messages after `durationMs`. */
+  invoked(queue: string, count: number, durationMs: number): void {
+    this.#count(SQS_METRICS.invoked, queue, count);
+    this.#record(SQS_METRICS.invocationDuration, queue, durationMs);
+  }
+
+  failedInvoke(queue: string, count: number): void {
+    this.#count(SQS_METRICS.failedInvoke, queue, count);
+  }
+
+  throttled(queue: string): void {
+    this.#count(SQS_METRICS.throttled, queue, 1);
+  }
+
+  deleted(queue: string, count: number): void {
+    this.#count(SQS_METRICS.deleted, queue, count);
+  }
+
+  /** Messages that matched none of the queue's filter patterns (deleted or left, not invoked). */
+  filtered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.filtered, queue, count);
+  }
+
+  dropped(queue: string, count: number): void {
+    this.#count(SQS_METRICS.dropped, queue, count);
+  }
+
+  /** Messages whose visibility lease lapsed (src/settle/visibility-lease.ts): SQS delivers them again. */
+  lapsed(queue: string, count: number): void {
+    this.#count(SQS_METRICS.lapsed, queue, count);
+  }
+
+  /** The loops allowed to hold a batch changed (adaptive concurrency). */
+  limit(loops: number): void {
+    this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, loops);
+  }
+
+  paused(paused: boolean): void {
+    this.#fnGauge(FUNCTION_METRICS.paused, paused ? 1 : 0);
+  }
+
+  /** A received batch is settled (deleted, kept or released): it leaves the in-flight count. */
+  settled(queue: string, count: number, receiveToSettleMs: number): void {
+    for (let i = 0; i < count; i++) this.#record(SQS_METRICS.receiveToSettle, queue, receiveToSettleMs);
+    this.#moveInFlight(queue, -count);
+    this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, --this.#busyLoops);
+  }
+
+  #moveInFlight(queue: string, delta: number): void {
+    const value = (this.#inFlight.get(queue) ?? 0) + delta;
+    this.#inFlight.set(queue, value);
+    this.#record(SQS_METRICS.inFlight, queue, value);
+  }
+
+  #count(def: MetricDef, queue: string, count: number): void {
+    if (count > 0) this.#record(def, queue, count);
+  }
+
+  #record(def: MetricDef, queue: string, value: number): void {
+    this.#sink.record({ name: def.cloudwatch, unit: def.unit, value, dimensions: { Function: this.#fn, Queue: queue } });
+  }
+
+  #fnGauge(def: MetricDef, value: number): void {
+    this.#sink.record({ name: def.cloudwatch, unit: def.unit, value, dimensions: { Function: this.#fn } });
+  }
+}

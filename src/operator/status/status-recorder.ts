@@ -1,0 +1,271 @@
+import { steadyEpochNow } from '../../util/clock.ts';
+import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
+import { SQS_METRICS } from '../metrics/names.ts';
+import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
+
+type Count = 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted';
+
+/** The event counts the status page charts, by the CloudWatch name components record under. */
+const COUNTED: ReadonlyMap<string, Count> = new Map<string, Count>([
+  [SQS_METRICS.polled.cloudwatch, 'polled'],
+  [SQS_METRICS.invoked.cloudwatch, 'invoked'],
+  [SQS_METRICS.failedInvoke.cloudwatch, 'failed'],
+  [SQS_METRICS.throttled.cloudwatch, 'throttled'],
+  [SQS_METRICS.deleted.cloudwatch, 'deleted'],
+]);
+
+/** One slot of a queue's ring; reused when its bucket falls out of the window. */
+interface Slot {
+  /** Start of the bucket this slot holds, epoch ms; NaN while unused. */
+  t: number;
+  polled: number;
+  invoked: number;
+  failed: number;
+  throttled: number;
+  deleted: number;
+}
+
+interface QueueRing {
+  readonly slots: Slot[];
+  inFlight: number;
+}
+
+/** What the snapshot says about the process, beside the state. */
+export interface StatusMeta {
+  readonly version: string;
+  /** The routes' functions, in --config order. */
+  readonly functions: readonly string[];
+  /** Epoch ms. */
+  readonly startedAt: number;
+}
+
+export interface StatusRecorderOptions {
+  /** Width of a bucket. Default 5000 (5 s). */
+  readonly bucketMs?: number;
+  /** How far back the buckets reach; rounded up to whole buckets. Default 300000 (5 minutes). */
+  readonly windowMs?: number;
+  /** Queues to show, in this order, before they have any traffic (the configured queues). Default none. */
+  readonly queues?: readonly string[];
+  /** The error log ring whose entries the snapshot carries. Default none (no recent errors). */
+  readonly recentErrors?: RecentErrors;
+  /**
+   * Clock, epoch ms. Default steadyEpochNow (src/util/clock.ts): epoch ms that do not step with the wall clock, so a
+   * backward step does not hide the last minutes' buckets behind the window.
+   */
+  readonly now?: () => number;
+}
+
+/**
+ * A MetricsSink that keeps what the status page shows: per queue, event counts in fixed time buckets over the
+ * last few minutes and the latest in-flight gauge. Each queue has a fixed ring of buckets indexed by
+ * `bucket start / bucketMs`, so a record is O(1), memory is fixed per queue, and old buckets are recycled
+ * lazily when their slot is reached again; no timer is needed.
+ * Datums without a `Queue` dimension, and metrics the page does not show, are ignored.
+ */
+export class StatusRecorder implements MetricsSink {
+  readonly bucketMs: number;
+  readonly #slotCount: number;
+  readonly #now: () => number;
+  readonly #recentErrors: RecentErrors | undefined;
+  readonly #queues = new Map<string, QueueRing>();
+
+  constructor(options: StatusRecorderOptions = {}) {
+    const bucketMs = options.bucketMs ?? 5000;
+    const windowMs = options.windowMs ?? 300_000;
+    if (!Number.isInteger(bucketMs) || bucketMs < 1) throw new RangeError(`bucketMs must be a positive integer, got ${bucketMs}`);
+    if (!Number.isFinite(windowMs) || windowMs < bucketMs)
+      throw new RangeError(`windowMs must be at least bucketMs (${bucketMs}), got ${windowMs}`);
+    this.bucketMs = bucketMs;
+    this.#slotCount = Math.ceil(windowMs / bucketMs);
+    this.#now = options.now ?? steadyEpochNow;
+    this.#recentErrors = options.recentErrors;
+    for (const name of options.queues ?? []) this.#ring(name);
+  }
+
+  record(datum: MetricDatum): void {
+    const queue = datum.dimensions['Queue'];
+    if (queue === undefined || !Number.isFinite(datum.value)) return;
+    if (datum.name === SQS_METRICS.inFlight.cloudwatch) {
+      this.#ring(queue).inFlight = datum.value;
+      return;
+    }
+    const count = COUNTED.get(datum.name);
+    if (count === undefined) return;
+    const start = this.#bucketStart(this.#now());
+    const slot = this.#slot(this.#ring(queue), start);
+    if (slot.t !== start) {
+      // The slot still holds a bucket from a previous lap of the ring (or none): that bucket is out of the window.
+      slot.t = start;
+      slot.polled = slot.invoked = slot.failed = slot.throttled = slot.deleted = 0;
+    }
+    slot[count] += datum.value;
+  }
+
+  /** Every known queue with one bucket per bucketMs, oldest first, the last one being the current (partial) bucket. */
+  queues(): QueueStatus[] {
+    const current = this.#bucketStart(this.#now());
+    const out: QueueStatus[] = [];
+    for (const [name, ring] of this.#queues) {
+      const buckets: QueueBucket[] = [];
+      for (let i = this.#slotCount - 1; i >= 0; i--) {
+        const t = current - i * this.bucketMs;
+        const slot = this.#slot(ring, t);
+        buckets.push(
+          slot.t === t
+            ? { t, polled: slot.polled, invoked: slot.invoked, failed: slot.failed, throttled: slot.throttled, deleted: slot.deleted }
+            : { t, polled: 0, invoked: 0, failed: 0, throttled: 0, deleted: 0 },
+        );
+      }
+      out.push({ name, inFlight: ring.inFlight, buckets });
+    }
+    return out;
+  }
+
+  /** What GET /status.json serves. */
+  snapshot(state: DaemonState, meta: StatusMeta): StatusSnapshot {
+    return {
+      state,
+      version: meta.version,
+      functions: meta.functions,
+      startedAt: meta.startedAt,
+      now: this.#now(),
+      bucketMs: this.bucketMs,
+      queues: this.queues(),
+      recentErrors: this.#recentErrors?.list() ?? [],
+    };
+  }
+
+  #bucketStart(now: number): number {
+    return Math.floor(now / this.bucketMs) * this.bucketMs;
+  }
+
+  #slot(ring: QueueRing, bucketStart: number): Slot {
+    const index = (((bucketStart / this.bucketMs) % this.#slotCount) + this.#slotCount) % this.#slotCount;
+    return ring.slots[index] as Slot;
+  }
+
+  #ring(queue: string): QueueRing {
+    let ring = this.#queues.get(queue);
+    if (!ring) {
+      const slots: Slot[] = [];
+      for (let i = 0; i < this.#slotCount; i++) slots.push({ t: Number.NaN, polled: 0, invoked: 0, failed: 0, throttled: 0, deleted: 0 });
+      ring = { slots, inFlight: 0 };
+      this.#queues.set(queue, ring);
+    }
+    return ring;
+  }
+}
+
+export interface RecentErrorsOptions {
+  /** How many entries to keep; the oldest is dropped first. Default 50. */
+  readonly capacity?: number;
+  /** Clock for lines without a usable `time`, epoch ms. Default Date.now. */
+  readonly now?: () => number;
+}
+
+/** Longest string kept from a log line, so one huge field cannot fill the page. */
+const MAX_TEXT = 500;
+/** Most message ids kept per entry (an SQS batch holds at most 10). */
+const MAX_IDS = 10;
+/** pino's numeric level for warn. */
+const WARN_LEVEL = 40;
+const LEVEL_BY_LABEL: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
+/**
+ * The latest warn and error log lines for the status page, in a bounded ring. Fed by pino through `stream`:
+ *   pino(opts, pino.multistream([{ stream: process.stdout }, { level: 'warn', stream: recentErrors.stream }]))
+ * Only an allow-list of fields is kept (msg, time, queue, err.code or errorType, reason, messageIds), so a
+ * message body or a credential that reached a log line by mistake never reaches the page.
+ */
+export class RecentErrors {
+  readonly #capacity: number;
+  readonly #now: () => number;
+  readonly #ring: RecentError[] = [];
+  /** Index of the oldest entry once the ring is full. */
+  #next = 0;
+
+  /** A pino destination: one JSON log line per write. Lines below warn, and lines that are not JSON, are ignored. */
+  readonly stream: { write(line: string): void };
+
+  constructor(options: RecentErrorsOptions = {}) {
+    const capacity = options.capacity ?? 50;
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    this.#capacity = capacity;
+    this.#now = options.now ?? Date.now;
+    this.stream = { write: (line: string) => this.write(line) };
+  }
+
+  /** Parses pino output (one or more newline-separated JSON lines) and keeps the warn-and-above ones. Never throws. */
+  write(chunk: string): void {
+    for (const line of chunk.split('\n')) {
+      if (line.trim() === '') continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const entry = this.#fromLogLine(parsed);
+      if (entry) this.add(entry);
+    }
+  }
+
+  /** Keeps an entry, dropping the oldest when full. */
+  add(entry: RecentError): void {
+    if (this.#ring.length < this.#capacity) {
+      this.#ring.push(entry);
+    } else {
+      this.#ring[this.#next] = entry;
+      this.#next = (this.#next + 1) % this.#capacity;
+    }
+  }
+
+  /** The kept entries, newest first. */
+  list(): RecentError[] {
+    const oldestFirst = [...this.#ring.slice(this.#next), ...this.#ring.slice(0, this.#next)];
+    return oldestFirst.reverse();
+  }
+
+  #fromLogLine(line: unknown): RecentError | undefined {
+    if (!isRecord(line)) return undefined;
+    const level = typeof line['level'] === 'string' ? LEVEL_BY_LABEL[line['level']] : line['level'];
+    if (typeof level === 'number' && level < WARN_LEVEL) return undefined;
+    const err = isRecord(line['err']) ? line['err'] : undefined;
+    const time = line['time'];
+    const at =
+      typeof time === 'number' && Number.isFinite(time)
+        ? time
+        : typeof time === 'string' && !Number.isNaN(Date.parse(time))
+          ? Date.parse(time)
+          : this.#now();
+    const msg = text(line['msg']) ?? '';
+    const queue = text(line['queue']);
+    const code = text(err?.['code']) ?? text(line['errorType']);
+    const detail = text(line['reason']);
+    const messageIds = Array.isArray(line['messageIds'])
+      ? line['messageIds']
+          .map(text)
+          .filter((id): id is string => id !== undefined)
+          .slice(0, MAX_IDS)
+      : undefined;
+    return {
+      at,
+      msg,
+      ...(queue !== undefined && { queue }),
+      ...(code !== undefined && { code }),
+      ...(detail !== undefined && { detail }),
+      ...(messageIds !== undefined && messageIds.length > 0 && { messageIds }),
+    };
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Strings (and numbers, e.g. an HTTP status as code) as bounded text; anything else is dropped. */
+function text(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return undefined;
+  return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
+}

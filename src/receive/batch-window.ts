@@ -1,0 +1,144 @@
+/**
+ * The batching window (--batch-window, --batch-size above 10), as Lambda's SQS trigger has it
+ * (MaximumBatchingWindowInSeconds, BatchSize up to 10,000): after the first receive of a batch, the loop keeps
+ * receiving from the same queue until the batch is full, the window (counted from the first receive) is over,
+ * or the next message would take the payload past Lambda's 6 MB synchronous limit, whichever comes first.
+ * FIFO queues keep at most 10 and no window, as on the trigger.
+ *
+ * Pure: nextGatherStep() is told what was gathered and the time, and says whether to invoke now or what to
+ * receive next. The Dispatcher does the receiving, and keeps what it gathered invisible with the batch's lease.
+ */
+
+import type { OptionReader } from '../config/option-reader.ts';
+import { defaultOf } from '../config/options.ts';
+import { queueNameOf } from '../aws/sqs-source.ts';
+
+/** SQS returns at most 10 messages per ReceiveMessage. */
+export const SQS_RECEIVE_MAX = 10;
+/** The trigger's bounds: BatchSize 1-10,000 (10 on FIFO), a window of at least 1 s above 10. */
+const FIFO_BATCH_MAX = 10;
+const WINDOW_NEEDED_ABOVE = 10;
+const MIN_WINDOW_FOR_LARGE_MS = 1_000;
+
+export interface BatchWindow {
+  /** --batch-size: messages per invocation, 1-10,000. */
+  readonly batchSize: number;
+  /** --batch-window in ms, 0-300,000; 0: one receive per batch. */
+  readonly windowMs: number;
+  /** Payload bytes one invocation may carry (MAX_SYNC_PAYLOAD_BYTES). */
+  readonly maxBytes: number;
+  /**
+   * The longest long poll while gathering, 1-20 s: --poll-for (at least 1), so a stop waits no longer for a
+   * receive in flight than it does without a window.
+   */
+  readonly maxWaitSec: number;
+}
+
+/** What a batch holds so far. */
+export interface Gathered {
+  readonly count: number;
+  /** Bytes of the payload the messages make (the event's envelope included). */
+  readonly bytes: number;
+  /** Bytes of the largest record so far: the estimate of the next one's. */
+  readonly largestRecordBytes: number;
+  /** When the first receive of the batch returned (epoch ms); the window runs from here. */
+  readonly startedAt: number;
+  /** The last receive returned nothing (the queue looks empty for now). */
+  readonly lastReceiveEmpty: boolean;
+}
+
+export type GatherStep =
+  | { readonly action: 'invoke'; readonly reason: 'full' | 'window' | 'payload' }
+  /** Receive up to `max` messages, long-polling `waitSec`; first wait `delayMs` (the window's last partial second). */
+  | { readonly action: 'receive'; readonly max: number; readonly waitSec: number; readonly delayMs: number };
+
+/** Whether a batch is gathered over a window at all: never on FIFO, never without a window. */
+export function gathers(window: Pick<BatchWindow, 'windowMs'>, fifo: boolean): boolean {
+  return window.windowMs > 0 && !fifo;
+}
+
+/** How many messages the first receive of a batch asks for. */
+export function firstReceiveMax(batchSize: number): number {
+  return Math.min(SQS_RECEIVE_MAX, batchSize);
+}
+
+/**
+ * What to do next with a batch being gathered. The next message's size is unknown until it is received, so
+ * the largest record so far stands in for it: a receive asks for no more than that many fit, and the batch is
+ * invoked once not one more would. (A larger message than any before can still pass the limit; the Dispatcher
+ * then splits the payload, as buildSqsEvents does for any batch.)
+ *
+ * WaitTimeSeconds is whole seconds: a receive long-polls the whole seconds left of the window (at most
+ * `maxWaitSec`; a long poll answers as soon as messages arrive). In the last partial second short receives
+ * follow each other while they return messages (a 1 s window on a full queue still fills its batch); once one
+ * comes back empty, the rest of the window is waited out and read with one more short receive, so the batch
+ * is invoked when the window ends with what arrived in it, neither a second early nor a second late.
+ */
+export function nextGatherStep(g: Gathered, window: BatchWindow, now: number): GatherStep {
+  if (g.count >= window.batchSize) return { action: 'invoke', reason: 'full' };
+  const fit = g.largestRecordBytes > 0 ? Math.floor((window.maxBytes - g.bytes) / g.largestRecordBytes) : SQS_RECEIVE_MAX;
+  if (fit <= 0) return { action: 'invoke', reason: 'payload' };
+  const remainingMs = g.startedAt + window.windowMs - now;
+  if (remainingMs <= 0) return { action: 'invoke', reason: 'window' };
+  const max = Math.min(SQS_RECEIVE_MAX, window.batchSize - g.count, fit);
+  if (remainingMs >= 1_000)
+    return { action: 'receive', max, waitSec: Math.min(window.maxWaitSec, Math.floor(remainingMs / 1_000)), delayMs: 0 };
+  return { action: 'receive', max, waitSec: 0, delayMs: g.lastReceiveEmpty ? remainingMs : 0 };
+}
+
+/**
+ * Reads --batch-window (ms) and checks the trigger's rules against the batch size and queues it goes with;
+ * problems go to `r`. An invalid --batch-window is reported as such, not also against the rules.
+ */
+export function resolveBatchWindowMs(r: OptionReader, batchSize: number, queueRefs: readonly string[]): number {
+  const given = r.given('batch-window');
+  const windowMs = given ?? defaultOf('batch-window');
+  if (given !== undefined || !r.has('batch-window')) {
+    const origins = { batchSize: r.origin('batch-size'), batchWindow: r.origin('batch-window') };
+    for (const p of batchWindowProblems(batchSize, windowMs, queueRefs, origins)) r.problem(p);
+  }
+  return windowMs;
+}
+
+/** Where the values came from, when not from their flag (`WORKERLESS_BATCH_SIZE`, `batch-size in wl.yaml`). */
+export interface BatchWindowOrigins {
+  readonly batchSize?: string | undefined;
+  readonly batchWindow?: string | undefined;
+}
+
+/**
+ * The trigger's rules for a batch size and window, checked against the queues as given in --queues (names or
+ * URLs; FIFO by the `.fifo` their names must end in): one problem per rule broken, naming the option, its
+ * value, where it came from and the queue.
+ */
+export function batchWindowProblems(
+  batchSize: number,
+  windowMs: number,
+  queueRefs: readonly string[],
+  origins: BatchWindowOrigins = {},
+): string[] {
+  const size = `${batchSize}${from('batch-size', origins.batchSize)}`;
+  const window = `${formatWindow(windowMs)}${from('batch-window', origins.batchWindow)}`;
+  const fifo = queueRefs.map(queueNameOf).filter((n) => n.endsWith('.fifo'));
+  if (fifo.length === 0) {
+    return batchSize > WINDOW_NEEDED_ABOVE && windowMs < MIN_WINDOW_FOR_LARGE_MS
+      ? [
+          `--batch-size above ${WINDOW_NEEDED_ABOVE} needs a --batch-window of at least 1s (as on Lambda's trigger), got --batch-size ${size} with --batch-window ${window}`,
+        ]
+      : [];
+  }
+  const which = `FIFO queue${fifo.length > 1 ? 's' : ''} ${fifo.join(', ')}`;
+  const problems: string[] = [];
+  if (batchSize > FIFO_BATCH_MAX)
+    problems.push(`--batch-size must be at most ${FIFO_BATCH_MAX} with ${which} (as on Lambda's trigger), got ${size}`);
+  if (windowMs > 0) problems.push(`--batch-window is not available with ${which} (Lambda's trigger has no window on FIFO), got ${window}`);
+  return problems;
+}
+
+function from(flag: string, origin: string | undefined): string {
+  return origin === undefined || origin === `--${flag}` ? '' : ` (from ${origin})`;
+}
+
+function formatWindow(ms: number): string {
+  return ms % 1_000 === 0 ? `${ms / 1_000}s` : `${ms}ms`;
+}

@@ -1,0 +1,339 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import { backoffMs, sleep } from '../util/backoff.ts';
+import { firstReceiveMax } from './batch-window.ts';
+import { QueueSlots, type QueueLimit } from './queue-limits.ts';
+import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
+import { WaitQueue } from '../util/wait-queue.ts';
+import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+
+export interface ReceiverOptions {
+  readonly queues: readonly ResolvedQueue[];
+  readonly orderMode: OrderMode;
+  /** Messages per invocation, 1-10,000; one receive asks for at most 10 (the Dispatcher gathers more). */
+  readonly batchSize: number;
+  /** Long-poll wait when every queue was empty, 0-20 s. */
+  readonly pollForSec: number;
+  /** Pause after an empty long poll. */
+  readonly sleepSec: number;
+  /** --visibility-timeout: stated on every ReceiveMessage when set (and no visibilityOf). */
+  readonly visibilityTimeoutSec?: number | undefined;
+  /**
+   * The visibility timeout to state on a receive from this queue (src/settle/queue-visibility.ts); default
+   * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
+   * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
+   */
+  readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
+  /** Worker loops sharing this receiver; needed for minConcurrency reservations. Default 1. */
+  readonly concurrency?: number | undefined;
+  /** Per-queue limits, by index in `queues`; default none. */
+  readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
+}
+
+export interface ReceiverDeps {
+  readonly source: MessageSource;
+  readonly logger: Logger;
+  readonly random: Random;
+  /** A monotonic clock (src/util/clock.ts): back-offs and rate tokens must not stall when the wall clock steps back. */
+  readonly now: () => number;
+}
+
+export interface Received {
+  readonly queue: ResolvedQueue;
+  readonly messages: Message[];
+  /** The VisibilityTimeout the receive stated: what SQS applied to these messages. */
+  readonly visibilityTimeoutSec: number;
+}
+
+/**
+ * Back-off of a queue whose receive failed. Transient failures (5xx, throttling, network, a hung call) are
+ * capped at 1 s so that dispatching resumes within about a second of SQS answering again; a queue that is
+ * missing or forbidden is retried less often, since that takes someone to fix it.
+ */
+const TRANSIENT_BACKOFF = { baseMs: 100, capMs: 1_000 };
+const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
+/** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
+const LIMIT_RECHECK_MS = 1_000;
+
+interface Health {
+  failures: number;
+  retryAt: number;
+  since: number;
+}
+
+/**
+ * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
+ * queues that are backing off after a failed receive, spreads idle loops' long polls over the queues, and
+ * sleeps when told to. Per-queue health is shared by all loops, so one broken queue never stalls the others.
+ *
+ * With per-queue limits (QueueSlots), a loop takes a slot of a queue before it receives from it, so it never
+ * receives for a queue it may not invoke for; the slot is given back by settled(), or at once when the receive
+ * returned nothing. Queues below their reserved minimum are tried first, and a loop that finds every queue at
+ * its limit waits for a release or the next rate token.
+ *
+ * A receive is never aborted, not even by shutdown: SQS may hand messages to a call we abandon, and they
+ * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
+ * (see SqsMessageSource), so no loop waits on a hung call for longer than the poll plus a margin.
+ */
+export class Receiver {
+  readonly #opts: ReceiverOptions;
+  readonly #deps: ReceiverDeps;
+  readonly #list: QueueList;
+  /** How many loops are long-polling each queue right now (index = queue index). */
+  readonly #longPollers: number[];
+  readonly #health: Health[];
+  readonly #slots: QueueSlots;
+  /** Receives on their way, and what waits for there to be none (quiet()). */
+  #open = 0;
+  readonly #quietWaiters: (() => void)[] = [];
+  /** Loops waiting for a slot to be released; each release wakes one, which looks again. */
+  readonly #slotWaiters = new WaitQueue();
+  /** Per queue: parked batches taking their slot back, served before new receives. */
+  readonly #unparkLines: WaitQueue[];
+
+  constructor(options: ReceiverOptions, deps: ReceiverDeps) {
+    if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
+    this.#opts = options;
+    this.#deps = deps;
+    this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
+    this.#longPollers = options.queues.map(() => 0);
+    this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+    this.#slots = new QueueSlots(
+      options.queues.map((_, i) => options.limits?.[i]),
+      options.concurrency ?? 1,
+      deps.now(),
+    );
+    this.#unparkLines = options.queues.map(() => new WaitQueue());
+  }
+
+  /**
+   * A batch received from `queue` by next() is settled: its loop gives the queue's slot back (`parked`: the
+   * batch ended while its slot was parked).
+   */
+  settled(queue: ResolvedQueue, parked = false): void {
+    if (!this.#slots.active) return;
+    const index = this.#opts.queues.indexOf(queue);
+    if (index < 0) return;
+    this.#slots.release(index, true, this.#deps.now(), parked);
+    this.#handOver(index);
+  }
+
+  /**
+   * A batch of `queue` waits between Invoke attempts: its slot is free for healthy batches meanwhile
+   * (src/receive/queue-limits.ts says why and how many may wait).
+   */
+  park(queue: ResolvedQueue): void {
+    const index = this.#opts.queues.indexOf(queue);
+    if (!this.#slots.active || index < 0) return;
+    this.#slots.park(index);
+    this.#handOver(index);
+  }
+
+  /** A parked batch takes its queue's slot back before its next attempt, ahead of new receives; never aborted. */
+  async unpark(queue: ResolvedQueue): Promise<void> {
+    const index = this.#opts.queues.indexOf(queue);
+    if (!this.#slots.active || index < 0) return;
+    const line = this.#unparkLines[index]!;
+    if (line.size === 0 && this.#slots.unpark(index)) return;
+    // Woken means the slot is ours: #handOver() took it for us.
+    await line.wait();
+  }
+
+  #release(index: number): void {
+    if (!this.#slots.active) return;
+    this.#slots.release(index, false, this.#deps.now());
+    this.#handOver(index);
+  }
+
+  /**
+   * A slot of queue `index` is free: a parked batch of that queue takes it first (handed over, counted here);
+   * otherwise one loop waiting to receive wakes and looks again. One wake per release: the others keep waiting
+   * (and look again on their own after LIMIT_RECHECK_MS), so a release costs O(1) however many loops wait.
+   */
+  #handOver(index: number): void {
+    const line = this.#unparkLines[index]!;
+    if (line.size > 0 && this.#slots.unpark(index)) {
+      line.wakeOne();
+      return;
+    }
+    this.#slotWaiters.wakeOne();
+  }
+
+  /** Loops waiting for a slot now (for tests). */
+  get slotWaiters(): number {
+    return this.#slotWaiters.size;
+  }
+
+  /** Waits until a slot is released, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
+  async #waitForSlot(queues: readonly number[], stop: AbortSignal): Promise<void> {
+    const now = this.#deps.now();
+    const tokenAt = this.#slots.nextTokenAt(queues, now);
+    await this.#slotWaiters.wait(stop, Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now));
+  }
+
+  /** Whether at least one queue is not backing off after a failed receive. */
+  get anyHealthy(): boolean {
+    const now = this.#deps.now();
+    return this.#health.some((h) => h.retryAt <= now);
+  }
+
+  /**
+   * One pass: short receives on the healthy queues in this iteration's order, then one long poll if all
+   * were empty. Returns undefined when nothing was received, after any --sleep or back-off wait. `stop`
+   * ends waits and prevents new receives; it never cuts a receive short.
+   */
+  async next(stop: AbortSignal): Promise<Received | undefined> {
+    const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
+    const max = firstReceiveMax(batchSize);
+    const now = this.#deps.now();
+    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
+    if (drawn.length === 0) {
+      await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
+      return undefined;
+    }
+    const order = this.#slots.prioritise(drawn, now);
+    if (!order.some((i) => this.#slots.admits(i, now))) {
+      await this.#waitForSlot(order, stop);
+      return undefined;
+    }
+    for (const index of order) {
+      if (stop.aborted) return undefined;
+      if (!this.#slots.acquire(index, this.#deps.now())) continue;
+      const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
+      const messages = (await this.#receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
+      if (messages.length > 0) return { queue: queues[index]!, messages, visibilityTimeoutSec };
+      this.#release(index);
+    }
+    if (stop.aborted) return undefined;
+    const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#deps.now());
+    // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
+    if (healthy.length === 0) return undefined;
+    const open = healthy.filter((i) => this.#slots.admits(i, this.#deps.now()));
+    if (open.length === 0) {
+      await this.#waitForSlot(healthy, stop);
+      return undefined;
+    }
+    if (pollForSec > 0) {
+      const index = this.#pickLongPollQueue(open);
+      // A queue held back only by its rate gets a token soon: poll the others no longer than that, so this
+      // loop is back in time to serve it.
+      const tokenAt = this.#slots.nextTokenAt(
+        healthy.filter((i) => i !== index),
+        this.#deps.now(),
+      );
+      if (!this.#slots.acquire(index, this.#deps.now())) return undefined;
+      const waitSec =
+        tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - this.#deps.now()) / 1000)));
+      this.#longPollers[index]!++;
+      let got = false;
+      try {
+        const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
+        const messages = (await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop })) ?? [];
+        got = messages.length > 0;
+        if (got) return { queue: queues[index]!, messages, visibilityTimeoutSec };
+        if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
+      } finally {
+        this.#longPollers[index]!--;
+        if (!got) this.#release(index);
+      }
+    }
+    await sleep(sleepSec * 1000, stop);
+    return undefined;
+  }
+
+  /**
+   * One more receive from `queue` for the batch a loop is gathering over a batching window: the loop keeps the
+   * queue's slot, and the queue's health is the one next() keeps (a long poll counts as covering the queue).
+   * Undefined when the receive failed or the queue is backing off; [] when `stop` aborted before it was sent.
+   * `visibilityTimeoutSec` is the batch's (its lease's), so every message of one batch has the same.
+   */
+  async more(
+    queue: ResolvedQueue,
+    max: number,
+    waitSec: number,
+    stop: AbortSignal,
+    visibilityTimeoutSec = this.#visibilityOf(queue),
+  ): Promise<Message[] | undefined> {
+    const index = this.#opts.queues.indexOf(queue);
+    if (index < 0 || this.#health[index]!.retryAt > this.#deps.now()) return undefined;
+    if (waitSec > 0) this.#longPollers[index]!++;
+    try {
+      return await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
+    } finally {
+      if (waitSec > 0) this.#longPollers[index]!--;
+    }
+  }
+
+  #visibilityOf(queue: ResolvedQueue): number {
+    return this.#opts.visibilityOf?.(queue) ?? this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
+  }
+
+  /**
+   * Resolves once no receive of this receiver is on its way. A drain releases a throttled batch only then: a long
+   * poll still open at the stop would otherwise receive what was just released, be throttled in its turn and
+   * release it again, one more receive count per loop, enough to walk messages into a DLQ on one SIGTERM. After
+   * a stop no receive starts, so this waits at most one long poll and its deadline.
+   */
+  quiet(): Promise<void> {
+    if (this.#open === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#quietWaiters.push(resolve));
+  }
+
+  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
+  async #receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+    this.#open++;
+    try {
+      return await this.#receiveOnce(index, options);
+    } finally {
+      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
+    }
+  }
+
+  async #receiveOnce(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+    const queue = this.#opts.queues[index]!;
+    const health = this.#health[index]!;
+    try {
+      const messages = await this.#deps.source.receive(queue, options);
+      if (health.failures > 0) {
+        this.#deps.logger.info(
+          { queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since },
+          'ReceiveMessage works again',
+        );
+        health.failures = 0;
+        health.retryAt = 0;
+      }
+      return messages;
+    } catch (err) {
+      const now = this.#deps.now();
+      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
+      if (now < health.retryAt) return undefined;
+      const e = callErrorOf(err);
+      const { baseMs, capMs } = e.kind === 'fatal' ? FATAL_BACKOFF : TRANSIENT_BACKOFF;
+      if (health.failures === 0) health.since = now;
+      const delayMs = backoffMs(health.failures++, baseMs, capMs, this.#deps.random);
+      health.retryAt = now + delayMs;
+      // Logged at the 1st, 2nd, 4th, 8th... failure: an outage is visible at once without a line per second.
+      if ((health.failures & (health.failures - 1)) === 0) {
+        this.#deps.logger[e.kind === 'fatal' ? 'error' : 'warn'](
+          { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
+          e.code === 'TimeoutError'
+            ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off'
+            : 'ReceiveMessage failed; skipping this queue while backing off',
+        );
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * The queue with the fewest loops already long-polling it; ties go to the queue that comes first in this
+   * iteration's order. With concurrency >= queues every queue is covered by an idle loop, so a message on
+   * any queue is picked up as soon as it arrives instead of after a full poll.
+   */
+  #pickLongPollQueue(order: readonly number[]): number {
+    let best = order[0]!;
+    for (const index of order) if (this.#longPollers[index]! < this.#longPollers[best]!) best = index;
+    return best;
+  }
+}

@@ -1,0 +1,82 @@
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import { sleep } from '../util/backoff.ts';
+import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+
+/**
+ * The visibility timeout that each receive from a queue states (ReceiveMessage's VisibilityTimeout), and so
+ * the one that the lease of what it returns assumes: SQS and the lease always agree on when a message is
+ * handed out again, whatever happens to the queue's own setting meanwhile.
+ *
+ * With --visibility-timeout that value is used for every queue and never changes. Without it, it is the
+ * queue's own VisibilityTimeout, read at start-up and re-read (GetQueueAttributes) every refresh period, so a
+ * change made in the console or by Terraform is picked up without a restart. A new value applies to receives
+ * from then on; leases already open keep the timeout their receive stated, which is the one SQS applied to
+ * them. A failed re-read keeps the last value: stating a stale timeout is safe, since SQS applies what the
+ * receive states and the lease extends by it.
+ */
+export class QueueVisibility {
+  readonly #lookup: Pick<QueueLookup, 'queueAttributes'> | undefined;
+  readonly #logger: Logger;
+  readonly #overridden: boolean;
+  readonly #current: Map<ResolvedQueue, number>;
+
+  /**
+   * `overrideSec`: --visibility-timeout (the queues then hold it already). `lookup` reads the queues'
+   * attributes; without it, or with an override, nothing is ever re-read.
+   */
+  constructor(
+    queues: readonly ResolvedQueue[],
+    overrideSec: number | undefined,
+    deps: { readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined; readonly logger: Logger },
+  ) {
+    this.#lookup = deps.lookup;
+    this.#logger = deps.logger;
+    this.#overridden = overrideSec !== undefined;
+    this.#current = new Map(queues.map((q) => [q, overrideSec ?? q.visibilityTimeoutSec]));
+  }
+
+  /** The visibility timeout to state on the next receive from `queue`, seconds. */
+  timeoutSec(queue: ResolvedQueue): number {
+    return this.#current.get(queue) ?? queue.visibilityTimeoutSec;
+  }
+
+  /** Re-reads every queue's VisibilityTimeout once (a no-op with --visibility-timeout); never throws. */
+  async refresh(stop?: AbortSignal): Promise<void> {
+    const lookup = this.#lookup;
+    if (this.#overridden || lookup === undefined) return;
+    await Promise.all(
+      [...this.#current.keys()].map(async (queue) => {
+        const signal = stop ? AbortSignal.any([stop, AbortSignal.timeout(CALL_DEADLINE_MS)]) : AbortSignal.timeout(CALL_DEADLINE_MS);
+        try {
+          const attrs = await lookup.queueAttributes(queue.url, ['VisibilityTimeout'], signal);
+          const toSec = Number(attrs['VisibilityTimeout']);
+          const fromSec = this.timeoutSec(queue);
+          if (!Number.isInteger(toSec) || toSec < 0 || toSec === fromSec) return;
+          this.#current.set(queue, toSec);
+          this.#logger.info(
+            { queue: queue.name, fromSec, toSec },
+            "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs",
+          );
+        } catch (err) {
+          if (stop?.aborted) return;
+          const e = callErrorOf(err);
+          this.#logger.warn(
+            { queue: queue.name, err: { code: e.code, message: e.message } },
+            "could not re-read the queue's visibility timeout; receives keep stating the last one read",
+          );
+        }
+      }),
+    );
+  }
+
+  /** Re-reads every `periodMs` until `stop` aborts. */
+  async run(periodMs: number, stop: AbortSignal): Promise<void> {
+    if (this.#overridden || this.#lookup === undefined) return;
+    while (!stop.aborted) {
+      await sleep(periodMs, stop);
+      if (stop.aborted) return;
+      await this.refresh(stop);
+    }
+  }
+}

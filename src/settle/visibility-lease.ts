@@ -1,0 +1,270 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import { backoffMs, sleep } from '../util/backoff.ts';
+import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws/sqs-source.ts';
+
+/** SQS batch calls take at most 10 entries. */
+const SQS_BATCH_MAX = 10;
+/** Extend when this much visibility remains (or half the timeout, if shorter): room for a few retries. */
+const MAX_LEAD_MS = 10_000;
+/** A retry that would land later than this before the visibility runs out is pointless. */
+const RETRY_MARGIN_MS = 250;
+
+interface Held {
+  readonly message: Message;
+  /** When SQS will hand the message to someone else unless it is extended or settled. */
+  visibleAt: number;
+}
+
+export interface LeaseDeps {
+  readonly source: MessageSource;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly random: () => number;
+  /** Told once per message whose lease lapsed (see VisibilityLease), for the lapsed-messages metric. */
+  readonly onLapse?: ((queue: ResolvedQueue, messages: readonly Message[]) => void) | undefined;
+}
+
+/**
+ * How long before the visibility runs out to extend it: 10 s, or half the timeout if shorter, so a short
+ * timeout keeps the same share of it for retries.
+ */
+export function extensionLeadMs(timeoutMs: number): number {
+  return Math.min(MAX_LEAD_MS, timeoutMs / 2);
+}
+
+/**
+ * The deadline of one extension call: 5 s like every other SQS call, or half the lead if shorter. With a 4 s
+ * timeout the lead is 2 s, and a call hung for 5 s would outlive the visibility it was meant to extend; at
+ * 1 s, one hung call still leaves half the lead for a retry.
+ */
+export function extensionDeadlineMs(timeoutMs: number): number {
+  return Math.min(CALL_DEADLINE_MS, extensionLeadMs(timeoutMs) / 2);
+}
+
+/**
+ * One visibility lease per received batch: from the receive until each message's settle call has completed,
+ * every message of the batch (later chunks of a split batch too) is kept invisible by extending its
+ * visibility shortly before it runs out, so no message is handed out again while it is still ours.
+ * - A failed call is retried with back-off for as long as visibility remains.
+ * - An entry that SQS refuses (deleted by the function itself, receipt expired) drops that message only.
+ * - drop() waits for an extension already on its way, so none lands after a release or a delete.
+ *
+ * A message whose visibility the lease can no longer prove has **lapsed**: an extension failed until too
+ * little visibility remained to retry, SQS refused its entry, or confirm() found less than half the lead left
+ * (an extension is overdue). It is no longer extended, reported once through onLapse, and remembered, so the
+ * dispatcher neither invokes it (again) nor settles it as its own; SQS delivers it again after its timeout.
+ */
+export class VisibilityLease {
+  readonly #queue: ResolvedQueue;
+  readonly #timeoutMs: number;
+  readonly #deps: LeaseDeps;
+  readonly #held = new Map<Message, Held>();
+  /**
+   * Extension calls on their way. It and #ended are made only when needed: most batches are settled before
+   * their first extension, and thousands of leases may be open at a time.
+   */
+  #calls: Set<Promise<unknown>> | undefined;
+  #over = false;
+  /** Aborts a retry's back-off at end(); made by the first retry. */
+  #ended: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  /** An extension is on its way; it schedules the next one when it is done. */
+  #extending = false;
+  /** Messages whose lease lapsed; made at the first lapse. */
+  #lapsed: Set<Message> | undefined;
+
+  constructor(queue: ResolvedQueue, messages: readonly Message[], timeoutMs: number, receivedAt: number, deps: LeaseDeps) {
+    this.#queue = queue;
+    this.#timeoutMs = timeoutMs;
+    this.#deps = deps;
+    for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + timeoutMs });
+    // A queue with visibility timeout 0 hands messages out again at once: there is nothing to keep.
+    if (timeoutMs > 0) this.#schedule();
+  }
+
+  /** The visibility timeout the receive stated and every extension renews, milliseconds. */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  /** The messages still leased. */
+  get messages(): Message[] {
+    return [...this.#held.keys()];
+  }
+
+  /**
+   * Adds messages received later for the same batch (the batching window gathers a batch over several
+   * receives); they are extended with the others from now on. A no-op after end().
+   */
+  add(messages: readonly Message[], receivedAt: number): void {
+    if (this.#over || this.#timeoutMs <= 0) return;
+    for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + this.#timeoutMs });
+    // An extension on its way schedules the next one itself; scheduling now could send a second one for the
+    // messages it is extending, whose visibleAt it has not updated yet.
+    if (!this.#extending) this.#schedule();
+  }
+
+  /** When the first of these messages that is still leased becomes visible again; 0 when none is. */
+  expiresAt(messages: readonly Message[]): number {
+    let at = 0;
+    for (const m of messages) {
+      const h = this.#held.get(m);
+      if (h && (at === 0 || h.visibleAt < at)) at = h.visibleAt;
+    }
+    return at;
+  }
+
+  /**
+   * Before an Invoke attempt: the messages of `messages` whose lease has lapsed, after lapsing those still held
+   * with less than half the extension lead left (an extension is overdue: their visibility cannot be proven for
+   * the call about to start). Empty when every one of them is safely hidden. A queue with visibility timeout 0
+   * promises nothing, so nothing lapses there.
+   */
+  confirm(messages: readonly Message[]): Message[] {
+    if (this.#timeoutMs > 0) {
+      const sureAt = this.#deps.now() + extensionLeadMs(this.#timeoutMs) / 2;
+      const short = messages.filter((m) => {
+        const h = this.#held.get(m);
+        return h !== undefined && h.visibleAt < sureAt;
+      });
+      if (short.length > 0) {
+        this.#deps.logger.error(
+          {
+            queue: this.#queue.name,
+            messageIds: short.map((m) => m.MessageId ?? ''),
+            remainingMs: Math.min(...short.map((m) => this.#held.get(m)!.visibleAt)) - this.#deps.now(),
+          },
+          'visibility is about to run out with no extension confirmed; the lease of these messages lapsed',
+        );
+        this.#lapse(short.map((m) => this.#held.get(m)!));
+      }
+    }
+    return this.lapsedOf(messages);
+  }
+
+  /** The messages of `messages` whose lease has lapsed. */
+  lapsedOf(messages: readonly Message[]): Message[] {
+    const lapsed = this.#lapsed;
+    return lapsed ? messages.filter((m) => lapsed.has(m)) : [];
+  }
+
+  /** Ends the lease of these messages; resolves once no extension of them can land any more. */
+  async drop(messages: readonly Message[]): Promise<void> {
+    for (const m of messages) this.#held.delete(m);
+    if (this.#held.size === 0) clearTimeout(this.#timer);
+    if (this.#calls) await Promise.allSettled([...this.#calls]);
+  }
+
+  /** Ends the lease of every message. */
+  async end(): Promise<void> {
+    this.#over = true;
+    this.#ended?.abort();
+    clearTimeout(this.#timer);
+    this.#held.clear();
+    if (this.#calls) await Promise.allSettled([...this.#calls]);
+  }
+
+  /** These held messages are no longer ours: stop extending them, remember them and report them once. */
+  #lapse(lost: readonly Held[]): void {
+    if (lost.length === 0) return;
+    const lapsed = (this.#lapsed ??= new Set());
+    for (const h of lost) {
+      this.#held.delete(h.message);
+      lapsed.add(h.message);
+    }
+    this.#deps.onLapse?.(
+      this.#queue,
+      lost.map((h) => h.message),
+    );
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    if (this.#held.size === 0 || this.#over) return;
+    const leadMs = extensionLeadMs(this.#timeoutMs);
+    const due = Math.min(...[...this.#held.values()].map((h) => h.visibleAt)) - leadMs;
+    this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
+  }
+
+  async #extend(): Promise<void> {
+    const all = [...this.#held.values()];
+    const chunks: Held[][] = [];
+    for (let i = 0; i < all.length; i += SQS_BATCH_MAX) chunks.push(all.slice(i, i + SQS_BATCH_MAX));
+    this.#extending = true;
+    try {
+      await Promise.all(chunks.map((chunk) => this.#extendChunk(chunk)));
+    } finally {
+      this.#extending = false;
+    }
+    this.#schedule();
+  }
+
+  async #extendChunk(chunk: readonly Held[]): Promise<void> {
+    const { source, logger, now, random } = this.#deps;
+    for (let attempt = 0; ; attempt++) {
+      const live = chunk.filter((h) => this.#held.get(h.message) === h);
+      if (live.length === 0 || this.#over) return;
+      const started = now();
+      // Entry ids are positions: one receive may return two copies of a message (standard queues).
+      const entries = live.map((h, i) => ({ id: String(i), receiptHandle: h.message.ReceiptHandle ?? '' }));
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new DOMException('no answer before the extension deadline', 'TimeoutError')),
+        extensionDeadlineMs(this.#timeoutMs),
+      );
+      const call = source.changeVisibility(this.#queue, entries, this.#timeoutMs / 1000, deadline.signal);
+      (this.#calls ??= new Set()).add(call);
+      const outcome = await call.then(
+        (failures) => ({ failures }),
+        (err: unknown) => ({ err }),
+      );
+      clearTimeout(timer);
+      this.#calls?.delete(call);
+      // Messages dropped while the call was on its way (settled meanwhile) are no longer ours to report on.
+      const held = (h: Held) => this.#held.get(h.message) === h;
+      if ('failures' in outcome) {
+        const refused = new Map(outcome.failures.map((f) => [Number(f.id), f]));
+        const failed: { id: string; code: string; message: string }[] = [];
+        const lost: Held[] = [];
+        live.forEach((h, i) => {
+          const f = refused.get(i);
+          if (!f) h.visibleAt = started + this.#timeoutMs;
+          else if (held(h)) {
+            lost.push(h);
+            failed.push({ id: h.message.MessageId ?? f.id, code: f.code, message: f.message });
+          }
+        });
+        if (failed.length > 0) {
+          logger.warn(
+            { queue: this.#queue.name, failed },
+            'SQS refused to extend the visibility of some messages; no longer extending those',
+          );
+          this.#lapse(lost);
+        }
+        return;
+      }
+      const still = live.filter(held);
+      if (still.length === 0) return;
+      const e = callErrorOf(outcome.err);
+      const delayMs = backoffMs(attempt, 100, 1_000, random);
+      const expiresAt = Math.min(...still.map((h) => h.visibleAt));
+      const messageIds = still.map((h) => h.message.MessageId ?? '');
+      if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
+        logger.error(
+          { queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } },
+          'could not extend visibility before it ran out; these messages may be delivered again',
+        );
+        this.#lapse(still);
+        return;
+      }
+      logger.warn(
+        { queue: this.#queue.name, messageIds, attempt, delayMs, err: { code: e.code, message: e.message } },
+        'ChangeMessageVisibilityBatch failed; retrying while visibility remains',
+      );
+      if (this.#over) return;
+      await sleep(delayMs, (this.#ended ??= new AbortController()).signal);
+    }
+  }
+}

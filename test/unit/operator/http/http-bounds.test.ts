@@ -1,0 +1,164 @@
+// Issue 20, item 8: the HTTP server bounds its clients. The file-descriptor budget is pure; the server's bounds
+// are proven on a real node:http server over loopback sockets (timings are Node's own timers, not faked).
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { describe, it } from 'node:test';
+import {
+  HTTP_MAX_CONNECTIONS,
+  RESERVED_FDS,
+  awsSocketCeiling,
+  fdBudget,
+  parseOpenFileLimit,
+} from '../../../../src/operator/http/fd-budget.ts';
+import { startHttpServer, type HttpRoutes } from '../../../../src/operator/http/server.ts';
+import { recordingLogger, silentLogger } from '../../../support/factories.ts';
+
+const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
+Max processes             96365                96365                processes
+Max open files            300                  4096                 files
+Max locked memory         8388608              8388608              bytes
+`;
+
+describe('the file-descriptor budget', () => {
+  it('reads the soft "Max open files" of /proc/self/limits; unlimited or missing is unknown', () => {
+    assert.equal(parseOpenFileLimit(LIMITS), 300);
+    assert.equal(parseOpenFileLimit(LIMITS.replace('300                  4096', 'unlimited            unlimited')), undefined);
+    assert.equal(parseOpenFileLimit(''), undefined);
+  });
+
+  it('counts SQS and Lambda at maxSockets each, and one CloudWatch socket', () => {
+    // --concurrency 10: main.ts gives each host 10 + 16 sockets.
+    assert.equal(awsSocketCeiling(26), 53);
+  });
+
+  it('gives the server its full cap, without a warning, when the limit covers the AWS sockets, the reserve and the server', () => {
+    const needed = 53 + RESERVED_FDS + HTTP_MAX_CONNECTIONS + 1;
+    assert.deepEqual(fdBudget({ openFileLimit: needed, awsSockets: 53, httpServer: true }), {
+      httpMaxConnections: HTTP_MAX_CONNECTIONS,
+      needed,
+    });
+    // The issue's 300-descriptor limit at the default --concurrency 10 is enough.
+    assert.equal(fdBudget({ openFileLimit: 300, awsSockets: 53, httpServer: true }).shortfall, undefined);
+    // Unknown limit (not Linux): the fixed cap.
+    assert.deepEqual(fdBudget({ openFileLimit: undefined, awsSockets: 20_033, httpServer: true }).httpMaxConnections, HTTP_MAX_CONNECTIONS);
+  });
+
+  it('shrinks the server to what the AWS sockets leave (at least 4) and names the numbers when the limit is too low', () => {
+    // --concurrency 100: 2 x 116 + 1 = 233 AWS sockets; 233 + 64 + 33 = 330 needed under a limit of 310.
+    assert.deepEqual(fdBudget({ openFileLimit: 310, awsSockets: 233, httpServer: true }), {
+      httpMaxConnections: 310 - 233 - RESERVED_FDS - 1,
+      needed: 330,
+      shortfall: { openFileLimit: 310, awsSockets: 233, reservedFds: RESERVED_FDS, httpMaxConnections: 12, needed: 330 },
+    });
+    // Nothing left: probes still get 4.
+    assert.equal(fdBudget({ openFileLimit: 300, awsSockets: 2_033, httpServer: true }).httpMaxConnections, 4);
+    // Without the server the pool alone is still checked.
+    assert.deepEqual(fdBudget({ openFileLimit: 1_024, awsSockets: 2_033, httpServer: false }).shortfall, {
+      openFileLimit: 1_024,
+      awsSockets: 2_033,
+      reservedFds: RESERVED_FDS,
+      httpMaxConnections: 0,
+      needed: 2_033 + RESERVED_FDS,
+    });
+  });
+});
+
+const routes = (overrides: Partial<HttpRoutes> = {}): HttpRoutes => ({
+  liveness: () => ({ ok: true, reasons: [] }),
+  readiness: () => ({ ok: true, reasons: [] }),
+  metrics: async () => ({ contentType: 'text/plain', body: 'x 1\n' }),
+  status: () => ({}),
+  statusPage: '<html></html>',
+  ...overrides,
+});
+
+/** Opens a TCP connection; resolves once connected, with the time the server closed it (or undefined while open). */
+async function open(url: string): Promise<{ socket: Socket; closed: Promise<number>; received: () => string }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString()));
+  socket.on('error', () => {});
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return { socket, closed, received: () => received };
+}
+
+describe('the HTTP server bounds its clients', { concurrency: true, timeout: 30_000 }, () => {
+  it('closes a connection that sends nothing within 5 s plus the 1 s check (Node 24 alone: 60 to 90 s)', async () => {
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, logger: silentLogger, maxConnections: 8, routes: routes() });
+    try {
+      const t0 = performance.now();
+      const c = await open(server.url);
+      const closedAfter = (await c.closed) - t0;
+      assert.ok(closedAfter >= 4_500 && closedAfter < 7_500, `closed after ${Math.round(closedAfter)} ms`);
+      assert.match(c.received(), /^HTTP\/1.1 408 /);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes a connection that sends its headers a byte a second (the headers timeout counts from the first byte)', async () => {
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, logger: silentLogger, maxConnections: 8, routes: routes() });
+    try {
+      const t0 = performance.now();
+      const c = await open(server.url);
+      const request = 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(100);
+      let i = 0;
+      const drip = setInterval(() => c.socket.write(request[i++ % request.length]!), 1_000);
+      const closedAfter = (await c.closed) - t0;
+      clearInterval(drip);
+      // First byte at 1 s, 5 s for the headers, then the next 1 s check.
+      assert.ok(closedAfter < 8_500, `closed after ${Math.round(closedAfter)} ms`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes a connection whose answer never comes after 10 s without a byte either way', async () => {
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger: silentLogger,
+      maxConnections: 8,
+      routes: routes({ metrics: () => new Promise(() => {}) }),
+    });
+    try {
+      const t0 = performance.now();
+      const c = await open(server.url);
+      c.socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+      const closedAfter = (await c.closed) - t0;
+      assert.ok(closedAfter >= 9_500 && closedAfter < 12_000, `closed after ${Math.round(closedAfter)} ms`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes a connection over the cap at once, logs it once, and answers probes again once one closes', async () => {
+    const { logger, lines } = recordingLogger();
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, logger, maxConnections: 3, routes: routes() });
+    try {
+      const held = await Promise.all([open(server.url), open(server.url), open(server.url)]);
+      const t0 = performance.now();
+      const over = [await open(server.url), await open(server.url)];
+      for (const c of over) {
+        const closedAfter = (await c.closed) - t0;
+        assert.ok(closedAfter < 1_000, `over the cap, closed after ${Math.round(closedAfter)} ms`);
+        assert.equal(c.received(), '', 'dropped without an answer');
+      }
+      const refused = lines.filter((l) => l.msg === 'HTTP connections refused: the server holds its maximum');
+      assert.equal(refused.length, 1, 'one line for the burst');
+      assert.equal(refused[0]?.['maxConnections'], 3);
+      held[0].socket.destroy();
+      await held[0].closed;
+      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      assert.equal(res.status, 200);
+      for (const c of held) c.socket.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+});

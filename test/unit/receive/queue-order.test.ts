@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { drawOrder, parseQueueList, type QueueList } from '../../../src/receive/queue-order.ts';
+
+function list(value: string): QueueList {
+  const { list, problems } = parseQueueList(value);
+  assert.deepEqual(problems, []);
+  return list!;
+}
+
+/** A seeded generator (mulberry32) so statistical tests are reproducible. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('parseQueueList', () => {
+  it('reads a strict list', () => {
+    const l = list('payments, submissions,default');
+    assert.equal(l.mode, 'strict');
+    assert.deepEqual(
+      l.queues.map((q) => [q.ref, q.weight]),
+      [
+        ['payments', 1],
+        ['submissions', 1],
+        ['default', 1],
+      ],
+    );
+  });
+
+  it('reads weights and detects random order from equal weights', () => {
+    assert.equal(list('a:3,b:2,c:1').mode, 'weighted');
+    assert.deepEqual(
+      list('a:3,b:2,c:1').queues.map((q) => q.weight),
+      [3, 2, 1],
+    );
+    assert.equal(list('a:1,b:1,c:1').mode, 'random');
+    assert.equal(list('a:5,b:5').mode, 'random');
+  });
+
+  it('accepts full queue URLs, with and without weights and ports', () => {
+    const l = list('https://sqs.us-east-1.amazonaws.com/123456789012/payments:3,http://localhost:4566/000000000000/default:1');
+    assert.deepEqual(
+      l.queues.map((q) => [q.ref, q.weight]),
+      [
+        ['https://sqs.us-east-1.amazonaws.com/123456789012/payments', 3],
+        ['http://localhost:4566/000000000000/default', 1],
+      ],
+    );
+    const strict = list('https://sqs.us-east-1.amazonaws.com/1/a,http://localhost:4566/000000000000/b');
+    assert.equal(strict.mode, 'strict');
+    assert.deepEqual(
+      strict.queues.map((q) => q.ref),
+      ['https://sqs.us-east-1.amazonaws.com/1/a', 'http://localhost:4566/000000000000/b'],
+    );
+  });
+
+  it('reports every problem at once', () => {
+    const { list: l, problems } = parseQueueList('a:3,,b,a:0,c:-1,d:x');
+    assert.equal(l, undefined);
+    assert.deepEqual(problems, [
+      '--queues has an empty queue name at position 2, got "a:3,,b,a:0,c:-1,d:x"',
+      '--queues weight for "a" must be an integer from 1 to 1000, got "0"',
+      '--queues lists "a" more than once',
+      '--queues weight for "c" must be an integer from 1 to 1000, got "-1"',
+      '--queues weight for "d" must be an integer from 1 to 1000, got "x"',
+      '--queues mixes weighted and unweighted queues (give every queue a weight, or none), got "a:3,,b,a:0,c:-1,d:x"',
+    ]);
+  });
+
+  it('rejects an empty name before a weight and an empty list', () => {
+    assert.deepEqual(parseQueueList(':3').problems, ['--queues has an empty queue name in ":3"']);
+    assert.equal(parseQueueList('').problems.length, 1);
+  });
+});
+
+describe('drawOrder', () => {
+  it('strict order is always the given order', () => {
+    const l = list('a,b,c,d');
+    for (let i = 0; i < 100; i++) assert.deepEqual(drawOrder(l, Math.random), [0, 1, 2, 3]);
+  });
+
+  it('every draw is a permutation', () => {
+    const rnd = seeded(7);
+    for (const spec of ['a:3,b:2,c:1', 'a:1,b:1,c:1,d:1']) {
+      const l = list(spec);
+      for (let i = 0; i < 1000; i++)
+        assert.deepEqual(
+          [...drawOrder(l, rnd)].sort(),
+          l.queues.map((_, k) => k),
+        );
+    }
+  });
+
+  it('weighted: a queue comes first with probability weight/total, and second in proportion among the rest', () => {
+    const l = list('a:3,b:2,c:1');
+    const rnd = seeded(42);
+    const n = 60_000;
+    const first = [0, 0, 0];
+    let bSecondAfterA = 0;
+    let aFirst = 0;
+    for (let i = 0; i < n; i++) {
+      const o = drawOrder(l, rnd);
+      first[o[0]!]!++;
+      if (o[0] === 0) {
+        aFirst++;
+        if (o[1] === 1) bSecondAfterA++;
+      }
+    }
+    // Expected 1/2, 1/3, 1/6; standard error at n=60000 is < 0.0021, so 0.01 is ~5 sigma.
+    assert.ok(Math.abs(first[0]! / n - 3 / 6) < 0.01, `a first ${first[0]! / n}`);
+    assert.ok(Math.abs(first[1]! / n - 2 / 6) < 0.01, `b first ${first[1]! / n}`);
+    assert.ok(Math.abs(first[2]! / n - 1 / 6) < 0.01, `c first ${first[2]! / n}`);
+    // Given a first, b is second with probability 2/3.
+    assert.ok(Math.abs(bSecondAfterA / aFirst - 2 / 3) < 0.015, `b second after a ${bSecondAfterA / aFirst}`);
+  });
+
+  it('random: every queue is first equally often and every permutation appears', () => {
+    const l = list('a:1,b:1,c:1');
+    const rnd = seeded(3);
+    const n = 60_000;
+    const first = [0, 0, 0];
+    const perms = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
+      const o = drawOrder(l, rnd);
+      first[o[0]!]!++;
+      perms.set(o.join(''), (perms.get(o.join('')) ?? 0) + 1);
+    }
+    for (const f of first) assert.ok(Math.abs(f / n - 1 / 3) < 0.01, `first share ${f / n}`);
+    assert.equal(perms.size, 6);
+    for (const c of perms.values()) assert.ok(Math.abs(c / n - 1 / 6) < 0.01, `permutation share ${c / n}`);
+  });
+});

@@ -1,0 +1,744 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import type { Message } from '@aws-sdk/client-sqs';
+import { AwsCallError, type ErrorKind } from '../../../src/aws/errors.ts';
+import { Receiver, type Received, type ReceiverOptions } from '../../../src/receive/receiver.ts';
+import type { EntryFailure, MessageSource, ReceiveOptions, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { message, queue, recordingLogger, type LogLine } from '../../support/factories.ts';
+
+const START = 1_000_000;
+/** random() just below 1: each back-off is its ceiling minus 1 ms. */
+const highest = () => 1 - 1e-9;
+
+const FAILED_MSG = 'ReceiveMessage failed; skipping this queue while backing off';
+const TIMEOUT_MSG = 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off';
+const RECOVERED_MSG = 'ReceiveMessage works again';
+
+interface ReceiveCall {
+  /** Milliseconds since the test started (fake clock). */
+  readonly at: number;
+  readonly queue: string;
+  readonly waitSec: number;
+  readonly max: number;
+  readonly visibilityTimeoutSec: number | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** A MessageSource whose receives answer as `respond` says (empty by default) and are all recorded. */
+class ReceiveSource implements MessageSource {
+  readonly calls: ReceiveCall[] = [];
+  respond: (call: ReceiveCall) => Promise<Message[]> | Message[] = () => [];
+
+  async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+    const call = {
+      at: Date.now() - START,
+      queue: q.name,
+      waitSec: options.waitSec,
+      max: options.max,
+      visibilityTimeoutSec: options.visibilityTimeoutSec,
+      signal,
+    };
+    this.calls.push(call);
+    return this.respond(call);
+  }
+
+  async deleteBatch(): Promise<EntryFailure[]> {
+    throw new Error('the receiver never deletes');
+  }
+
+  async changeVisibility(): Promise<EntryFailure[]> {
+    throw new Error('the receiver never changes visibility');
+  }
+
+  /** [queue, waitSec] of every call so far. */
+  trail(): [string, number][] {
+    return this.calls.map((c) => [c.queue, c.waitSec]);
+  }
+}
+
+/** Receives whose answers the test hands out, to keep calls in flight. */
+class PendingReceives {
+  readonly #pending: { call: ReceiveCall; resolve: (m: Message[]) => void; reject: (e: unknown) => void }[] = [];
+  readonly respond = (call: ReceiveCall): Promise<Message[]> =>
+    new Promise((resolve, reject) => {
+      this.#pending.push({ call, resolve, reject });
+    });
+  get count(): number {
+    return this.#pending.length;
+  }
+  /** Answers the oldest pending receive (of `queueName` if given). */
+  answer(result: Message[] | Error, queueName?: string): void {
+    const i = this.#pending.findIndex((p) => queueName === undefined || p.call.queue === queueName);
+    const [p] = this.#pending.splice(i, 1);
+    assert.ok(i >= 0 && p, `a pending receive${queueName ? ` on ${queueName}` : ''}`);
+    if (result instanceof Error) p.reject(result);
+    else p.resolve(result);
+  }
+}
+
+function callError(kind: ErrorKind, code: string): AwsCallError {
+  const status = kind === 'fatal' ? 400 : 500;
+  return new AwsCallError('ReceiveMessage', { kind, code, message: `${code} happened`, status });
+}
+
+const transient = () => callError('retryable', 'InternalError');
+const missing = () => callError('fatal', 'QueueDoesNotExist');
+
+function options(overrides: Partial<ReceiverOptions> = {}): ReceiverOptions {
+  return { queues: [queue('a'), queue('b'), queue('c')], orderMode: 'strict', batchSize: 10, pollForSec: 20, sleepSec: 0, ...overrides };
+}
+
+function setup(overrides: Partial<ReceiverOptions> = {}, random: () => number = highest) {
+  const source = new ReceiveSource();
+  const { logger, lines } = recordingLogger();
+  const receiver = new Receiver(options(overrides), { source, logger, random, now: () => Date.now() });
+  return { source, lines, receiver, stop: new AbortController() };
+}
+
+/** Lets promise callbacks and anything they chain run (setImmediate is not faked). */
+const flush = () => new Promise((r) => setImmediate(r));
+
+async function advance(ms: number, stepMs = ms): Promise<void> {
+  for (let done = 0; done < ms; done += stepMs) {
+    mock.timers.tick(Math.min(stepMs, ms - done));
+    await flush();
+  }
+}
+
+/** Whether a promise has settled, without waiting for it. */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  await flush();
+  return done;
+}
+
+/** Calls next() over and over, as a dispatcher loop does, until `stop` aborts. */
+function loop(receiver: Receiver, stop: AbortController) {
+  const got: Received[] = [];
+  const done = (async () => {
+    while (!stop.signal.aborted) {
+      const r = await receiver.next(stop.signal);
+      if (r) {
+        got.push(r);
+        // A dispatcher loop would invoke now; yielding keeps a busy receiver from starving the test.
+        await flush();
+      }
+    }
+  })();
+  return { got, done };
+}
+
+function failureLines(lines: LogLine[]): LogLine[] {
+  return lines.filter((l) => l.msg === FAILED_MSG || l.msg === TIMEOUT_MSG);
+}
+
+describe('Receiver', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  it('needs at least one queue', () => {
+    assert.throws(
+      () =>
+        new Receiver(options({ queues: [] }), {
+          source: new ReceiveSource(),
+          logger: recordingLogger().logger,
+          random: highest,
+          now: Date.now,
+        }),
+      /at least one queue/,
+    );
+  });
+
+  describe('order', () => {
+    it('strict: short receives on every queue in order, then one long poll', async () => {
+      const { source, receiver, stop } = setup({ batchSize: 7, visibilityTimeoutSec: 45 });
+      assert.equal(await receiver.next(stop.signal), undefined);
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+        ['c', 0],
+        ['a', 20],
+      ]);
+      assert.ok(
+        source.calls.every((c) => c.max === 7 && c.visibilityTimeoutSec === 45),
+        'batch size and visibility override passed on every receive',
+      );
+    });
+
+    it("without --visibility-timeout every receive still states one: the queue's, as visibilityOf has it now, returned with the messages", async () => {
+      const timeouts = new Map([
+        ['a', 60],
+        ['b', 5],
+      ]);
+      const { source, receiver, stop } = setup({ visibilityOf: (q) => timeouts.get(q.name) ?? 30 });
+      const m = message();
+      source.respond = (call) => (call.queue === 'b' ? [m] : []);
+      const got = await receiver.next(stop.signal);
+      assert.deepEqual(
+        source.calls.map((c) => [c.queue, c.visibilityTimeoutSec]),
+        [
+          ['a', 60],
+          ['b', 5],
+        ],
+      );
+      assert.equal(got?.visibilityTimeoutSec, 5, 'the lease assumes what the receive stated');
+      const plain = setup();
+      await plain.receiver.next(plain.stop.signal);
+      assert.ok(
+        plain.source.calls.every((c) => c.visibilityTimeoutSec === 30),
+        "with neither, the queue's timeout read at start-up is stated",
+      );
+    });
+
+    it('strict: stops at the first queue that has messages and returns them with their queue', async () => {
+      const { source, receiver, stop } = setup();
+      const batch = [message(), message()];
+      source.respond = (call) => (call.queue === 'b' ? batch : []);
+      const got = await receiver.next(stop.signal);
+      assert.equal(got?.queue.name, 'b');
+      assert.equal(got?.messages, batch);
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+      ]);
+    });
+
+    it('a lower queue is read again only after a higher one was found empty in the same pass', async () => {
+      const { source, receiver, stop } = setup();
+      source.respond = (call) => (call.queue === 'a' || call.queue === 'c' ? [message()] : []);
+      for (let i = 0; i < 3; i++) assert.equal((await receiver.next(stop.signal))?.queue.name, 'a');
+      assert.deepEqual(
+        source.calls.map((c) => c.queue),
+        ['a', 'a', 'a'],
+      );
+    });
+
+    it('returns what the long poll brought', async () => {
+      const { source, receiver, stop } = setup();
+      const batch = [message()];
+      source.respond = (call) => (call.waitSec > 0 ? batch : []);
+      const got = await receiver.next(stop.signal);
+      assert.deepEqual([got?.queue.name, got?.messages], ['a', batch]);
+    });
+
+    it('weighted: the drawn order decides which queue is read first and which one is long-polled', async () => {
+      const weighted = [queue('light', { weight: 1 }), queue('heavy', { weight: 3 })];
+      const high = setup({ queues: weighted, orderMode: 'weighted' }, highest);
+      await high.receiver.next(high.stop.signal);
+      assert.deepEqual(high.source.trail(), [
+        ['heavy', 0],
+        ['light', 0],
+        ['heavy', 20],
+      ]);
+      const low = setup({ queues: weighted, orderMode: 'weighted' }, () => 0);
+      await low.receiver.next(low.stop.signal);
+      assert.deepEqual(low.source.trail(), [
+        ['light', 0],
+        ['heavy', 0],
+        ['light', 20],
+      ]);
+    });
+
+    it('without a long poll, sleeps --sleep seconds after an empty pass', async () => {
+      const { source, receiver, stop } = setup({ pollForSec: 0, sleepSec: 5 });
+      const pass = receiver.next(stop.signal);
+      await flush();
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+        ['c', 0],
+      ]);
+      await advance(4_999);
+      assert.equal(await settled(pass), false);
+      await advance(1);
+      assert.equal(await settled(pass), true);
+      assert.equal(await pass, undefined);
+    });
+
+    it('after an empty long poll, sleeps --sleep seconds too', async () => {
+      const { source, receiver, stop } = setup({ sleepSec: 3 });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      await advance(20_000);
+      pending.answer([]);
+      await flush();
+      await advance(2_999);
+      assert.equal(await settled(pass), false);
+      await advance(1);
+      assert.equal(await settled(pass), true);
+    });
+  });
+
+  describe('long-poll spreading', () => {
+    it('idle loops long-poll the queue with the fewest pollers; ties go to the earlier queue', async () => {
+      const { source, receiver, stop } = setup();
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const passes = [];
+      for (let i = 0; i < 5; i++) {
+        passes.push(receiver.next(stop.signal));
+        await flush();
+      }
+      assert.deepEqual(
+        source.calls.filter((c) => c.waitSec > 0).map((c) => c.queue),
+        ['a', 'b', 'c', 'a', 'b'],
+      );
+      // The first poll on a ends: a has one poller left, c still one, b two: the next loop takes a.
+      pending.answer([], 'a');
+      await passes[0];
+      const next = receiver.next(stop.signal);
+      await flush();
+      assert.equal(source.calls.at(-1)?.queue, 'a');
+      assert.equal(source.calls.at(-1)?.waitSec, 20);
+      while (pending.count > 0) pending.answer([]);
+      await Promise.all([...passes, next]);
+    });
+
+    it('a queue backing off gets no long poll', async () => {
+      const { source, receiver, stop } = setup();
+      source.respond = (call) => {
+        if (call.queue === 'a') throw transient();
+        return [];
+      };
+      await receiver.next(stop.signal);
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+        ['c', 0],
+        ['b', 20],
+      ]);
+    });
+  });
+
+  describe('queue health', () => {
+    it('skips a failing queue during its back-off while the others are served', async () => {
+      const { source, receiver, stop } = setup({ pollForSec: 0 });
+      source.respond = (call) => {
+        if (call.queue === 'a') throw transient();
+        return call.queue === 'b' ? [message()] : [];
+      };
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
+      assert.equal(receiver.anyHealthy, true);
+      await advance(50);
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
+      await advance(48); // 98 ms: a backs off for 99 ms
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
+      assert.deepEqual(
+        source.calls.map((c) => c.queue),
+        ['a', 'b', 'b', 'b'],
+        'a is skipped, not tried, while backing off',
+      );
+      await advance(1);
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'b');
+      assert.deepEqual(
+        source.calls.slice(4).map((c) => c.queue),
+        ['a', 'b'],
+        'a is tried again once its back-off is over',
+      );
+    });
+
+    it('when every queue is backing off, waits for the first one to recover instead of sleeping or polling', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a'), queue('b')], sleepSec: 60 });
+      let broken = true;
+      source.respond = (call) => {
+        if (broken) throw call.queue === 'a' ? missing() : transient();
+        return [message()];
+      };
+      assert.equal(await settled(receiver.next(stop.signal)), true, 'both failed: no long poll, no --sleep');
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+      ]);
+      assert.equal(receiver.anyHealthy, false);
+      const waiting = receiver.next(stop.signal);
+      await advance(98);
+      assert.equal(await settled(waiting), false, 'b backs off for 99 ms (transient); a for 999 ms (fatal)');
+      await advance(1);
+      assert.equal(await waiting, undefined, 'the wait ends without a receive');
+      assert.equal(source.calls.length, 2);
+      assert.equal(receiver.anyHealthy, true);
+      broken = false;
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'b', 'only b is due');
+      assert.deepEqual(
+        lines.filter((l) => l.msg === RECOVERED_MSG).map((l) => [l['queue'], l['outageMs'], l['failures']]),
+        [['b', 99, 1]],
+      );
+    });
+
+    it('transient failures back off with full jitter from 100 ms, capped at 1 s', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('a')] });
+      source.respond = () => {
+        throw transient();
+      };
+      const running = loop(receiver, stop);
+      await flush(); // the first receive fails at 0 ms, before the clock moves
+      await advance(6_000, 1);
+      assert.deepEqual(
+        source.calls.map((c) => c.at),
+        [0, 99, 298, 697, 1496, 2495, 3494, 4493, 5492],
+      );
+      stop.abort();
+      await running.done;
+    });
+
+    it('a missing queue (fatal) backs off from 1 s up to 20 s', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('gone')] });
+      source.respond = () => {
+        throw missing();
+      };
+      const running = loop(receiver, stop);
+      await flush();
+      await advance(95_000, 1_000);
+      assert.deepEqual(
+        source.calls.map((c) => c.at),
+        // 999, 1999, 3999, 7999, 15999, then 19999 each: steps of 1 s land the clock on whole seconds.
+        [0, 1_000, 3_000, 7_000, 15_000, 31_000, 51_000, 71_000, 91_000],
+      );
+      stop.abort();
+      await running.done;
+    });
+
+    it('classifies raw errors too: an SDK QueueDoesNotExist is fatal, a 503 transient', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('gone'), queue('flaky')], pollForSec: 0 });
+      source.respond = (call) => {
+        throw call.queue === 'gone'
+          ? Object.assign(new Error('The specified queue does not exist.'), {
+              name: 'QueueDoesNotExist',
+              $metadata: { httpStatusCode: 400 },
+            })
+          : Object.assign(new Error('unavailable'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } });
+      };
+      await receiver.next(stop.signal);
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l['queue'], l.level, l['delayMs']]),
+        [
+          ['gone', 50, 999],
+          ['flaky', 40, 99],
+        ],
+      );
+    });
+
+    it('logs failures at the 1st, 2nd, 4th, 8th and 16th attempt only, as warnings for transient ones', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a')] });
+      source.respond = () => {
+        throw transient();
+      };
+      const running = loop(receiver, stop);
+      await flush();
+      await advance(20_000, 1);
+      stop.abort();
+      await running.done;
+      assert.ok(source.calls.length >= 17, `${source.calls.length} failures`);
+      const logged = failureLines(lines);
+      assert.deepEqual(
+        logged.map((l) => l['attempt']),
+        [1, 2, 4, 8, 16],
+      );
+      assert.ok(logged.every((l) => l.level === 40 && l['queue'] === 'a'));
+      assert.deepEqual(
+        logged.map((l) => l['delayMs']),
+        [99, 199, 799, 999, 999],
+        'the back-off it chose, at each logged attempt',
+      );
+      const err = logged[0]?.['err'] as Record<string, unknown>;
+      assert.deepEqual([err['code'], err['message']], ['InternalError', 'InternalError happened']);
+    });
+
+    it('logs fatal failures as errors', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('gone')] });
+      source.respond = () => {
+        throw missing();
+      };
+      await receiver.next(stop.signal);
+      const logged = failureLines(lines);
+      assert.deepEqual(
+        logged.map((l) => [l.level, l.msg, l['attempt'], l['delayMs']]),
+        [[50, FAILED_MSG, 1, 999]],
+      );
+    });
+
+    it('says when a receive got no answer before its deadline', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a')] });
+      source.respond = () => {
+        throw callError('retryable', 'TimeoutError');
+      };
+      await receiver.next(stop.signal);
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l.level, l.msg]),
+        [[40, TIMEOUT_MSG]],
+      );
+    });
+
+    it('logs "works again" once, with the failures and the outage length since the first failure', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a')], pollForSec: 0 });
+      let failing = 3;
+      source.respond = () => {
+        if (failing-- > 0) throw transient();
+        return [message()];
+      };
+      const running = loop(receiver, stop);
+      await flush();
+      await advance(2_000, 1);
+      stop.abort();
+      await running.done;
+      // Failures at 0, 99 and 298 ms; the receive at 697 ms works: the outage began with the first failure.
+      const recovered = lines.filter((l) => l.msg === RECOVERED_MSG);
+      assert.deepEqual(
+        recovered.map((l) => [l.level, l['queue'], l['failures'], l['outageMs']]),
+        [[30, 'a', 3, 697]],
+      );
+      assert.ok(running.got.length > 1, 'later receives work without another "works again" line');
+    });
+
+    it('a failure after recovery backs off from the start again', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a')], pollForSec: 0 });
+      const script = ['fail', 'fail', 'ok', 'fail'];
+      source.respond = () => {
+        if (script.shift() === 'fail') throw transient();
+        return [message()];
+      };
+      await receiver.next(stop.signal); // fails at 0 (99 ms)
+      await advance(99);
+      await receiver.next(stop.signal); // fails at 99 (199 ms)
+      await advance(199);
+      assert.equal((await receiver.next(stop.signal))?.queue.name, 'a');
+      await receiver.next(stop.signal); // fails at 298 ms: attempt 1 again
+      assert.deepEqual(
+        failureLines(lines).map((l) => [l['attempt'], l['delayMs']]),
+        [
+          [1, 99],
+          [2, 199],
+          [1, 99],
+        ],
+      );
+      assert.equal(receiver.anyHealthy, false);
+      await advance(99);
+      assert.equal(receiver.anyHealthy, true);
+    });
+
+    it('loops failing on one queue at the same moment count as one failure', async () => {
+      const { source, receiver, stop, lines } = setup({ queues: [queue('a'), queue('b')], pollForSec: 0 });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.queue === 'a' ? pending.respond(call) : []);
+      const passes = [receiver.next(stop.signal), receiver.next(stop.signal), receiver.next(stop.signal)];
+      await flush();
+      assert.equal(pending.count, 3);
+      for (let i = 0; i < 3; i++) pending.answer(transient());
+      await Promise.all(passes);
+      assert.deepEqual(
+        failureLines(lines).map((l) => l['attempt']),
+        [1],
+        'one failure, one line',
+      );
+      await advance(99);
+      assert.equal(receiver.anyHealthy, true, 'the back-off is the first one (99 ms), not the third');
+    });
+
+    it('a long poll that fails ends the pass at once, without --sleep on top of the back-off', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('a')], sleepSec: 60 });
+      source.respond = (call) => {
+        if (call.waitSec > 0) throw transient();
+        return [];
+      };
+      assert.equal(await settled(receiver.next(stop.signal)), true);
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['a', 20],
+      ]);
+      assert.equal(receiver.anyHealthy, false);
+    });
+  });
+
+  describe('stop', () => {
+    it('never aborts a receive in flight: a long poll that returns messages after stop still returns them', async () => {
+      const { source, receiver, stop } = setup({ sleepSec: 60 });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      assert.equal(pending.count, 1);
+      assert.ok(
+        source.calls.every((c) => c.signal === undefined),
+        'no signal is handed to a receive',
+      );
+      stop.abort();
+      assert.equal(await settled(pass), false, 'the long poll is still open');
+      const batch = [message()];
+      pending.answer(batch);
+      const got = await pass;
+      assert.deepEqual([got?.queue.name, got?.messages], ['a', batch]);
+    });
+
+    it('never aborts a short receive either, but starts no new one after it', async () => {
+      const { source, receiver, stop } = setup();
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.queue === 'a' && call.waitSec === 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      stop.abort();
+      pending.answer([]);
+      assert.equal(await pass, undefined);
+      assert.deepEqual(source.trail(), [['a', 0]], 'b, c and the long poll were not started');
+
+      const { source: source2, receiver: receiver2, stop: stop2 } = setup();
+      const pending2 = new PendingReceives();
+      source2.respond = (call) => pending2.respond(call);
+      const pass2 = receiver2.next(stop2.signal);
+      await flush();
+      stop2.abort();
+      const batch = [message()];
+      pending2.answer(batch);
+      assert.equal((await pass2)?.messages, batch, 'what a short receive in flight brings is returned');
+    });
+
+    it('starts no receive at all once stopped', async () => {
+      const { source, receiver, stop } = setup();
+      stop.abort();
+      assert.equal(await receiver.next(stop.signal), undefined);
+      assert.deepEqual(source.calls, []);
+    });
+
+    it('stopping after the short receives prevents the long poll', async () => {
+      const { source, receiver, stop } = setup();
+      source.respond = (call) => {
+        if (call.queue === 'c') stop.abort();
+        return [];
+      };
+      assert.equal(await receiver.next(stop.signal), undefined);
+      assert.deepEqual(source.trail(), [
+        ['a', 0],
+        ['b', 0],
+        ['c', 0],
+      ]);
+    });
+
+    it('cuts the --sleep after an empty pass', async () => {
+      const { receiver, stop } = setup({ pollForSec: 0, sleepSec: 600 });
+      const pass = receiver.next(stop.signal);
+      await advance(1_000);
+      assert.equal(await settled(pass), false);
+      stop.abort();
+      assert.equal(await settled(pass), true, 'without any timer firing');
+    });
+
+    it('cuts the wait for a queue to come out of its back-off', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('gone')] });
+      source.respond = () => {
+        throw missing();
+      };
+      await receiver.next(stop.signal);
+      const waiting = receiver.next(stop.signal);
+      await advance(10);
+      assert.equal(await settled(waiting), false, 'waiting 999 ms for the back-off');
+      stop.abort();
+      assert.equal(await settled(waiting), true);
+      assert.equal(source.calls.length, 1);
+    });
+  });
+
+  describe('more(): gathering a batch over a window', () => {
+    it('asks at most 10 per receive, also for a batch size above 10', async () => {
+      const { source, receiver, stop } = setup({ batchSize: 500, queues: [queue('a')] });
+      source.respond = () => [message()];
+      assert.equal((await receiver.next(stop.signal))?.messages.length, 1);
+      assert.deepEqual(
+        source.calls.map((c) => c.max),
+        [10],
+      );
+    });
+
+    it('receives from the queue with its visibility timeout; a failure backs the queue off and reads as undefined', async () => {
+      const q = queue('a');
+      const { source, lines, receiver, stop } = setup({ queues: [q, queue('b')], visibilityTimeoutSec: 45 });
+      source.respond = () => [message(), message()];
+      assert.equal((await receiver.more(q, 7, 3, stop.signal))?.length, 2);
+      assert.deepEqual(
+        source.calls.map((c) => [c.queue, c.max, c.waitSec, c.visibilityTimeoutSec]),
+        [['a', 7, 3, 45]],
+      );
+      source.respond = () => {
+        throw transient();
+      };
+      assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
+      assert.equal(failureLines(lines).length, 1);
+      // While it backs off, neither more() nor next() sends a receive to it.
+      assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
+      source.respond = () => [];
+      await receiver.next(stop.signal);
+      assert.deepEqual(
+        source.calls.slice(2).map((c) => c.queue),
+        ['b', 'b'],
+      );
+    });
+  });
+});
+
+describe('Receiver.quiet(): a drain releases only once no receive is on its way', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  it('resolves at once with no receive on its way, and only after the last open long poll has returned', async () => {
+    const { source, receiver, stop } = setup({ queues: [queue('a')], pollForSec: 20 });
+    assert.equal(await settled(receiver.quiet()), true, 'nothing on its way');
+    const pending = new PendingReceives();
+    source.respond = pending.respond;
+    const { done } = loop(receiver, stop);
+    await flush();
+    // The short receive is on its way; answer it empty so the loop sends its long poll.
+    pending.answer([]);
+    await flush();
+    assert.equal(pending.count, 1, 'a long poll is open');
+    stop.abort();
+    const quiet = receiver.quiet();
+    assert.equal(await settled(quiet), false, 'the long poll open at the stop can still receive what a release hands back');
+    pending.answer([message()]);
+    await flush();
+    assert.equal(await settled(quiet), true, 'quiet once it returned');
+    await done;
+  });
+});
+
+describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  it('2,000 loops on one held slot cost 2,000 waiters however many rechecks pass, and one release wakes one', async () => {
+    const { source, receiver, stop } = setup({ queues: [queue('a')], pollForSec: 0, concurrency: 2_001, limits: [{ maxConcurrency: 1 }] });
+    source.respond = () => [message()];
+    const held = await receiver.next(stop.signal);
+    assert.ok(held, 'one loop holds the only slot');
+    let returns = 0;
+    let received = 0;
+    const loops = Array.from({ length: 2_000 }, async () => {
+      while (!stop.signal.aborted) {
+        const r = await receiver.next(stop.signal);
+        if (r) {
+          received++;
+          return;
+        }
+        returns++;
+      }
+    });
+    await flush();
+    assert.equal(receiver.slotWaiters, 2_000);
+    // Each loop looks again every LIMIT_RECHECK_MS (1 s): a recheck replaces its entry, it does not add one.
+    for (let cycle = 0; cycle < 5; cycle++) {
+      await advance(1_000);
+      assert.equal(receiver.slotWaiters, 2_000, `after recheck ${cycle + 1}`);
+    }
+    assert.equal(returns, 5 * 2_000, 'every loop rechecked once a second');
+    await advance(500);
+    const before = returns;
+    receiver.settled(held.queue);
+    await flush();
+    assert.equal(returns - before, 1, 'the release woke one loop, not 2,000');
+    assert.equal(received, 1, 'and that loop took the slot on its next look');
+    assert.equal(receiver.slotWaiters, 1_999);
+    stop.abort();
+    await Promise.all(loops);
+    assert.equal(receiver.slotWaiters, 0, 'a stop empties the line');
+  });
+});

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { AwsCallError } from '../../../src/aws/errors.ts';
+import { QueueVisibility } from '../../../src/settle/queue-visibility.ts';
+import { queue, recordingLogger } from '../../support/factories.ts';
+
+const CHANGED_MSG = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";
+const FAILED_MSG = "could not re-read the queue's visibility timeout; receives keep stating the last one read";
+
+/** GetQueueAttributes answering from `timeouts` by URL (or throwing `fail`), recording each call. */
+function lookup(timeouts: Map<string, string>) {
+  const calls: { url: string; names: readonly string[] }[] = [];
+  let fail: Error | undefined;
+  return {
+    calls,
+    failWith: (err: Error | undefined) => (fail = err),
+    queueAttributes: async (url: string, names: readonly string[]) => {
+      calls.push({ url, names });
+      if (fail) throw fail;
+      return { VisibilityTimeout: timeouts.get(url) ?? '30' };
+    },
+  };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('QueueVisibility', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'] }));
+  afterEach(() => mock.timers.reset());
+
+  it("re-reads each queue's timeout every period; a change applies from then on and is logged once", async () => {
+    const a = queue('a', { visibilityTimeoutSec: 60 });
+    const b = queue('b', { visibilityTimeoutSec: 20 });
+    const timeouts = new Map([
+      [a.url, '60'],
+      [b.url, '20'],
+    ]);
+    const sqs = lookup(timeouts);
+    const { logger, lines } = recordingLogger();
+    const visibility = new QueueVisibility([a, b], undefined, { lookup: sqs, logger });
+    const stop = new AbortController();
+    const running = visibility.run(10_000, stop.signal);
+    timeouts.set(a.url, '5');
+    mock.timers.tick(9_999);
+    await flush();
+    assert.equal(sqs.calls.length, 0);
+    assert.equal(visibility.timeoutSec(a), 60, 'the start-up value until the next read');
+    mock.timers.tick(1);
+    for (let i = 0; i < 5; i++) await flush();
+    assert.deepEqual(
+      sqs.calls.map((c) => [c.url, c.names]),
+      [
+        [a.url, ['VisibilityTimeout']],
+        [b.url, ['VisibilityTimeout']],
+      ],
+    );
+    assert.equal(visibility.timeoutSec(a), 5);
+    assert.equal(visibility.timeoutSec(b), 20);
+    mock.timers.tick(10_000);
+    for (let i = 0; i < 5; i++) await flush();
+    assert.equal(sqs.calls.length, 4);
+    const changes = lines.filter((l) => l.msg === CHANGED_MSG);
+    assert.deepEqual(
+      changes.map((l) => [l['queue'], l['fromSec'], l['toSec']]),
+      [['a', 60, 5]],
+    );
+    stop.abort();
+    await running;
+  });
+
+  it('a failed re-read keeps the last value, with a warning', async () => {
+    const a = queue('a', { visibilityTimeoutSec: 60 });
+    const sqs = lookup(new Map([[a.url, '5']]));
+    sqs.failWith(
+      new AwsCallError('GetQueueAttributes', { kind: 'retryable', code: 'InternalError', message: 'internal error', status: 500 }),
+    );
+    const { logger, lines } = recordingLogger();
+    const visibility = new QueueVisibility([a], undefined, { lookup: sqs, logger });
+    await visibility.refresh();
+    assert.equal(visibility.timeoutSec(a), 60);
+    assert.equal(lines.filter((l) => l.msg === FAILED_MSG).length, 1);
+  });
+
+  it('with --visibility-timeout, that value is stated and nothing is ever re-read', async () => {
+    const a = queue('a', { visibilityTimeoutSec: 45 });
+    const sqs = lookup(new Map([[a.url, '5']]));
+    const visibility = new QueueVisibility([a], 45, { lookup: sqs, logger: recordingLogger().logger });
+    await visibility.refresh();
+    const stop = new AbortController();
+    const running = visibility.run(1_000, stop.signal);
+    mock.timers.tick(5_000);
+    await flush();
+    stop.abort();
+    await running;
+    assert.equal(sqs.calls.length, 0);
+    assert.equal(visibility.timeoutSec(a), 45);
+  });
+});
