@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { optionsTable, syncReadme } from '../../../scripts/docs-options.ts';
+import { optionsTable, readOptionsPage, readOtherPages, syncOptionTables } from '../../../scripts/docs-options.ts';
 import { CORE_OPTIONS, OPTIONS, envName } from '../../../src/config/options.ts';
 
-const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const PAGE = readOptionsPage();
+const OTHERS = readOtherPages();
 
-describe('the README options tables', () => {
+describe('the options tables of docs/configuration.md', () => {
   it('are what src/config/options.ts defines (run npm run docs:options after changing an option)', () => {
     // Compared line by line so that a failure names the row that differs.
-    assert.deepEqual(README.split('\n'), syncReadme(README).split('\n'));
+    assert.deepEqual(PAGE.split('\n'), syncOptionTables(PAGE, OTHERS).split('\n'));
   });
 
   it('list every option once', () => {
     for (const d of OPTIONS) {
-      assert.equal(README.split(`| \`--${d.flag}\` | \`${envName(d.flag)}\` |`).length, 2, `--${d.flag}`);
+      assert.equal(PAGE.split(`| \`--${d.flag}\` | \`${envName(d.flag)}\` |`).length, 2, `--${d.flag}`);
     }
   });
 
@@ -28,12 +28,24 @@ describe('the README options tables', () => {
     assert.ok(table.includes('| `--retry-backoff-max` | `WORKERLESS_RETRY_BACKOFF_MAX` | `15m` | 1s-720m |'), table);
   });
 
-  it('a changed definition makes the README stale', () => {
-    const stale = README.replace(
+  it('a changed definition makes the page stale', () => {
+    const stale = PAGE.replace(
       '| `--concurrency` | `WORKERLESS_CONCURRENCY` | `10` |',
       '| `--concurrency` | `WORKERLESS_CONCURRENCY` | `12` |',
     );
-    assert.notEqual(stale, README);
-    assert.notEqual(syncReadme(stale), stale);
+    assert.notEqual(stale, PAGE);
+    assert.notEqual(syncOptionTables(stale, OTHERS), stale);
+  });
+
+  it("point an option's link to a section at the page that holds it, and keep the page's own sections local", () => {
+    const page =
+      '# Configuration\n\n## Options\n\n<!-- options:begin main -->\n<!-- options:end main -->\n<!-- options:begin temporal -->\n<!-- options:end temporal -->\n';
+    const synced = syncOptionTables(page, new Map([['delivery.md', '# Delivery\n\n## Priority\n\n## Delete modes\n']]));
+    // --queues links to #priority (in delivery.md here); --delete to #delete-modes.
+    assert.ok(synced.includes('see [Priority](delivery.md#priority)'), synced);
+    assert.ok(synced.includes('[Delete modes](delivery.md#delete-modes)'), synced);
+    // A section on the page itself keeps its bare anchor.
+    const local = syncOptionTables(`${page}\n## Priority\n`, new Map([['delivery.md', '## Priority\n']]));
+    assert.ok(local.includes('see [Priority](#priority)'), local);
   });
 });
