@@ -44,6 +44,22 @@ function brokenLinks(page: string, read: (path: string) => string | undefined): 
   return problems;
 }
 
+/**
+ * The repository paths a page names in inline code (`src/settle/fifo-rule.ts`, `test/integration/`) that do not
+ * exist. The docs name each step by its file, so a file renamed without its docs fails here. A path followed by
+ * ` †` is one a parallel branch is creating (docs/architecture.md) and is not checked.
+ */
+function missingPaths(page: string, text: string, exists: (path: string) => boolean): string[] {
+  const problems: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    for (const match of line.matchAll(/`((?:src|test|bench|scripts|deploy|config|docker|localstack|examples)\/[\w./-]*)`( †)?/g)) {
+      const path = match[1] ?? '';
+      if (match[2] === undefined && !path.includes('*') && !exists(path)) problems.push(`${page}:${i + 1}: ${path}: no such file`);
+    }
+  });
+  return problems;
+}
+
 function readFromDisk(path: string): string | undefined {
   const full = join(ROOT, path);
   return existsSync(full) && statSync(full).isFile() ? readFileSync(full, 'utf8') : undefined;
@@ -57,6 +73,17 @@ describe('the links of the Markdown pages', () => {
       list.flatMap((page) => brokenLinks(page, readFromDisk)),
       [],
     );
+  });
+
+  it('name only files that exist, in inline code too', () => {
+    const exists = (path: string): boolean => existsSync(join(ROOT, path));
+    assert.deepEqual(
+      pages().flatMap((page) => missingPaths(page, readFromDisk(page) ?? '', exists)),
+      [],
+    );
+    assert.deepEqual(missingPaths('x.md', 'see `src/main.ts`, `src/gone.ts`, `src/next.ts` † and `localstack/localstack:4.13`', exists), [
+      'x.md:1: src/gone.ts: no such file',
+    ]);
   });
 
   it('are refused when the file, the anchor or the page is wrong', () => {
