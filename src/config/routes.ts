@@ -2,7 +2,7 @@ import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
 import { OPTIONS, ROUTE_GROUPS, camel, type Flag, type OptionDef, type OptionValue } from './options.ts';
-import { resolveBatchWindowMs } from '../receive/batch-window.ts';
+import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
