@@ -3,7 +3,8 @@ import type { RawOptions } from './cli.ts';
 import { OptionReader } from './option-reader.ts';
 import type { OptionValue } from './options.ts';
 import { resolveRoutes, type RouteConfig } from './routes.ts';
-import { resolveTemporalConfig, type TemporalConfig } from '../temporal/options.ts';
+import { resolveTemporalConfig } from './temporal.ts';
+import type { TemporalConfig } from '../temporal/options.ts';
 
 /** Every option the daemon accepts, defined once in options.ts. */
 export { OPTIONS } from './options.ts';

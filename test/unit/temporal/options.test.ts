@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import type { RawValue } from '../../../src/config/cli.ts';
 import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/option-reader.ts';
 import { TEMPORAL_OPTIONS, envName } from '../../../src/config/options.ts';
-import { redactTemporalConfig, resolveTemporalConfig } from '../../../src/temporal/options.ts';
+import { resolveTemporalConfig } from '../../../src/config/temporal.ts';
+import { redactTemporalConfig } from '../../../src/temporal/options.ts';
 
 /** The files the fake FileCheck can read; any other path is ENOENT. No test here touches the file system. */
 const FILES = new Set(['/c.pem', '/k.pem', '/ca.pem']);
