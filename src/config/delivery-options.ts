@@ -19,7 +19,7 @@ import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { RawValue } from './cli.ts';
 import { OptionReader } from './option-reader.ts';
-import { camel, defaultOf } from './options.ts';
+import { defaultOf } from './options.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import type { QueueLimit } from '../receive/queue-limits.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
@@ -64,7 +64,7 @@ interface Draft {
   burst?: number;
   filter?: EventFilter;
   filterAction?: FilterAction;
-  /** The queue's raw retry-backoff settings, by camelCase flag, read through the flags' definitions later. */
+  /** The queue's raw retry-backoff settings, by flag, read through the flags' definitions later. */
   backoff?: Map<string, RawValue>;
 }
 
@@ -219,9 +219,9 @@ function queueRetryBackoff(
   raw: Map<string, RawValue>,
   inherited: BackoffGiven,
 ): RetryBackoff | 'off' | undefined {
-  const base = raw.get(camel('retry-backoff'));
+  const base = raw.get('retry-backoff');
   const off = base !== undefined && (base.value === false || (typeof base.value === 'string' && base.value.trim().toLowerCase() === 'off'));
-  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== camel('retry-backoff'))) : raw);
+  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== 'retry-backoff')) : raw);
   let policy: RetryBackoff | 'off' | undefined = 'off';
   if (off) {
     own.reject('retry-backoff-max', `is not used: queue "${name}" has retry-backoff off`);
@@ -289,7 +289,7 @@ function readQueueSettings(r: OptionReader, where: string, origin: string, setti
       case 'retry-backoff':
       case 'retry-backoff-max':
       case 'retry-backoff-jitter':
-        (d.backoff ??= new Map()).set(camel(key), { value, origin });
+        (d.backoff ??= new Map()).set(key, { value, origin });
         break;
       default:
         r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);

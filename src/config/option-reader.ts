@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { RawOptions, RawValue } from './cli.ts';
-import { camel, defaultOf, formatMs, optionDef, type Flag, type OptionDef, type OptionValue } from './options.ts';
+import { defaultOf, formatMs, optionDef, type Flag, type OptionDef, type OptionValue } from './options.ts';
 
 /** Whether a file can be read: undefined if it can, else the reason (ENOENT, EACCES, EISDIR). */
 export type FileCheck = (path: string) => string | undefined;
@@ -73,7 +73,7 @@ export class OptionReader {
 
   /** The raw value, or undefined when unset or empty (an empty env var, as compose files often pass, is unset). */
   #get(flag: string): RawValue | undefined {
-    const v = this.#raw.get(camel(flag));
+    const v = this.#raw.get(flag);
     if (v === undefined || v.value === null || v.value === undefined) return undefined;
     if (typeof v.value === 'string' && v.value.trim() === '') return undefined;
     if (Array.isArray(v.value) && v.value.length === 0) return undefined;
@@ -196,7 +196,7 @@ export class OptionReader {
 
   /** Where the value came from (`--flag`, `WORKERLESS_FLAG`, `flag in wl.yaml`); undefined when unset. */
   origin(flag: Flag): string | undefined {
-    return this.#raw.get(camel(flag))?.origin;
+    return this.#raw.get(flag)?.origin;
   }
 }
 

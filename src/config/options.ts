@@ -574,6 +574,19 @@ export function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** batchSize -> batch-size: the kebab-case form of a name, in which flags, env names and raw options are keyed. */
+export function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * The flag a config-file or route key names: flags are kebab-case (`batch-size`); the file also takes the
+ * camelCase spelling (`batchSize`), as it always has.
+ */
+export function flagOf(key: string): string {
+  return kebab(camel(key));
+}
+
 /** 0, 500ms, 5s, 10m: the largest unit the value is a whole number of (no hours: the parser takes ms, s and m). */
 export function formatMs(ms: number): string {
   if (ms === 0) return '0';

@@ -1,7 +1,7 @@
 import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
 import { OptionReader } from './option-reader.ts';
-import { OPTIONS, ROUTE_GROUPS, camel, type Flag, type OptionDef, type OptionValue } from './options.ts';
+import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
@@ -59,7 +59,7 @@ const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set<Flag>([
 ]);
 
 const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
-  (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [camel(d.flag), d]),
+  (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [d.flag, d]),
 );
 
 /**
@@ -91,7 +91,7 @@ export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
     );
     return [];
   }
-  const inherited = new Map([...raw].filter(([name]) => ROUTE_DEFS.has(name) && !OWN_TO_ROUTE.has(ROUTE_DEFS.get(name)!.flag as Flag)));
+  const inherited = new Map([...raw].filter(([flag]) => ROUTE_DEFS.has(flag) && !OWN_TO_ROUTE.has(flag as Flag)));
   const routes: { index: number; route: RouteConfig }[] = [];
   list.value.forEach((entry: unknown, index) => {
     const own = routeOptions(entry, index, list.origin, r);
@@ -119,10 +119,10 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
   }
   const own = new Map<string, RawValue>();
   for (const [key, value] of Object.entries(entry)) {
-    const name = camel(key);
-    const def = ROUTE_DEFS.get(name);
+    const flag = flagOf(key);
+    const def = ROUTE_DEFS.get(flag);
     if (def === undefined) {
-      const known = (OPTIONS as readonly OptionDef[]).some((d) => camel(d.flag) === name);
+      const known = (OPTIONS as readonly OptionDef[]).some((d) => d.flag === flag);
       r.problem(
         known
           ? `${where}: ${key} applies to the whole daemon; set it outside routes`
@@ -130,7 +130,7 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
       );
       continue;
     }
-    own.set(name, { value, origin: placeOf(listOrigin, `routes[${index}].${def.flag}`) });
+    own.set(flag, { value, origin: placeOf(listOrigin, `routes[${index}].${def.flag}`) });
   }
   return own;
 }

@@ -13,10 +13,12 @@ import { redactTemporalConfig } from '../../../src/temporal/options.ts';
 const FILES = new Set(['/c.pem', '/k.pem', '/ca.pem']);
 const fakeFiles: FileCheck = (path) => (FILES.has(path) ? undefined : 'ENOENT');
 
-/** Raw values as the CLI collects them (camelCase names), given as flags unless `origins` says otherwise. */
+/** Raw values as the CLI collects them (keyed by flag; written here in camelCase), given as flags unless `origins` says otherwise. */
 function resolve(raw: Record<string, unknown>, checkFile: FileCheck = fakeFiles, origins: Record<string, string> = {}) {
   const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  const map = new Map<string, RawValue>(Object.entries(raw).map(([k, value]) => [k, { value, origin: origins[k] ?? `--${kebab(k)}` }]));
+  const map = new Map<string, RawValue>(
+    Object.entries(raw).map(([k, value]) => [kebab(k), { value, origin: origins[k] ?? `--${kebab(k)}` }]),
+  );
   const checked: string[] = [];
   const reader = new OptionReader(map, (path) => {
     checked.push(path);
