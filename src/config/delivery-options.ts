@@ -27,22 +27,22 @@ import { queueNameOf } from '../aws/sqs-source.ts';
 /** delete: a message no filter matches is deleted unseen (the trigger's semantics); leave: it stays on the queue. */
 export type FilterAction = 'delete' | 'leave';
 
-/** One queue's delivery settings; every field is optional and off by default. */
+/** One queue's delivery settings (`queue-options`); a field left out is off. */
 export interface QueueOptions extends QueueLimit {
-  /** Messages that match none of these patterns are not invoked; default: no filter. */
+  /** Messages that match none of these patterns are not invoked; undefined: no filter. */
   readonly filter?: EventFilter | undefined;
-  /** Default delete. */
+  /** filter-action. */
   readonly filterAction: FilterAction;
-  /** This queue's retry back-off; undefined (default): --retry-backoff's; 'off': none, whatever --retry-backoff says. */
+  /** This queue's retry back-off; undefined: --retry-backoff's; 'off': none, whatever --retry-backoff says. */
   readonly retryBackoff?: RetryBackoff | 'off' | undefined;
 }
 
 export interface DeliveryConfig {
-  /** --retry-backoff; undefined (default): kept messages return after their visibility timeout. */
+  /** --retry-backoff; undefined: kept messages return after their visibility timeout. */
   readonly retryBackoff: RetryBackoff | undefined;
-  /** By queue name (the short name, as in logs and metrics); empty by default. */
+  /** By queue name (the short name, as in logs and metrics). */
   readonly queueOptions: ReadonlyMap<string, QueueOptions>;
-  /** --adaptive-concurrency with its --min-concurrency; undefined (default): every loop receives. */
+  /** --adaptive-concurrency with its --min-concurrency; undefined: every loop receives. */
   readonly adaptiveConcurrency: AdaptiveConcurrency | undefined;
 }
 

@@ -30,9 +30,9 @@ export interface RouteConfig {
   readonly pollForSec: number;
   /** --sleep. */
   readonly sleepSec: number;
-  /** --batch-size (by default one record per invocation, as Workerless and Laravel Vapor expect). */
+  /** --batch-size: records per invocation. */
   readonly batchSize: number;
-  /** --batch-window, in milliseconds; 0 (default): one receive per batch. */
+  /** --batch-window, in milliseconds; 0: one receive per batch. */
   readonly batchWindowMs: number;
   /** --visibility-timeout; undefined: each queue's own. */
   readonly visibilityTimeoutSec: number | undefined;
@@ -40,11 +40,11 @@ export interface RouteConfig {
   readonly visibilityRefreshMs: number;
   /** --delete. */
   readonly deleteMode: OptionValue<'delete'>;
-  /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
+  /** --retry-backoff; undefined: failed messages return after their visibility timeout. */
   readonly retryBackoff: DeliveryConfig['retryBackoff'];
-  /** Per-queue limits and filters by queue name; empty by default. */
+  /** --queue-options and the --queue-* flags: per-queue limits and filters by queue name. */
   readonly queueOptions: DeliveryConfig['queueOptions'];
-  /** --adaptive-concurrency; undefined (default): every loop receives, throttled or not. */
+  /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
 }
 

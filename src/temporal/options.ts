@@ -1,50 +1,51 @@
-// The shape of the Temporal spillover configuration; src/config/temporal.ts validates the options into it.
+// The shape of the Temporal spillover configuration; src/config/temporal.ts validates the options into it. Each
+// field names its option; defaults and ranges are written once, in src/config/options.ts.
 export interface TemporalTlsConfig {
-  /** PEM client certificate for mTLS (path). */
+  /** --temporal-tls-cert: PEM client certificate for mTLS (path). */
   readonly certPath: string | undefined;
-  /** PEM client private key for mTLS (path). */
+  /** --temporal-tls-key: PEM client private key for mTLS (path). */
   readonly keyPath: string | undefined;
-  /** PEM CA bundle to trust instead of the system roots (path). */
+  /** --temporal-tls-ca: PEM CA bundle to trust instead of the system roots (path). */
   readonly caPath: string | undefined;
-  /** TLS server name override. */
+  /** --temporal-tls-server-name: TLS server name override. */
   readonly serverName: string | undefined;
 }
 
 export interface TemporalConfig {
-  /** Frontend host:port; default localhost:7233. */
+  /** --temporal-address: the frontend's host:port. */
   readonly address: string;
-  /** Default "default". */
+  /** --temporal-namespace. */
   readonly namespace: string;
-  /** Task queues to watch (at least one). */
+  /** --temporal-task-queues: the task queues to watch (at least one). */
   readonly taskQueues: readonly string[];
-  /** The Lambda function (name, ARN or name:alias) that hosts the Temporal worker. */
+  /** --temporal-function: the Lambda function (name, ARN or name:alias) that hosts the Temporal worker. */
   readonly functionName: string;
-  /** Workers alive at once per task queue; default 10. */
+  /** --temporal-max-workers: workers alive at once per task queue. */
   readonly maxWorkers: number;
-  /** Workers alive at once across all task queues; undefined (default) = only the per-queue maximum. */
+  /** --temporal-max-workers-total: workers alive at once across all task queues; undefined: only the per-queue maximum. */
   readonly maxWorkersTotal: number | undefined;
-  /** How long one invoked worker runs (set it to the function's timeout); default 600 s. */
+  /** --temporal-worker-lifetime: how long one invoked worker runs (set it to the function's timeout). */
   readonly workerLifetimeMs: number;
-  /** How long an invoked worker may take to start polling before it counts as lost; default 30 s. */
+  /** --temporal-worker-start-timeout: how long an invoked worker may take to start polling before it counts as lost. */
   readonly workerStartTimeoutMs: number;
-  /** How often to read the queue statistics; default 5 s. */
+  /** --temporal-poll-interval: how often to read the queue statistics. */
   readonly pollIntervalMs: number;
-  /** Spill over only when more tasks than this wait; default 0. */
+  /** --temporal-backlog-threshold: spill over only when more tasks than this wait. */
   readonly backlogThreshold: number;
-  /** Spill over when the oldest task has waited longer than this, whatever the count; undefined (default) = off. */
+  /** --temporal-max-backlog-age: spill over when the oldest task has waited longer, whatever the count; undefined: off. */
   readonly maxBacklogAgeMs: number | undefined;
-  /** Minimum time between scale-ups, and how long a backlog must persist while other workers poll; default 10 s. */
+  /** --temporal-cool-off: minimum time between scale-ups, and how long a backlog must persist while other workers poll. */
   readonly coolOffMs: number;
-  /** Backlog one worker is expected to absorb; default 10. */
+  /** --temporal-tasks-per-worker: backlog one worker is expected to absorb. */
   readonly tasksPerWorker: number;
   /**
-   * Worker Versioning: the function (version or alias) to invoke for each Build ID; empty (default) = invoke
-   * --temporal-function for every version. With a mapping, versions it does not name get no spillover.
+   * --temporal-versions (Worker Versioning): the function (version or alias) to invoke for each Build ID; empty:
+   * invoke --temporal-function for every version. With a mapping, versions it does not name get no spillover.
    */
   readonly versionFunctions: Readonly<Record<string, string>>;
-  /** TLS settings, undefined for plain-text connections. */
+  /** --temporal-tls and its files; undefined for plain-text connections. */
   readonly tls: TemporalTlsConfig | undefined;
-  /** Temporal Cloud API key (implies TLS). Never log it. */
+  /** --temporal-api-key: Temporal Cloud API key (implies TLS). Never log it. */
   readonly apiKey: string | undefined;
 }
 
