@@ -48,15 +48,14 @@ export interface RouteConfig {
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
 }
 
-/** Route options that name queues: each route gives its own, never inherited from outside `routes`. */
-const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set<Flag>([
-  'function',
-  'queues',
-  'queue-options',
-  'queue-max-concurrency',
-  'queue-min-concurrency',
-  'queue-rate',
-]);
+/** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
+const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set(
+  (OPTIONS as readonly OptionDef[])
+    .filter((d) => d.ownToRoute === true)
+    // Reported in this order: the options that hold the queues first, then the name=N lists.
+    .sort((a, b) => Number(a.perQueue !== undefined) - Number(b.perQueue !== undefined))
+    .map((d) => d.flag as Flag),
+);
 
 const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
   (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [d.flag, d]),
