@@ -35,7 +35,7 @@ async function main(): Promise<number> {
       import('./config/cli.ts'),
       import('./config/config.ts'),
       import('pino'),
-      import('./config/option-reader.ts'),
+      import('./config/with-defaults.ts'),
       import('./aws/region.ts'),
     ],
   );

@@ -2,7 +2,7 @@
  * The batching window's configuration rules, as Lambda's SQS trigger has them: --batch-size above 10 needs a
  * --batch-window of at least 1 s; FIFO queues take at most 10 and no window.
  */
-import type { OptionReader } from './option-reader.ts';
+import type { OptionReader } from './with-defaults.ts';
 import { defaultOf } from './options.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 

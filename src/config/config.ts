@@ -1,6 +1,6 @@
 import { isValidRegion, regionFromEnv, type RegionSetting } from '../aws/region.ts';
 import type { RawOptions } from './cli.ts';
-import { OptionReader } from './option-reader.ts';
+import { OptionReader } from './with-defaults.ts';
 import type { OptionValue } from './options.ts';
 import { resolveRoutes, type RouteConfig } from './routes.ts';
 import { resolveTemporalConfig } from './temporal.ts';

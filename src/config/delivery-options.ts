@@ -18,7 +18,7 @@ import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { RawValue } from './cli.ts';
-import { OptionReader } from './option-reader.ts';
+import { OptionReader } from './with-defaults.ts';
 import {
   FILTER_ACTION_DEFAULT,
   QUEUE_SETTINGS,

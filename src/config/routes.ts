@@ -1,6 +1,6 @@
 import type { RawOptions, RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
-import { OptionReader } from './option-reader.ts';
+import { OptionReader } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { parseQueueList, type QueueList } from '../receive/queue-order.ts';

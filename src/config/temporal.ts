@@ -2,7 +2,7 @@
 // (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
 // ./options.ts and read with the same OptionReader as every other option, so that precedence
 // (flag > env > file > default) and error messages are the same.
-import type { OptionReader } from './option-reader.ts';
+import type { OptionReader } from './with-defaults.ts';
 import { TEMPORAL_OPTIONS, defaultOf } from './options.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 

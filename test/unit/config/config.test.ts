@@ -8,7 +8,7 @@ import { CORE_OPTIONS, defaultText, envName } from '../../../src/config/options.
 
 const DEFS = OPTIONS;
 import { OPTIONS, resolveConfig, type Config, type RouteConfig } from '../../../src/config/config.ts';
-import { OptionReader } from '../../../src/config/option-reader.ts';
+import { OptionReader } from '../../../src/config/with-defaults.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const NOTHING_TO_DO =

@@ -8,7 +8,7 @@ import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { resolveDeliveryConfig } from '../../../src/config/delivery-options.ts';
 import { matchesRecord } from '../../../src/receive/event-filter.ts';
 import { retryBackoffFor } from '../../../src/settle/retry-backoff.ts';
-import { OptionReader } from '../../../src/config/option-reader.ts';
+import { OptionReader } from '../../../src/config/with-defaults.ts';
 import { QUEUE_SETTINGS } from '../../../src/config/options.ts';
 import { parseQueueList } from '../../../src/receive/queue-order.ts';
 

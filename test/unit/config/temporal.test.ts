@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { RawValue } from '../../../src/config/cli.ts';
-import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/option-reader.ts';
+import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/with-defaults.ts';
 import { TEMPORAL_OPTIONS, envName } from '../../../src/config/options.ts';
 import { resolveTemporalConfig } from '../../../src/config/temporal.ts';
 import { redactTemporalConfig } from '../../../src/temporal/options.ts';
