@@ -2,7 +2,7 @@
  * The batching window's configuration rules, as Lambda's SQS trigger has them: --batch-size above 10 needs a
  * --batch-window of at least 1 s; FIFO queues take at most 10 and no window.
  */
-import type { OptionReader } from './with-defaults.ts';
+import type { OptionsWithDefaults } from './with-defaults.ts';
 import { defaultOf } from './options.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
@@ -15,7 +15,7 @@ const MIN_WINDOW_FOR_LARGE_MS = 1_000;
  * Reads --batch-window (ms) and checks the trigger's rules against the batch size and queues it goes with;
  * problems go to `r`. An invalid --batch-window is reported as such, not also against the rules.
  */
-export function resolveBatchWindowMs(r: OptionReader, batchSize: number, queueRefs: readonly string[]): number {
+export function resolveBatchWindowMs(r: OptionsWithDefaults, batchSize: number, queueRefs: readonly string[]): number {
   const given = r.given('batch-window');
   const windowMs = given ?? defaultOf('batch-window');
   if (given !== undefined || !r.has('batch-window')) {

@@ -5,9 +5,11 @@ import yargs from 'yargs';
 import { camel, defaultText, envName, flagOf, kebab, rangeText, type OptionDef } from './options.ts';
 
 /**
- * The command-line surface: every option (defined in options.ts) is a flag, a WORKERLESS_<UPPER_SNAKE>
- * environment variable and a key of the optional --config file (YAML or JSON). This module only collects raw
- * values and where they came from (flag > env > file); config.ts validates them and fills in defaults.
+ * Stage 1 of the configuration's three (here: raw -> with-defaults.ts -> config.ts; see config.ts), and the
+ * command-line surface: every option (defined in options.ts) is a flag, a WORKERLESS_<UPPER_SNAKE> environment
+ * variable and a key of the optional --config file (YAML or JSON). This module only collects raw values and
+ * where they came from (flag > env > file); with-defaults.ts types them and fills in defaults, config.ts
+ * compiles them.
  */
 /** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */
 export interface RawValue {

@@ -18,7 +18,7 @@ import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { RawValue } from './cli.ts';
-import { OptionReader } from './with-defaults.ts';
+import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import {
   FILTER_ACTION_DEFAULT,
   QUEUE_SETTINGS,
@@ -86,7 +86,7 @@ interface Draft {
  * Reads the delivery options. `queues` is the parsed --queues (undefined when it is missing or invalid, in
  * which case per-queue settings cannot be checked against it and are only checked for form).
  */
-export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
+export function resolveDeliveryConfig(r: OptionsWithDefaults, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
   const backoff = resolveRetryBackoff(r);
   return {
     retryBackoff: backoff.policy,
@@ -95,7 +95,7 @@ export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undef
   };
 }
 
-function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): AdaptiveConcurrency | undefined {
+function resolveAdaptiveConcurrency(r: OptionsWithDefaults, concurrency: number): AdaptiveConcurrency | undefined {
   const minConcurrency = r.read('min-concurrency');
   const adaptive = r.given('adaptive-concurrency');
   if (adaptive !== true) {
@@ -112,7 +112,7 @@ function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): Adapt
  * (`inherited`). Returns the values `r` holds too, for the queues to inherit.
  */
 function resolveRetryBackoff(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   inherited: BackoffGiven = {},
   queue?: string,
 ): { policy: RetryBackoff | undefined; given: BackoffGiven } {
@@ -140,7 +140,7 @@ function resolveRetryBackoff(
 }
 
 function resolveQueueOptions(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   queues: QueueList | undefined,
   concurrency: number,
   backoff: BackoffGiven,
@@ -220,14 +220,14 @@ function resolveQueueOptions(
  * its own, so each problem names the queue as where the value came from), over the flags' values.
  */
 function queueRetryBackoff(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   name: string,
   raw: Map<string, RawValue>,
   inherited: BackoffGiven,
 ): RetryBackoff | 'off' | undefined {
   const base = raw.get('retry-backoff');
   const off = base !== undefined && (base.value === false || (typeof base.value === 'string' && base.value.trim().toLowerCase() === 'off'));
-  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== 'retry-backoff')) : raw);
+  const own = addDefaults(off ? new Map([...raw].filter(([key]) => key !== 'retry-backoff')) : raw);
   let policy: RetryBackoff | 'off' | undefined = 'off';
   if (off) {
     own.reject('retry-backoff-max', `is not used: queue "${name}" has retry-backoff off`);
@@ -239,7 +239,7 @@ function queueRetryBackoff(
   return policy;
 }
 
-function readQueueSettings(r: OptionReader, where: string, origin: string, settings: unknown, d: Draft): void {
+function readQueueSettings(r: OptionsWithDefaults, where: string, origin: string, settings: unknown, d: Draft): void {
   if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
     r.problem(`${where} must be a mapping of ${QUEUE_KEYS.join(', ')}, got ${JSON.stringify(settings)}`);
     return;

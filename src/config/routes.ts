@@ -1,6 +1,6 @@
-import type { RawOptions, RawValue } from './cli.ts';
+import type { RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
-import { OptionReader } from './with-defaults.ts';
+import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
@@ -66,7 +66,7 @@ const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
  * given, else none (Temporal spillover only). Problems go to `r` (with where each value came from); a route
  * with problems is left out.
  */
-export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
+export function resolveRoutes(r: OptionsWithDefaults): RouteConfig[] {
   const list = r.structured('routes');
   if (list === undefined) {
     if (r.has('routes')) return []; // invalid JSON, reported by structured()
@@ -90,12 +90,12 @@ export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
     );
     return [];
   }
-  const inherited = new Map([...raw].filter(([flag]) => ROUTE_DEFS.has(flag) && !OWN_TO_ROUTE.has(flag as Flag)));
+  const inherited = new Map([...r.raw].filter(([flag]) => ROUTE_DEFS.has(flag) && !OWN_TO_ROUTE.has(flag as Flag)));
   const routes: { index: number; route: RouteConfig }[] = [];
   list.value.forEach((entry: unknown, index) => {
     const own = routeOptions(entry, index, list.origin, r);
     if (own === undefined) return;
-    const reader = new OptionReader(new Map([...inherited, ...own]));
+    const reader = addDefaults(new Map([...inherited, ...own]));
     const route = resolveRoute(reader, placeOf(list.origin, `routes[${index}]`));
     for (const p of reader.problems) r.problem(p);
     if (route) routes.push({ index, route });
@@ -110,7 +110,7 @@ function placeOf(listOrigin: string, path: string): string {
 }
 
 /** One route's own options as raw values, with origins such as `routes[1].concurrency in wl.yaml`. */
-function routeOptions(entry: unknown, index: number, listOrigin: string, r: OptionReader): Map<string, RawValue> | undefined {
+function routeOptions(entry: unknown, index: number, listOrigin: string, r: OptionsWithDefaults): Map<string, RawValue> | undefined {
   const where = placeOf(listOrigin, `routes[${index}]`);
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
     r.problem(`${where} must be a mapping of route options (function, queues, concurrency, ...), got ${JSON.stringify(entry)}`);
@@ -138,7 +138,7 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
  * The route options read by `r`; undefined when --function or --queues is missing or invalid. `where` names a
  * route of the list (`routes[1] in wl.yaml`); without it the route comes from the flags.
  */
-function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined {
+function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | undefined {
   const functionName = r.read('function');
   const queuesText = r.read('queues');
   let queues: QueueList | undefined;
@@ -177,7 +177,7 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
  * One route per function and per queue: two pools on one queue would split its messages at random, and two
  * routes of one function would share its metrics and concurrency gauges.
  */
-function checkDistinct(routes: readonly { index: number; route: RouteConfig }[], r: OptionReader): void {
+function checkDistinct(routes: readonly { index: number; route: RouteConfig }[], r: OptionsWithDefaults): void {
   const byFunction = new Map<string, number>();
   const byQueue = new Map<string, number>();
   for (const { index: i, route } of routes) {

@@ -1,8 +1,8 @@
 // Temporal spillover options' resolution into a frozen, fully defaulted TemporalConfig. The options themselves
 // (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
-// ./options.ts and read with the same OptionReader as every other option, so that precedence
+// ./options.ts and read with the same OptionsWithDefaults as every other option, so that precedence
 // (flag > env > file > default) and error messages are the same.
-import type { OptionReader } from './with-defaults.ts';
+import type { OptionsWithDefaults } from './with-defaults.ts';
 import { TEMPORAL_OPTIONS, defaultOf } from './options.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 
@@ -11,7 +11,7 @@ import type { TemporalConfig } from '../temporal/options.ts';
  * configuration's); returns undefined when spillover is not configured (no task queues) or when a problem
  * was found. The TLS certificate, key and CA files must be readable (checked through the reader's FileCheck).
  */
-export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefined {
+export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | undefined {
   if (!r.has('temporal-task-queues')) {
     // Without task queues spillover is off, so any other Temporal option would be silently ignored: a
     // namespace from a shared env file or a misspelt task-queue variable would start a daemon that does nothing.
@@ -90,7 +90,7 @@ export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefin
 }
 
 /** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
-function taskQueueList(r: OptionReader): string[] {
+function taskQueueList(r: OptionsWithDefaults): string[] {
   const value = r.read('temporal-task-queues');
   const names: string[] = [];
   for (const part of (value ?? '').split(',')) {
@@ -106,7 +106,7 @@ function taskQueueList(r: OptionReader): string[] {
 }
 
 /** "v1=fn:1,v2=fn:2" (a YAML list arrives joined with commas) -> { v1: 'fn:1', v2: 'fn:2' }, frozen. */
-function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
+function versionFunctionMap(r: OptionsWithDefaults): Readonly<Record<string, string>> {
   const value = r.read('temporal-versions');
   const entries: Array<[string, string]> = [];
   for (const part of (value ?? '').split(',')) {
@@ -129,7 +129,7 @@ function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
   return Object.freeze(Object.fromEntries(entries));
 }
 
-function originText(r: OptionReader): string {
+function originText(r: OptionsWithDefaults): string {
   const origin = r.origin('temporal-versions');
   return origin === undefined || origin === '--temporal-versions' ? '' : ` (from ${origin})`;
 }

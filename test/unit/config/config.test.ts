@@ -8,7 +8,7 @@ import { CORE_OPTIONS, defaultText, envName } from '../../../src/config/options.
 
 const DEFS = OPTIONS;
 import { OPTIONS, resolveConfig, type Config, type RouteConfig } from '../../../src/config/config.ts';
-import { OptionReader } from '../../../src/config/with-defaults.ts';
+import { addDefaults } from '../../../src/config/with-defaults.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const NOTHING_TO_DO =
@@ -17,7 +17,7 @@ const NOTHING_TO_DO =
 /** Resolves as main does; `readable` replaces the file system for the TLS file checks (default: the real one). */
 function resolve(argv: string[], env: Record<string, string> = ENV, readable?: (path: string) => string | undefined) {
   const cli = collectOptions(argv, env, DEFS);
-  const r = resolveConfig(cli.raw, env, readable ? new OptionReader(cli.raw, readable) : undefined);
+  const r = resolveConfig(cli.raw, env, readable ? addDefaults(cli.raw, readable) : undefined);
   return { cli, problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
 }
 

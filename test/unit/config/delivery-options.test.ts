@@ -8,7 +8,7 @@ import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { resolveDeliveryConfig } from '../../../src/config/delivery-options.ts';
 import { matchesRecord } from '../../../src/receive/event-filter.ts';
 import { retryBackoffFor } from '../../../src/settle/retry-backoff.ts';
-import { OptionReader } from '../../../src/config/with-defaults.ts';
+import { addDefaults } from '../../../src/config/with-defaults.ts';
 import { QUEUE_SETTINGS } from '../../../src/config/options.ts';
 import { parseQueueList } from '../../../src/receive/queue-order.ts';
 
@@ -25,7 +25,7 @@ function resolve(argv: string[], env: Record<string, string> = ENV) {
 /** The delivery options alone, read as a route reads them (src/config/routes.ts) with --concurrency 10. */
 function delivery(argv: string[], env: Record<string, string> = ENV) {
   const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
-  const r = new OptionReader(cli.raw);
+  const r = addDefaults(cli.raw);
   const config = resolveDeliveryConfig(r, parseQueueList(r.read('queues')!).list, 10);
   return { problems: [...cli.problems, ...r.problems], config };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { RawValue } from '../../../src/config/cli.ts';
-import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/with-defaults.ts';
+import { addDefaults, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/with-defaults.ts';
 import { TEMPORAL_OPTIONS, envName } from '../../../src/config/options.ts';
 import { resolveTemporalConfig } from '../../../src/config/temporal.ts';
 import { redactTemporalConfig } from '../../../src/temporal/options.ts';
@@ -20,7 +20,7 @@ function resolve(raw: Record<string, unknown>, checkFile: FileCheck = fakeFiles,
     Object.entries(raw).map(([k, value]) => [kebab(k), { value, origin: origins[k] ?? `--${kebab(k)}` }]),
   );
   const checked: string[] = [];
-  const reader = new OptionReader(map, (path) => {
+  const reader = addDefaults(map, (path) => {
     checked.push(path);
     return checkFile(path);
   });
