@@ -23,7 +23,6 @@ import {
   FILTER_ACTION_DEFAULT,
   QUEUE_SETTINGS,
   defaultOf,
-  optionDef,
   queueSettingDef,
   queueSettingRange,
   type FilterAction,
@@ -36,7 +35,7 @@ import type { QueueList } from '../receive/queue-order.ts';
 import type { QueueLimit } from '../receive/queue-limits.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
-/** One queue's delivery settings (`queue-options`); a field left out is off. */
+/** One queue's delivery settings (`queue-options`, keys defined in options.ts); a field left out is off. */
 export interface QueueOptions extends QueueLimit {
   /** Messages that match none of these patterns are not invoked; undefined: no filter. */
   readonly filter?: EventFilter | undefined;
@@ -59,9 +58,7 @@ const QUEUE_KEYS = QUEUE_SETTINGS.map((s) => s.key);
 /** The flags that set a `queue-options` key by `name=N,...` lists, with the key's definition. */
 const PER_QUEUE_FLAGS = (OPTIONS as readonly OptionDef[]).flatMap((d) => {
   const setting = d.perQueue === undefined ? undefined : queueSettingDef(d.perQueue);
-  return setting !== undefined && setting.kind !== 'filters' && setting.kind !== 'enum' && setting.kind !== 'flag'
-    ? [{ flag: d.flag as Flag, setting }]
-    : [];
+  return setting?.kind === 'integer' || setting?.kind === 'rate' ? [{ flag: d.flag as Flag, setting }] : [];
 });
 
 /** The --retry-backoff values given (and valid), which a queue's own settings fall back to. */
@@ -256,7 +253,7 @@ function readQueueSettings(r: OptionsWithDefaults, where: string, origin: string
         else (d as Record<string, unknown>)[setting.field] = n;
         break;
       }
-      case 'enum':
+      case 'enum': // filter-action, the one enum key
         if (typeof value === 'string' && setting.values.includes(value)) d.filterAction = value as FilterAction;
         else bad(setting.values.join(' or '));
         break;
@@ -278,7 +275,7 @@ function readQueueSettings(r: OptionsWithDefaults, where: string, origin: string
       }
       case 'flag':
         // Checked later through the flag's own definition (queueRetryBackoff), over the flags' values.
-        (d.backoff ??= new Map()).set(optionDef(key as Flag).flag, { value, origin });
+        (d.backoff ??= new Map()).set(key, { value, origin });
         break;
       case undefined:
         r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);
