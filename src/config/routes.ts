@@ -3,7 +3,8 @@ import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.t
 import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
-import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
+import { parseQueueList } from './queue-list.ts';
+import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
 /**

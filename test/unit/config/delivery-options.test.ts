@@ -10,7 +10,7 @@ import { matchesRecord } from '../../../src/receive/event-filter.ts';
 import { retryBackoffFor } from '../../../src/settle/retry-backoff.ts';
 import { addDefaults } from '../../../src/config/with-defaults.ts';
 import { QUEUE_SETTINGS } from '../../../src/config/options.ts';
-import { parseQueueList } from '../../../src/receive/queue-order.ts';
+import { parseQueueList } from '../../../src/config/queue-list.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const BASE = ['--function', 'fn', '--queues', 'high,low,https://sqs.us-east-1.amazonaws.com/123456789012/orders'];
