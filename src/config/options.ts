@@ -1,7 +1,7 @@
 /**
  * Every option the daemon accepts, each defined once: its flag (from which the WORKERLESS_* env var and the
  * camelCase config key are derived), kind, range or allowed values, typed default, --help text and README
- * row. The OptionsWithDefaults reads values by flag through these definitions, --help is generated from them
+ * row. The options with defaults (with-defaults.ts) are read by flag through these definitions, --help is generated from them
  * (cli.ts) and so are the README's option tables (`npm run docs:options`; test/unit/config/options-readme.test.ts
  * fails when the README differs).
  */

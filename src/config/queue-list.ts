@@ -1,3 +1,5 @@
+// The --queues option's format, read in the compile stage (routes.ts): the queues and their order mode, which
+// src/receive/queue-order.ts draws from.
 import type { OrderMode, QueueList, QueueSpec } from '../receive/queue-order.ts';
 
 /**

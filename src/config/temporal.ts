@@ -1,15 +1,15 @@
-// Temporal spillover options' resolution into a frozen, fully defaulted TemporalConfig. The options themselves
-// (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
-// ./options.ts and read with the same OptionsWithDefaults as every other option, so that precedence
+// The compile stage of the Temporal spillover options: into a frozen, fully defaulted TemporalConfig. The options
+// themselves (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are
+// defined in ./options.ts and read as every other option is (with-defaults.ts), so that precedence
 // (flag > env > file > default) and error messages are the same.
 import type { OptionsWithDefaults } from './with-defaults.ts';
 import { TEMPORAL_OPTIONS, defaultOf } from './options.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 
 /**
- * Validates the Temporal options. Problems go to the reader (one per invalid option, with the rest of the
+ * Validates the Temporal options. Problems go to `r` (one per invalid option, with the rest of the
  * configuration's); returns undefined when spillover is not configured (no task queues) or when a problem
- * was found. The TLS certificate, key and CA files must be readable (checked through the reader's FileCheck).
+ * was found. The TLS certificate, key and CA files must be readable (checked through `r`'s FileCheck).
  */
 export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | undefined {
   if (!r.has('temporal-task-queues')) {
