@@ -1,13 +1,14 @@
 /**
- * Every option the daemon accepts, each defined once: its flag (from which the WORKERLESS_* env var and the
- * camelCase config key are derived), kind, range or allowed values, typed default, --help text and README
- * row. The options with defaults (with-defaults.ts) are read by flag through these definitions, --help is generated from them
- * (cli.ts) and so are the README's option tables (`npm run docs:options`; test/unit/config/options-readme.test.ts
- * fails when the README differs).
+ * Every option the daemon accepts, each defined once: its flag (also its config-file key; the WORKERLESS_* env var
+ * is derived from it), kind, range or allowed values, typed default, --help text and README row, and the nested
+ * settings: which route options each route gives itself, and the keys of `queue-options`. Every stage of the
+ * configuration reads these (see config.ts): with-defaults.ts reads values by flag through them, --help is
+ * generated from them (cli.ts) and so are the README's option tables (`npm run docs:options`;
+ * test/unit/config/options-readme.test.ts fails when the README differs).
  */
 
 interface Common {
-  /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE> and the config-file key. */
+  /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE>, the config-file key and the raw options' key. */
   readonly flag: string;
   /** --help heading the option is listed under; also picks the README table. */
   readonly group: string;
