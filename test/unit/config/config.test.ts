@@ -130,6 +130,26 @@ describe('configuration', () => {
     assert.deepEqual([c.region, c.endpointUrl, c.shutdownTimeoutMs, c.logLevel], ['eu-west-1', 'http://127.0.0.1:4566', 90_000, 'debug']);
   });
 
+  it('one key style per layer: raw options by flag (kebab-case) from flags, env and either spelling in the file; camelCase only in the Config', () => {
+    const file = tempFile('wl.yaml', 'function: fn\nqueues: a\nbatchSize: 4\npoll-for: 7\n');
+    const cli = collectOptions(['--batch-window', '2s'], { ...ENV, WORKERLESS_CONFIG: file, WORKERLESS_VISIBILITY_TIMEOUT: '60' }, DEFS);
+    assert.deepEqual(cli.problems, []);
+    assert.deepEqual([...cli.raw.keys()].sort(), [
+      'batch-size',
+      'batch-window',
+      'config',
+      'function',
+      'poll-for',
+      'queues',
+      'visibility-timeout',
+    ]);
+    assert.equal(cli.raw.get('batch-size')?.origin, `batch-size in ${file}`);
+    const r = resolveConfig(cli.raw, ENV);
+    assert.ok(r.ok);
+    const route = r.config.routes[0]!;
+    assert.deepEqual([route.batchSize, route.batchWindowMs, route.pollForSec, route.visibilityTimeoutSec], [4, 2_000, 7, 60]);
+  });
+
   it('every flag has a WORKERLESS_ env var, and flag > env > file > default', () => {
     const file = tempFile('wl.yaml', 'function: from-file\nqueues: [a, b]\nconcurrency: 3\npoll-for: 7\nbatchSize: 4\n');
     const env = { ...ENV, WORKERLESS_CONFIG: file, WORKERLESS_CONCURRENCY: '5', WORKERLESS_POLL_FOR: '9' };
