@@ -30,8 +30,8 @@ export type { RouteConfig } from './routes.ts';
 export type LogLevel = OptionValue<'log-level'>;
 
 /**
- * The resolved configuration: validated, every default filled in, frozen. Each field names its option;
- * defaults and ranges are defined once, in options.ts (and shown by --help and the README).
+ * The compiled configuration (stage 3): validated, every default filled in, camelCase, frozen. Each field names
+ * its option; defaults and ranges are defined once, in options.ts (and shown by --help and the README).
  */
 export interface Config {
   /**
