@@ -31,7 +31,7 @@ export type LogLevel = OptionValue<'log-level'>;
 
 /**
  * The compiled configuration (stage 3): validated, every default filled in, camelCase, frozen. Each field names
- * its option; defaults and ranges are defined once, in options.ts (and shown by --help and the README).
+ * its option; defaults and ranges are defined once, in options.ts (and shown by --help and docs/configuration.md).
  */
 export interface Config {
   /**

@@ -1,26 +1,26 @@
 /**
  * Every option the daemon accepts, each defined once: its flag (also its config-file key; the WORKERLESS_* env var
- * is derived from it), kind, range or allowed values, typed default, --help text and README row, and the nested
+ * is derived from it), kind, range or allowed values, typed default, --help text and docs row, and the nested
  * settings: which route options each route gives itself, and the keys of `queue-options`. Every stage of the
  * configuration reads these (see config.ts): with-defaults.ts reads values by flag through them, --help is
- * generated from them (cli.ts) and so are the README's option tables (`npm run docs:options`;
- * test/unit/config/options-readme.test.ts fails when the README differs).
+ * generated from them (cli.ts) and so are the option tables of docs/configuration.md (`npm run docs:options`;
+ * test/unit/config/options-docs.test.ts fails when the page differs).
  */
 
 interface Common {
   /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE>, the config-file key and the raw options' key. */
   readonly flag: string;
-  /** --help heading the option is listed under; also picks the README table. */
+  /** --help heading the option is listed under; also picks the docs table. */
   readonly group: string;
   /** The --help line; the range or allowed values and the default are added from the definition. */
   readonly describe: string;
-  /** The README's "meaning" cell (markdown), when it says more than `describe`. */
+  /** The docs table's "meaning" cell (markdown), when it says more than `describe`. */
   readonly doc?: string;
-  /** When the option is required, in words ("with queues"); shown in the README's default column. */
+  /** When the option is required, in words ("with queues"); shown in the docs table's default column. */
   readonly required?: string;
   /** The default in words, when there is no fixed `default` or it depends on other values. */
   readonly defaultText?: string;
-  /** The README's "values" cell for a string option (markdown); numeric and enum options derive theirs. */
+  /** The docs table's "values" cell for a string option (markdown); numeric and enum options derive theirs. */
   readonly valuesText?: string;
   /** A credential: error messages show "***" instead of its value. */
   readonly secret?: boolean;
@@ -255,7 +255,7 @@ export const CORE_OPTIONS = [
     group: DELIVERY,
     ownToRoute: true,
     kind: 'structured',
-    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see README',
+    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see docs/delivery.md',
     doc: 'per-queue limits, [filters](#filters) and [retry back-off](#retry-back-off)',
     defaultText: 'none',
     valuesText: 'a mapping in the `--config` file, or JSON',
@@ -366,7 +366,8 @@ export const CORE_OPTIONS = [
     flag: 'routes',
     group: RUN,
     kind: 'structured',
-    describe: 'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see README',
+    describe:
+      'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see docs/delivery.md#routes',
     doc: 'several functions in one daemon, each with its own pool; see [Routes](#routes)',
     defaultText: 'one route, from the flags',
     valuesText: 'a list in the `--config` file, or JSON',
@@ -606,7 +607,7 @@ export const TEMPORAL_OPTIONS = [
   },
 ] as const satisfies readonly OptionDef[];
 
-/** Every option, in --help and README order. */
+/** Every option, in --help and docs table order. */
 export const OPTIONS = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS] as const satisfies readonly OptionDef[];
 
 type Defined = (typeof OPTIONS)[number];
@@ -665,7 +666,7 @@ export function formatMs(ms: number): string {
   return `${ms}ms`;
 }
 
-/** The default as --help and the README show it, or undefined when there is none to show. */
+/** The default as --help and docs/configuration.md show it, or undefined when there is none to show. */
 export function defaultText(d: OptionDef): string | undefined {
   if (d.defaultText !== undefined) return d.defaultText;
   if (!('default' in d) || d.default === undefined) return undefined;
