@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EntryFailure, MessageSource, ReceiptEntry } from '../../../src/aws/sqs-source.ts';
-import { changeVisibility } from '../../../src/settle/settle.ts';
+import { changeVisibility } from '../../../src/settle/visibility-change.ts';
 import { queue, recordingLogger } from '../../support/factories.ts';
 
 describe('changeVisibility', () => {

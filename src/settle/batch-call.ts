@@ -1,0 +1,54 @@
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import { backoffMs, sleep } from '../util/backoff.ts';
+import { monotonicNow } from '../util/clock.ts';
+import type { EntryFailure, ResolvedQueue } from '../aws/sqs-source.ts';
+
+/** SQS batch calls take at most 10 entries. */
+export const SQS_BATCH_MAX = 10;
+/**
+ * Attempts for a delete or a release that fails. The visibility lease keeps the messages invisible while a
+ * delete is retried, so a few seconds of SQS errors cost a delay, not a second delivery.
+ */
+const SETTLE_ATTEMPTS = 8;
+
+export interface SettleResult {
+  /** How many entries SQS confirmed. */
+  done: number;
+  failed: EntryFailure[];
+}
+
+/**
+ * Runs a batch call, retrying retryable errors with jittered back-off: at least SETTLE_ATTEMPTS times, and
+ * beyond that until `retryUntil` (while the messages are still invisible, a retry can still prevent a second
+ * delivery). After that, or on a fatal error, every entry is reported failed: the messages then come back
+ * after their visibility timeout, so nothing is lost, only delayed.
+ */
+export async function withRetry(
+  logger: Logger,
+  operation: string,
+  queue: ResolvedQueue,
+  call: () => Promise<EntryFailure[]>,
+  entryCount: number,
+  retryUntil: () => number = () => 0,
+  onRetry: () => void = () => {},
+  now: () => number = monotonicNow,
+): Promise<EntryFailure[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // The adapter gives each call its deadline; a call past it comes back as a retryable TimeoutError.
+      return await call();
+    } catch (err) {
+      const e = callErrorOf(err);
+      const delayMs = backoffMs(attempt, 100, 1_000);
+      const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && now() + delayMs >= retryUntil());
+      logger[last ? 'error' : 'warn'](
+        { queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } },
+        `${operation} failed`,
+      );
+      if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
+      onRetry();
+      await sleep(delayMs);
+    }
+  }
+}
