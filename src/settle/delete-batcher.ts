@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { monotonicNow } from '../util/clock.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../aws/sqs-source.ts';
-import { SQS_BATCH_MAX, withRetry, type SettleResult } from './batch-call.ts';
+import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
 
 interface Pending {
   entry: ReceiptEntry;
@@ -70,16 +70,15 @@ export class DeleteBatcher {
     const onRetry = () => {
       for (const p of batch) p.onRetry();
     };
-    void withRetry(
-      this.#log,
-      'DeleteMessageBatch',
+    void retryBatchCall(this.#log, {
+      operation: 'DeleteMessageBatch',
       queue,
-      () => this.#source.deleteBatch(queue, entries),
-      entries.length,
+      send: () => this.#source.deleteBatch(queue, entries),
+      entryCount: entries.length,
       retryUntil,
       onRetry,
-      this.#now,
-    ).then((failures) => {
+      now: this.#now,
+    }).then((failures) => {
       const byId = new Map(failures.map((f) => [f.id, f]));
       batch.forEach((p, i) => {
         const f = byId.get(String(i));

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../aws/sqs-source.ts';
-import { SQS_BATCH_MAX, withRetry, type SettleResult } from './batch-call.ts';
+import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
 
 /**
  * Changes the visibility of messages (0 releases them now), in batches of 10, with retries. `onChunk` is called
@@ -19,13 +19,12 @@ export async function changeVisibility(
   for (let i = 0; i < entries.length; i += SQS_BATCH_MAX) {
     if (i > 0) onChunk();
     const chunk = entries.slice(i, i + SQS_BATCH_MAX).map((e, k) => ({ id: String(k), receiptHandle: e.receiptHandle, original: e.id }));
-    const failures = await withRetry(
-      logger,
-      'ChangeMessageVisibilityBatch',
+    const failures = await retryBatchCall(logger, {
+      operation: 'ChangeMessageVisibilityBatch',
       queue,
-      () => source.changeVisibility(queue, chunk, timeoutSec),
-      chunk.length,
-    );
+      send: () => source.changeVisibility(queue, chunk, timeoutSec),
+      entryCount: chunk.length,
+    });
     for (const f of failures) failed.push({ ...f, id: chunk[Number(f.id)]?.original ?? f.id });
   }
   return { done: entries.length - failed.length, failed };
