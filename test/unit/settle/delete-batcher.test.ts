@@ -182,6 +182,26 @@ describe('DeleteBatcher', () => {
     );
   });
 
+  it('gives every window its full length: a caller that joins an open window does not start a second one', async () => {
+    const s = setup(4);
+    source = s.source;
+    const deletes = [s.batcher.delete(Q, receipts(1, 0))];
+    await advance(2);
+    deletes.push(s.batcher.delete(Q, receipts(1, 1)));
+    await advance(3);
+    // The first window closed at 4; an entry at 5 opens the next, which closes at 9, not when the joiner's would have (6).
+    deletes.push(s.batcher.delete(Q, receipts(1, 2)));
+    await advance(5);
+    assert.deepEqual(
+      s.source.calls.map((c) => [c.at, c.entries.map((e) => e.receiptHandle)]),
+      [
+        [4, ['r-0', 'r-1']],
+        [9, ['r-2']],
+      ],
+    );
+    assert.equal((await Promise.all(deletes)).length, 3);
+  });
+
   it('sends a full batch of 10 at once, without waiting for the window', async () => {
     const s = setup(60_000);
     source = s.source;
