@@ -31,7 +31,8 @@ import {
   type ReceiptEntry,
   type ResolvedQueue,
 } from '../aws/sqs-source.ts';
-import { DeleteBatcher, changeVisibility } from '../settle/settle.ts';
+import { DeleteBatcher } from '../settle/delete-batcher.ts';
+import { changeVisibility } from '../settle/visibility-change.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
+import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
 
@@ -48,7 +48,7 @@ export class QueueVisibility {
     if (this.#overridden || lookup === undefined) return;
     await Promise.all(
       [...this.#current.keys()].map(async (queue) => {
-        const signal = stop ? AbortSignal.any([stop, AbortSignal.timeout(CALL_DEADLINE_MS)]) : AbortSignal.timeout(CALL_DEADLINE_MS);
+        const signal = withDeadline(CALL_DEADLINE_MS, stop);
         try {
           const attrs = await lookup.queueAttributes(queue.url, ['VisibilityTimeout'], signal);
           const toSec = Number(attrs['VisibilityTimeout']);
