@@ -117,7 +117,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
   ] = await Promise.all([
     import('./aws/adapters.ts'),
     import('./dispatch/dispatcher.ts'),
-    import('./invoke/function-check.ts'),
+    import('./daemon/function-check.ts'),
     import('./aws/sqs-source.ts'),
     import('./receive/shared-receive.ts'),
     import('./temporal/options.ts'),
