@@ -24,18 +24,18 @@ export async function runDaemon(
   const [
     { createAwsAdapters },
     { Dispatcher },
-    { checkFunction },
-    { StartupError, resolveQueues },
+    { StartupError },
     { SharedReceiveSource },
     { redactTemporalConfig },
     { fanOut },
     { OtelConfigError, describeProblem, resolveOtelEnv },
     { endpointName },
     { awsSocketCeiling, fdBudget, readOpenFileLimit },
+    { runStartupChecks },
+    { handleShutdown },
   ] = await Promise.all([
     import('../aws/adapters.ts'),
     import('../dispatch/dispatcher.ts'),
-    import('./function-check.ts'),
     import('../aws/sqs-source.ts'),
     import('../receive/shared-receive.ts'),
     import('../temporal/options.ts'),
@@ -43,6 +43,8 @@ export async function runDaemon(
     import('../operator/tracing/otel-env.ts'),
     import('../aws/endpoints.ts'),
     import('../operator/http/fd-budget.ts'),
+    import('./startup-checks.ts'),
+    import('./shutdown.ts'),
   ]);
   // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
   // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
@@ -85,29 +87,8 @@ export async function runDaemon(
     );
     return EXIT_FAILURE;
   }
-  // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   const dispatchers: Dispatcher[] = [];
-  const forceExit = (reason: string) => {
-    logger.error(
-      { reason, left: dispatchers.flatMap((d) => d.inFlight()) },
-      'forced exit; messages left in flight return after their visibility timeout',
-    );
-    process.exit(EXIT_FAILURE);
-  };
-  const beginShutdown = (signal: NodeJS.Signals | 'earlier signal' | 'failure') => {
-    ops?.stopping();
-    logger.info(
-      { signal, shutdownTimeoutMs: config.shutdownTimeoutMs },
-      'shutting down: no new receives; receives in flight complete (up to --poll-for), then every received message is invoked and settled',
-    );
-    setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
-  };
-  proc.onSignal((signal) => {
-    if (stop.signal.aborted) return forceExit(`second ${signal}`);
-    stop.abort();
-    beginShutdown(signal);
-  });
-  if (stop.signal.aborted) beginShutdown('earlier signal');
+  const beginShutdown = handleShutdown(proc, config, logger, ops, dispatchers);
 
   // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
@@ -134,27 +115,7 @@ export async function runDaemon(
   );
 
   try {
-    const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
-    // Each route's queues and function, checked before anything is received.
-    const routes = await Promise.all(
-      config.routes.map(async (route) => {
-        const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
-        const invoker = aws.invoker(route.functionName);
-        await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
-        return { route, queues, invoker };
-      }),
-    );
-    for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
-      logger.warn(
-        { queue: q.name },
-        'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
-      );
-    }
-    // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
-    // --temporal-function would go unnoticed until the day it is needed.
-    const spillFn = config.temporal?.functionName;
-    if (spillFn !== undefined)
-      await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
+    const routes = await runStartupChecks(config, endpoints, aws, lambdaEndpoint, stop, logger);
     if (stop.signal.aborted) return EXIT_OK;
 
     const cloudwatchMetrics = config.metricsEnabled

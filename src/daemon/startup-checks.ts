@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import type { AwsAdapters } from '../aws/adapters.ts';
+import type { AwsEndpoints } from '../aws/endpoints.ts';
+import { resolveQueues, type ResolvedQueue } from '../aws/sqs-source.ts';
+import type { Config } from '../config/config.ts';
+import type { RouteConfig } from '../config/routes.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import { checkFunction } from './function-check.ts';
+
+/** A route whose queues and function passed the start-up checks. */
+export interface CheckedRoute {
+  readonly route: RouteConfig;
+  readonly queues: ResolvedQueue[];
+  readonly invoker: FunctionInvoker;
+}
+
+/** The start-up checks of a run; throws a StartupError with one line when one fails. */
+export async function runStartupChecks(
+  config: Config,
+  endpoints: AwsEndpoints,
+  aws: AwsAdapters,
+  lambdaEndpoint: string,
+  stop: AbortController,
+  logger: Logger,
+): Promise<CheckedRoute[]> {
+  const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
+  // Each route's queues and function, checked before anything is received.
+  const routes = await Promise.all(
+    config.routes.map(async (route) => {
+      const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
+      const invoker = aws.invoker(route.functionName);
+      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
+      return { route, queues, invoker };
+    }),
+  );
+  for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
+    logger.warn(
+      { queue: q.name },
+      'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
+    );
+  }
+  // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
+  // --temporal-function would go unnoticed until the day it is needed.
+  const spillFn = config.temporal?.functionName;
+  if (spillFn !== undefined)
+    await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
+  return routes;
+}
