@@ -100,6 +100,13 @@ async function main(): Promise<number> {
   });
 }
 
+/**
+ * How long a finished run may wait for the event loop to end by itself before main exits anyway. By then
+ * everything is settled and flushed; what can still be open is a handle we cannot cancel (the Temporal
+ * client's gRPC connect, with its own 10 s timeout), and it must not hold the stop up.
+ */
+const EXIT_GRACE_MS = 500;
+
 function version(): string {
   for (const rel of ['../../package.json', '../package.json']) {
     try {
@@ -114,9 +121,7 @@ function version(): string {
 main().then(
   (code) => {
     process.exitCode = code;
-    // Everything is settled and flushed by now. A handle we cannot cancel (the Temporal client's gRPC connect,
-    // which has its own 10 s timeout) must not hold the stop up: exit soon if the event loop does not end itself.
-    setTimeout(() => process.exit(code), 500).unref();
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   },
   (err: unknown) => {
     process.stderr.write(`workerless: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -32,7 +32,7 @@ export async function runDaemon(
     { endpointName },
     { awsSocketCeiling, fdBudget, readOpenFileLimit },
     { runStartupChecks },
-    { handleShutdown },
+    { handleShutdown, drainRetryMs },
   ] = await Promise.all([
     import('../aws/adapters.ts'),
     import('../dispatch/dispatcher.ts'),
@@ -158,8 +158,7 @@ export async function runDaemon(
             ...route,
             queues,
             orderMode: route.queues.mode,
-            // Throttled batches may retry during the first part of the drain; the rest is left for invocations in flight.
-            drainRetryMs: Math.max(0, config.shutdownTimeoutMs - 15_000),
+            drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
           },
           {
             source: new SharedReceiveSource(aws.sqs),

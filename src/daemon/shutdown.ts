@@ -4,6 +4,28 @@ import { EXIT_FAILURE } from '../exit-codes.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { DaemonProcess } from './daemon.ts';
 
+/**
+ * The part of --shutdown-timeout kept for the invocations already in flight when the stop came: they answer and
+ * their messages are deleted or released before the forced exit. Until then a batch that is throttled,
+ * unreachable or paused keeps retrying instead of being released, which would raise its receive count. With the
+ * default 30 s, 15 s of retries and 15 s for the rest.
+ */
+const IN_FLIGHT_RESERVE_MS = 15_000;
+
+/** The drain-retry budget: how long after the stop a dispatcher keeps retrying a batch (never negative). */
+export function drainRetryMs(shutdownTimeoutMs: number): number {
+  return Math.max(0, shutdownTimeoutMs - IN_FLIGHT_RESERVE_MS);
+}
+
+/**
+ * The force-exit timer: the drain gets --shutdown-timeout from the stop, then `forceExit` runs (it logs what is
+ * left and exits 1; those messages return after their visibility timeout). Unref'd, so a drain that ends in time
+ * never waits for it.
+ */
+export function forceExitAfter(shutdownTimeoutMs: number, forceExit: () => void): void {
+  setTimeout(forceExit, shutdownTimeoutMs).unref();
+}
+
 /** What started a shutdown: a signal, one that arrived before the daemon took over, or a failed part. */
 export type ShutdownCause = NodeJS.Signals | 'earlier signal' | 'failure';
 
@@ -33,7 +55,7 @@ export function handleShutdown(
       { signal, shutdownTimeoutMs: config.shutdownTimeoutMs },
       'shutting down: no new receives; receives in flight complete (up to --poll-for), then every received message is invoked and settled',
     );
-    setTimeout(() => forceExit('shutdown timeout'), config.shutdownTimeoutMs).unref();
+    forceExitAfter(config.shutdownTimeoutMs, () => forceExit('shutdown timeout'));
   };
   proc.onSignal((signal) => {
     if (stop.signal.aborted) return forceExit(`second ${signal}`);

@@ -14,6 +14,14 @@ export interface CheckedRoute {
   readonly invoker: FunctionInvoker;
 }
 
+/**
+ * One deadline for all the start-up checks together. Each call has its own deadline and retries, but a start
+ * must not wait without end on an endpoint that accepts connections and never answers, nor on a credential
+ * chain that keeps retrying: the daemon would say "starting" for ever. A healthy start-up takes a few seconds
+ * at most; a minute leaves room for slow credential providers and throttled calls.
+ */
+export const STARTUP_TIMEOUT_MS = 60_000;
+
 /** The start-up checks of a run; throws a StartupError with one line when one fails. */
 export async function runStartupChecks(
   config: Config,
@@ -23,7 +31,7 @@ export async function runStartupChecks(
   stop: AbortController,
   logger: Logger,
 ): Promise<CheckedRoute[]> {
-  const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(60_000)]);
+  const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(STARTUP_TIMEOUT_MS)]);
   // Each route's queues and function, checked before anything is received.
   const routes = await Promise.all(
     config.routes.map(async (route) => {
