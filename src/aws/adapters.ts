@@ -66,6 +66,14 @@ export function logClockSkew(logger: Logger | undefined, service: string): ((off
 const CALLS_PER_TURN = 32;
 
 /**
+ * The most AWS sockets the daemon opens: `maxSocketsPerHost` each to SQS and to Lambda (src/aws/agent-options.ts
+ * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData.
+ */
+export function awsSocketCeiling(maxSocketsPerHost: number): number {
+  return 2 * maxSocketsPerHost + 1;
+}
+
+/**
  * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as
  * `endpoints` says; test/unit/aws/endpoints.test.ts proves it); `endpoints`: where the lean path sends its calls.
  */

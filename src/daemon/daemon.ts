@@ -22,7 +22,7 @@ export async function runDaemon(
 ): Promise<number> {
   const { stop } = proc;
   const [
-    { createAwsAdapters },
+    { createAwsAdapters, awsSocketCeiling },
     { Dispatcher },
     { StartupError },
     { SharedReceiveSource },
@@ -30,7 +30,7 @@ export async function runDaemon(
     { fanOut },
     { OtelConfigError, describeProblem, resolveOtelEnv },
     { endpointName },
-    { awsSocketCeiling, fdBudget, readOpenFileLimit },
+    { fdBudget, readOpenFileLimit },
     { runStartupChecks },
     { handleShutdown, drainRetryMs },
   ] = await Promise.all([

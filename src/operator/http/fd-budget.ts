@@ -24,14 +24,6 @@ const HTTP_MIN_CONNECTIONS = 4;
  */
 export const RESERVED_FDS = 64;
 
-/**
- * The most AWS sockets the daemon opens: `maxSocketsPerHost` each to SQS and to Lambda (src/aws/agent-options.ts
- * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData.
- */
-export function awsSocketCeiling(maxSocketsPerHost: number): number {
-  return 2 * maxSocketsPerHost + 1;
-}
-
 export interface FdBudget {
   /** The HTTP server's connection cap (server.maxConnections). */
   readonly httpMaxConnections: number;

@@ -3,13 +3,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import {
-  HTTP_MAX_CONNECTIONS,
-  RESERVED_FDS,
-  awsSocketCeiling,
-  fdBudget,
-  parseOpenFileLimit,
-} from '../../../../src/operator/http/fd-budget.ts';
+import { awsSocketCeiling } from '../../../../src/aws/adapters.ts';
+import { HTTP_MAX_CONNECTIONS, RESERVED_FDS, fdBudget, parseOpenFileLimit } from '../../../../src/operator/http/fd-budget.ts';
 import { startHttpServer, type HttpRoutes } from '../../../../src/operator/http/server.ts';
 import { recordingLogger, silentLogger } from '../../../support/factories.ts';
 
