@@ -22,7 +22,7 @@ export async function runDaemon(
 ): Promise<number> {
   const { stop } = proc;
   const [
-    { createAwsAdapters, awsSocketCeiling },
+    { createAwsAdapters, awsSocketCeiling, socketsPerHost },
     { Dispatcher },
     { StartupError },
     { SharedReceiveSource },
@@ -58,9 +58,7 @@ export async function runDaemon(
     for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
     return EXIT_USAGE;
   }
-  // Every worker loop may hold one long poll and one invocation open at a time.
-  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
-  const maxSocketsPerHost = loops + 16;
+  const maxSocketsPerHost = socketsPerHost(config.routes.reduce((loops, route) => loops + route.concurrency, 0));
   // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
     openFileLimit: readOpenFileLimit(),
