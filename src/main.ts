@@ -2,6 +2,9 @@
 // --max-semi-space-size=8: V8's young generation stops at 2 x 8 MiB instead of growing to 2 x 32 MiB under load,
 // which took about 40 MiB off the peak RSS at concurrency 100 and about 130 MiB at 10,000, at no measurable CPU
 // cost (bench/README.md). The Docker image's entrypoint and `npm start` pass the same flag.
+// main.ts parses the command line and the configuration, then hands the process to one of the two commands:
+// the daemon (src/daemon/daemon.ts) or `workerless check` (src/check/run-check.ts). It is the one module that
+// touches `process` (argv, env, signals, stdio, exit codes); the commands get what they need from it as a port.
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
@@ -49,7 +52,7 @@ async function main(): Promise<number> {
   const resolved = resolveConfig(cli.raw, process.env, undefined, awsRegion);
   const problems = [...cli.problems, ...(resolved.ok ? [] : resolved.problems)];
   if (!resolved.ok || problems.length > 0) {
-    for (const p of problems) process.stderr.write(`workerless: ${p}\n`);
+    for (const p of problems) tell(p);
     process.stderr.write('Run "workerless --help" for the options.\n');
     return EXIT_USAGE;
   }
@@ -64,12 +67,20 @@ async function main(): Promise<number> {
     endpoints = await resolveAwsEndpoints(config.region, config.endpointUrl);
   } catch (err) {
     if (!(err instanceof EndpointConfigError)) throw err;
-    for (const p of err.problems) process.stderr.write(`workerless: ${p}\n`);
+    for (const p of err.problems) tell(p);
     return EXIT_USAGE;
   }
   const queueRefs = config.routes.flatMap((route) => route.queues.queues.map((q) => q.ref));
   const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
-  if (check) return (await import('./check/run-check.ts')).runCheck(config, endpoints, warnings, stop.signal);
+  if (check) {
+    const { runCheck } = await import('./check/run-check.ts');
+    return runCheck(config, endpoints, warnings, {
+      stop: stop.signal,
+      env: process.env,
+      print: (text) => process.stdout.write(text),
+      tell,
+    });
+  }
   // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
   const recentErrors =
     config.httpPort !== undefined ? new (await import('./operator/status/status-recorder.ts')).RecentErrors() : undefined;
@@ -96,6 +107,9 @@ async function main(): Promise<number> {
     onSignal: (handler) => {
       onSignal = handler;
     },
+    env: process.env,
+    tell,
+    exit: (code) => process.exit(code),
     version: version(),
   });
 }
@@ -106,6 +120,11 @@ async function main(): Promise<number> {
  * client's gRPC connect, with its own 10 s timeout), and it must not hold the stop up.
  */
 const EXIT_GRACE_MS = 500;
+
+/** One line for the operator on stderr. */
+function tell(line: string): void {
+  process.stderr.write(`workerless: ${line}\n`);
+}
 
 function version(): string {
   for (const rel of ['../../package.json', '../package.json']) {
@@ -124,7 +143,7 @@ main().then(
     setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   },
   (err: unknown) => {
-    process.stderr.write(`workerless: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    tell(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exit(EXIT_FAILURE);
   },
 );

@@ -6,10 +6,21 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
 
-/** What main hands the daemon: the root controller, and the signal handler it replaces once it runs. */
+/**
+ * The process, as main.ts hands it to the daemon: main stays the one module that touches `process` (argv, env,
+ * signals, stdio, exit), so the daemon's files can be read, and run, without it.
+ */
 export interface DaemonProcess {
+  /** The root controller: the first SIGTERM/SIGINT, or a failed part, aborts it (stop receiving, drain). */
   readonly stop: AbortController;
+  /** Replaces main's start-up signal handler, once the daemon can report what is in flight. */
   onSignal(handler: (signal: NodeJS.Signals) => void): void;
+  /** The environment: the OTEL_* variables configure tracing. */
+  readonly env: NodeJS.ProcessEnv;
+  /** One line for the operator on stderr, as `workerless: <line>`. */
+  tell(line: string): void;
+  /** Ends the process at once (a forced exit). */
+  exit(code: number): never;
   readonly version: string;
 }
 
@@ -50,12 +61,12 @@ export async function runDaemon(
   // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
   let tracer: OtelDispatchTracer | undefined;
   try {
-    tracer = resolveOtelEnv(process.env)
-      ? await (await import('../operator/tracing/otel.ts')).createOtelTracer(process.env, logger, { functionRegion: endpoints.region })
+    tracer = resolveOtelEnv(proc.env)
+      ? await (await import('../operator/tracing/otel.ts')).createOtelTracer(proc.env, logger, { functionRegion: endpoints.region })
       : undefined;
   } catch (err) {
     if (!(err instanceof OtelConfigError)) throw err;
-    for (const p of err.problems) process.stderr.write(`workerless: ${describeProblem(p)}\n`);
+    for (const p of err.problems) proc.tell(describeProblem(p));
     return EXIT_USAGE;
   }
   const maxSocketsPerHost = socketsPerHost(config.routes.reduce((loops, route) => loops + route.concurrency, 0));
@@ -80,9 +91,7 @@ export async function runDaemon(
     await ops?.start(fds.httpMaxConnections);
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
-    process.stderr.write(
-      `workerless: cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}\n`,
-    );
+    proc.tell(`cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}`);
     return EXIT_FAILURE;
   }
   const dispatchers: Dispatcher[] = [];
@@ -198,7 +207,7 @@ export async function runDaemon(
     if (failures.length > 0) {
       const reason = failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ');
       logger.fatal({ reason, err: failures[0] }, 'failed');
-      process.stderr.write(`workerless: failed: ${reason}\n`);
+      proc.tell(`failed: ${reason}`);
       return EXIT_FAILURE;
     }
     logger.info('stopped cleanly');
@@ -211,7 +220,7 @@ export async function runDaemon(
     }
     if (err instanceof StartupError) {
       logger.fatal({ reason: err.message }, 'cannot start');
-      process.stderr.write(`workerless: ${err.message}\n`);
+      proc.tell(err.message);
       return EXIT_FAILURE;
     }
     throw err;

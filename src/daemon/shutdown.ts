@@ -47,7 +47,7 @@ export function handleShutdown(
       { reason, left: dispatchers.flatMap((d) => d.inFlight()) },
       'forced exit; messages left in flight return after their visibility timeout',
     );
-    process.exit(EXIT_FAILURE);
+    proc.exit(EXIT_FAILURE);
   };
   const beginShutdown = (signal: ShutdownCause) => {
     ops?.stopping();
