@@ -65,3 +65,28 @@ export function handleShutdown(
   if (stop.signal.aborted) beginShutdown('earlier signal');
   return beginShutdown;
 }
+
+/**
+ * Waits for every part of the daemon (each route's dispatcher, spillover). A part that fails (a worker loop's
+ * bug, spillover) stops the others the way a signal does, so they drain and settle what they hold; the failures
+ * come back for the daemon to exit 1 with their reason instead of reporting a stop.
+ */
+export async function awaitParts(
+  parts: readonly Promise<void>[],
+  stop: AbortController,
+  beginShutdown: (cause: ShutdownCause) => void,
+): Promise<unknown[]> {
+  const failures: unknown[] = [];
+  await Promise.all(
+    parts.map((part) =>
+      part.catch((err: unknown) => {
+        failures.push(err);
+        if (!stop.signal.aborted) {
+          stop.abort();
+          beginShutdown('failure');
+        }
+      }),
+    ),
+  );
+  return failures;
+}

@@ -20,7 +20,7 @@ export interface CheckedRoute {
  * chain that keeps retrying: the daemon would say "starting" for ever. A healthy start-up takes a few seconds
  * at most; a minute leaves room for slow credential providers and throttled calls.
  */
-export const STARTUP_TIMEOUT_MS = 60_000;
+const STARTUP_TIMEOUT_MS = 60_000;
 
 /** The start-up checks of a run; throws a StartupError with one line when one fails. */
 export async function runStartupChecks(
