@@ -38,7 +38,7 @@ export function handleShutdown(
   config: { readonly shutdownTimeoutMs: number },
   logger: Logger,
   ops: Pick<Operations, 'stopping'> | undefined,
-  dispatchers: readonly Dispatcher[],
+  dispatchers: readonly Pick<Dispatcher, 'inFlight'>[],
 ): (signal: ShutdownCause) => void {
   const { stop } = proc;
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
