@@ -42,7 +42,8 @@ export interface FdBudget {
 
 /**
  * How many connections the HTTP server may hold under the process's open-file limit (RLIMIT_NOFILE), after the
- * AWS pool and the reserve. `openFileLimit` undefined (not Linux, unreadable): the fixed cap.
+ * AWS pool and the reserve. `awsSockets`: the pool's ceiling, as its owner counts it (awsSocketCeiling in
+ * src/aws/adapters.ts). `openFileLimit` undefined (not Linux, unreadable): the fixed cap.
  */
 export function fdBudget(opts: { openFileLimit: number | undefined; awsSockets: number; httpServer: boolean }): FdBudget {
   const { openFileLimit, awsSockets, httpServer } = opts;
