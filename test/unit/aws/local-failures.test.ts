@@ -12,7 +12,7 @@ import pino from 'pino';
 import { AwsCallError, classifyAwsError } from '../../../src/aws/errors.ts';
 import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
-import { classifyInvokeError } from '../../../src/invoke/lambda-invoker.ts';
+import { classifyInvokeError } from '../../../src/invoke/lambda-errors.ts';
 import type { MessageSource, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { changeVisibility, DeleteBatcher } from '../../../src/settle/settle.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
