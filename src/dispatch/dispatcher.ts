@@ -13,7 +13,8 @@ import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
 import { interpretResult } from '../invoke/invoke-result.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
-import { invokeWithRetry, type RetryDeps } from '../invoke/retry.ts';
+import { composeInvoke } from '../invoke/compose.ts';
+import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
 import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from '../invoke/sqs-event.ts';
 import type { LoopStep } from '../operator/health.ts';
 import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
@@ -151,7 +152,8 @@ export class Dispatcher {
   readonly #leaseDeps: LeaseDeps;
   /** The visibility timeout each receive states, and its lease assumes. */
   readonly #visibility: QueueVisibility;
-  readonly #retryDeps: RetryDeps;
+  /** One chunk's Invoke with its retry, permit, lease check, span and deadline (src/invoke/compose.ts). */
+  readonly #invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -185,20 +187,23 @@ export class Dispatcher {
     };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
-    this.#retryDeps = {
-      log: this.#log,
+    this.#invoke = composeInvoke({
+      invoker: deps.invoker,
+      tracer: this.#tracer,
+      adaptive: this.#adaptive,
+      logger: this.#log,
+      functionName: options.functionName,
       now: this.#now,
       random: this.#random,
-      invoker: deps.invoker,
-      functionName: options.functionName,
       gate: this.#gate,
-      adaptive: this.#adaptive,
       capacity: this.#capacity,
-      metrics: this.#metrics,
-      tracer: this.#tracer,
       drainOver: this.#drainOver.signal,
-      step: (loop, step, deadlineMs) => this.#step(loop, step, deadlineMs),
-    };
+      events: {
+        step: (loop, step, deadlineMs) => this.#step(loop, step, deadlineMs),
+        throttled: (queue) => this.#metrics.throttled(queue),
+        paused: (paused) => this.#metrics.paused(paused),
+      },
+    });
     this.#window = {
       batchSize: options.batchSize,
       windowMs: options.batchWindowMs ?? 0,
@@ -676,9 +681,9 @@ export class Dispatcher {
     }
   }
 
-  /** The invoke retry loop (src/invoke/retry.ts), with this dispatcher's parts. */
   #invokeWithRetry(batch: Batch, messages: readonly Message[], unsettledIds: string[], payload: string, halt: AbortSignal) {
-    return invokeWithRetry(this.#retryDeps, batch, messages, unsettledIds, payload, halt);
+    const { loop, queue, lease } = batch;
+    return this.#invoke(payload, { loop, queue, lease, messages, unsettledIds, halt });
   }
 }
 
