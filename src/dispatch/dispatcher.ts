@@ -199,7 +199,7 @@ export class Dispatcher {
       capacity: this.#capacity,
       drainOver: this.#drainOver.signal,
       events: {
-        step: (loop, step, deadlineMs) => this.#step(loop, step, deadlineMs),
+        activity: (loop, activity, deadlineMs) => this.#step(loop, activity, deadlineMs),
         throttled: (queue) => this.#metrics.throttled(queue),
         paused: (paused) => this.#metrics.paused(paused),
       },

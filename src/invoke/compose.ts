@@ -27,8 +27,8 @@ export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: Ret
   const call: Invoke = (payload, _ctx, signal) => invoker.invoke(payload, signal);
   const attempt = wrap(
     call,
-    // Waiting for an Invoke permit is a liveness step of its own.
-    withPermit(adaptive, (ctx) => deps.events.step(ctx.loop, 'waiting for an Invoke permit', Infinity)),
+    // Waiting for an Invoke permit is an activity of its own, for liveness.
+    withPermit(adaptive, (ctx) => deps.events.activity(ctx.loop, 'waiting for an Invoke permit', Infinity)),
     withLeaseCheck(),
     withSpan(tracer, deps.functionName),
     withDeadline(INVOKE_TIMEOUT_MS),

@@ -9,7 +9,7 @@ import type { InvokeResult } from './lambda-invoker.ts';
  * each stay one small function, composed once (src/invoke/compose.ts).
  */
 export interface InvokeContext {
-  /** The worker loop holding the batch (its liveness step). */
+  /** The worker loop holding the batch (whose activity liveness watches). */
   readonly loop: number;
   readonly queue: ResolvedQueue;
   readonly lease: Pick<VisibilityLease, 'confirm' | 'messages' | 'timeoutMs'>;

@@ -5,7 +5,7 @@ import { sleep } from '../util/backoff.ts';
 import type { FunctionGate } from './function-gate.ts';
 import type { Invoke, InvokeContext } from './invoke.ts';
 import type { InvocationResponse } from './invoke-result.ts';
-import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from './invoke-retry.ts';
+import { NO_ATTEMPTS, countAttempt, decideInvokeRetry, safeToRelease, type InvokeAttempts } from './invoke-retry.ts';
 import type { InvokeError } from './lambda-invoker.ts';
 import { lapsedOf } from './with-lease-check.ts';
 
@@ -19,10 +19,10 @@ export type InvokeOutcome =
 /** The retry's context: an attempt's, less the start signal the retry gives each attempt itself. */
 export type RetryContext = Omit<InvokeContext, 'onStart'>;
 
-/** What the retry tells its owner (the Dispatcher's liveness steps and metrics). */
+/** What the retry tells its owner (the Dispatcher's loop activities, for liveness, and its metrics). */
 export interface RetryEvents {
-  /** The loop's liveness step, with its deadline (Infinity: no deadline of its own). */
-  step(loop: number, step: string, deadlineMs: number): void;
+  /** What the loop is doing now, for liveness, with its deadline (Infinity: no deadline of its own). */
+  activity(loop: number, activity: string, deadlineMs: number): void;
   /** One throttled Invoke of `queue`'s messages. */
   throttled(queue: string): void;
   /** The function was paused (true) or got through again (false). */
@@ -42,7 +42,7 @@ export interface RetryDeps {
   readonly drainOver: AbortSignal;
   /** Unknown outcomes after which a batch is left to the queue's redrive rules. */
   readonly maxUnknown: number;
-  /** The deadline of the 'invoke' step (the attempt's own deadline). */
+  /** The deadline of the 'invoke' activity (the attempt's own deadline). */
   readonly attemptMs: number;
   /** The wait after a throttle, if not a plain sleep (adaptive concurrency cuts it short: ConcurrencyGate). */
   readonly throttledBackOff?: (delayMs: number, signal: AbortSignal) => Promise<void>;
@@ -61,13 +61,13 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
     const policy = { unknownHoldMs: ctx.lease.timeoutMs, maxUnknown: d.maxUnknown };
     for (;;) {
       if (d.capacity.isAside(loop)) {
-        d.events.step(loop, 'waiting for capacity', Infinity);
+        d.events.activity(loop, 'waiting for capacity', Infinity);
         await d.capacity.rejoin(loop, queue);
       }
       let started = d.now();
       const onStart = () => {
-        // After the wait for a permit: the duration and the invoke step's deadline are the Invoke's own.
-        d.events.step(loop, 'invoke', d.attemptMs);
+        // After the wait for a permit: the duration and the invoke activity's deadline are the Invoke's own.
+        d.events.activity(loop, 'invoke', d.attemptMs);
         started = d.now();
       };
       const result = await attempt(payload, { ...ctx, onStart });
@@ -80,8 +80,8 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
       }
       const error = result.error;
       attempts = countAttempt(attempts, error);
-      const step = nextInvokeStep(error, attempts, policy, d.random);
-      if (step.action === 'give-up') return { kind: 'failed', error };
+      const decision = decideInvokeRetry(error, attempts, policy, d.random);
+      if (decision.action === 'give-up') return { kind: 'failed', error };
       const context = {
         queue: queue.name,
         messageIds: ctx.unsettledIds,
@@ -96,25 +96,25 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
       if (error.kind === 'throttled') d.events.throttled(queue.name);
       // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
       d.capacity.stepAside(loop, queue);
-      if (step.action === 'pause-function') {
+      if (decision.action === 'pause-function') {
         d.gate.pause(error);
         d.events.paused(true);
-        await d.gate.wait(waitSignal, (ms) => d.events.step(loop, 'paused', ms));
+        await d.gate.wait(waitSignal, (ms) => d.events.activity(loop, 'paused', ms));
       } else {
         if (error.kind === 'unknown') {
           d.logger.warn(
-            { ...context, holdMs: step.delayMs, attempt: attempts.unknown },
+            { ...context, holdMs: decision.delayMs, attempt: attempts.unknown },
             'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again',
           );
         } else {
           d.logger.warn(
-            { ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent },
+            { ...context, delayMs: decision.delayMs, attempt: attempts.throttled + attempts.notSent },
             error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying',
           );
         }
-        d.events.step(loop, 'invoke back-off', step.delayMs);
-        if (d.throttledBackOff && error.kind === 'throttled') await d.throttledBackOff(step.delayMs, waitSignal);
-        else await sleep(step.delayMs, waitSignal);
+        d.events.activity(loop, 'invoke back-off', decision.delayMs);
+        if (d.throttledBackOff && error.kind === 'throttled') await d.throttledBackOff(decision.delayMs, waitSignal);
+        else await sleep(decision.delayMs, waitSignal);
       }
       if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
     }

@@ -4,7 +4,7 @@ import type { InvokeResult } from './lambda-invoker.ts';
 
 /**
  * With adaptive concurrency (a gate), each call waits for an Invoke permit and its outcome moves the limit
- * (src/invoke/concurrency-gate.ts); `onWait` is told first (the wait is a liveness step of its own). Without
+ * (src/invoke/concurrency-gate.ts); `onWait` is told first (the wait is an activity of its own, for liveness). Without
  * a gate the call goes straight through.
  */
 export function withPermit(gate: ConcurrencyGate | undefined, onWait: (ctx: InvokeContext) => void): InvokeWrapper {

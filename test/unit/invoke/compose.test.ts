@@ -46,10 +46,10 @@ describe('composeInvoke', () => {
       gate: new FunctionGate({ logger: silentLogger }),
       capacity: { isAside: () => false, stepAside: () => {}, rejoin: () => Promise.resolve() },
       drainOver: new AbortController().signal,
-      events: { step: (_loop, step) => order.push(`step ${step}`), throttled: () => {}, paused: () => {} },
+      events: { activity: (_loop, activity) => order.push(`${activity}`), throttled: () => {}, paused: () => {} },
     });
     const outcome = await invoke('{}', { ...retryCtx, lease });
     assert.equal(outcome.kind, 'answered');
-    assert.deepEqual(order, ['step waiting for an Invoke permit', 'lease check', 'step invoke', 'span', 'call with a deadline: true']);
+    assert.deepEqual(order, ['waiting for an Invoke permit', 'lease check', 'invoke', 'span', 'call with a deadline: true']);
   });
 });

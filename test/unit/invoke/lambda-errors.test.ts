@@ -16,7 +16,7 @@ import {
   TooManyRequestsException,
 } from '@aws-sdk/client-lambda';
 import { classifyInvokeError, retryHorizon } from '../../../src/invoke/lambda-errors.ts';
-import { nextInvokeStep, countAttempt, NO_ATTEMPTS } from '../../../src/invoke/invoke-retry.ts';
+import { decideInvokeRetry, countAttempt, NO_ATTEMPTS } from '../../../src/invoke/invoke-retry.ts';
 
 const meta = (status: number) => ({ $metadata: { httpStatusCode: status } });
 
@@ -82,7 +82,7 @@ describe('Lambda error classification', () => {
       );
       // Not given up (the messages stay invisible, no receive count spent) and not held as an unknown outcome.
       assert.deepEqual(
-        nextInvokeStep(error, countAttempt(NO_ATTEMPTS, error), { unknownHoldMs: 30_000, maxUnknown: 3 }, () => 0),
+        decideInvokeRetry(error, countAttempt(NO_ATTEMPTS, error), { unknownHoldMs: 30_000, maxUnknown: 3 }, () => 0),
         {
           action: 'pause-function',
         },

@@ -54,7 +54,7 @@ function retrying(results: InvokeResult[], overrides: Partial<RetryDeps> = {}, p
     maxUnknown: 3,
     attemptMs: 960_000,
     events: {
-      step: (_loop, step) => events.push(`step ${step}`),
+      activity: (_loop, activity) => events.push(`${activity}`),
       throttled: (queue) => events.push(`throttled ${queue}`),
       paused: (paused) => events.push(`paused ${paused}`),
     },
@@ -72,18 +72,18 @@ describe('withRetry', () => {
     assert.equal(outcome.kind, 'answered');
     assert.equal(r.calls(), 3);
     assert.deepEqual(r.events, [
-      'step invoke',
+      'invoke',
       'throttled q',
       'step aside',
-      'step invoke back-off',
-      'step waiting for capacity',
+      'invoke back-off',
+      'waiting for capacity',
       'rejoin',
-      'step invoke',
+      'invoke',
       'step aside',
-      'step invoke back-off',
-      'step waiting for capacity',
+      'invoke back-off',
+      'waiting for capacity',
       'rejoin',
-      'step invoke',
+      'invoke',
       'paused false',
     ]);
     assert.deepEqual(warnings(r.lines), ['function throttled, retrying', 'Invoke could not reach Lambda, retrying']);
@@ -189,7 +189,7 @@ function quietDeps(): RetryDeps {
     drainOver: new AbortController().signal,
     maxUnknown: 3,
     attemptMs: 1,
-    events: { step: () => {}, throttled: () => {}, paused: () => {} },
+    events: { activity: () => {}, throttled: () => {}, paused: () => {} },
   };
 }
 
