@@ -27,7 +27,7 @@ export const RECEIVE_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
  */
 export const SMALL_ANSWER_MAX_BYTES = 1024 * 1024;
 
-/** The error name of an answer over its cap, on both clients: classifyAwsError and classifyInvokeError read it. */
+/** The error name of an answer over its cap, on both clients: classifyAwsError and classifyInvokeError (src/invoke/lambda-errors.ts) read it. */
 export const ANSWER_TOO_LARGE = 'AnswerTooLarge';
 
 /** The error for an answer of `bytes` (announced by Content-Length, or read so far) over `maxBytes`. */

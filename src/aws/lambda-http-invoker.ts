@@ -1,6 +1,7 @@
 import { INVOKE_ANSWER_MAX_BYTES } from './answer-caps.ts';
 import { joinPath, serviceError, type SignedHttp } from './signed-http.ts';
-import { classifyInvokeError, type FunctionInvoker, type InvokeResult } from '../invoke/lambda-invoker.ts';
+import { classifyInvokeError } from '../invoke/lambda-errors.ts';
+import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts';
 
 /**
  * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,

@@ -1,5 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { classifyInvokeError, type FunctionInvoker, type InvokeResult } from '../invoke/lambda-invoker.ts';
+import { classifyInvokeError } from '../invoke/lambda-errors.ts';
+import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts';
 
 /**
  * FunctionInvoker on the AWS SDK's LambdaClient: `--aws-client sdk`, and the DryRun of Temporal spillover's

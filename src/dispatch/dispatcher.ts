@@ -7,13 +7,14 @@ import type { DeleteMode } from '../config/config.ts';
 import type { QueueOptions } from '../config/delivery-options.ts';
 import { matchesRecord } from '../receive/event-filter.ts';
 import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
-import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.ts';
+import { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
 import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
-import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from '../invoke/invoke-retry.ts';
-import { interpretResult, type InvocationResponse } from '../invoke/invoke-result.ts';
-import type { FunctionInvoker, InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
+import { interpretResult } from '../invoke/invoke-result.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import { composeInvoke } from '../invoke/compose.ts';
+import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
 import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from '../invoke/sqs-event.ts';
 import type { LoopStep } from '../operator/health.ts';
 import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
@@ -94,14 +95,10 @@ export interface DispatcherDeps {
 
 export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
 
-/** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
-const INVOKE_TIMEOUT_MS = 16 * 60_000;
 /** Slack on top of a step's own deadline before liveness calls a loop stuck. */
 const STEP_GRACE_MS = 10_000;
 /** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
 const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
-/** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
-const MAX_UNKNOWN_OUTCOMES = 3;
 const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
 
 /** Thrown by run() when a worker loop failed; the other loops drained first. */
@@ -120,12 +117,6 @@ interface Batch {
 
 /** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
 type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
-
-/** What an attempt returns when the lease lapsed before it: nothing was sent (never seen by callers outside). */
-const NOT_INVOKED: InvokeResult = {
-  ok: false,
-  error: { kind: 'not-sent', code: 'LeaseLapsed', message: 'the visibility lease lapsed; not invoked' },
-};
 
 /**
  * The worker pool: `concurrency` async loops that each receive (Receiver), invoke, settle, repeat. Each
@@ -162,6 +153,8 @@ export class Dispatcher {
   readonly #leaseDeps: LeaseDeps;
   /** The visibility timeout each receive states, and its lease assumes. */
   readonly #visibility: QueueVisibility;
+  /** One chunk's Invoke with its retry, permit, lease check, span and deadline (src/invoke/compose.ts). */
+  readonly #invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -195,6 +188,23 @@ export class Dispatcher {
     };
     this.#steps = Array.from({ length: options.concurrency }, () => undefined);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
+    this.#invoke = composeInvoke({
+      invoker: deps.invoker,
+      tracer: this.#tracer,
+      adaptive: this.#adaptive,
+      logger: this.#log,
+      functionName: options.functionName,
+      now: this.#now,
+      random: this.#random,
+      gate: this.#gate,
+      capacity: this.#capacity,
+      drainOver: this.#drainOver.signal,
+      events: {
+        activity: (loop, activity, deadlineMs) => this.#step(loop, activity, deadlineMs),
+        throttled: (queue) => this.#metrics.throttled(queue),
+        paused: (paused) => this.#metrics.paused(paused),
+      },
+    });
     this.#window = {
       batchSize: options.batchSize,
       windowMs: options.batchWindowMs ?? 0,
@@ -672,138 +682,10 @@ export class Dispatcher {
     }
   }
 
-  /**
-   * Invokes until the function answers or the retry policy gives up (src/invoke/invoke-retry.ts). The lease
-   * keeps the messages invisible meanwhile, so throttles, pauses and holds cost no receive count. An
-   * invocation in flight is never cut short by shutdown; only waiting between attempts is.
-   */
-  async #invokeWithRetry(
-    batch: Batch,
-    messages: readonly Message[],
-    unsettledIds: string[],
-    payload: string,
-    halt: AbortSignal,
-  ): Promise<
-    | { kind: 'answered'; response: InvocationResponse; durationMs: number }
-    | { kind: 'failed'; error: InvokeError }
-    | { kind: 'interrupted'; release: boolean }
-    | { kind: 'lapsed'; lapsed: Message[] }
-  > {
-    const { queue } = batch;
-    let attempts: InvokeAttempts = NO_ATTEMPTS;
-    const policy = { unknownHoldMs: batch.lease.timeoutMs, maxUnknown: MAX_UNKNOWN_OUTCOMES };
-    for (;;) {
-      if (this.#capacity.isAside(batch.loop)) {
-        this.#step(batch.loop, 'waiting for capacity', Infinity);
-        await this.#capacity.rejoin(batch.loop, queue);
-      }
-      // Waiting for an Invoke permit (adaptive concurrency) is a step of its own.
-      if (this.#adaptive) this.#step(batch.loop, 'waiting for an Invoke permit', Infinity);
-      let started = this.#now();
-      let lapsed: Message[] = [];
-      const invoke = () => {
-        // The lease is asked right before every attempt (the first, and each after a throttle, pause, hold or
-        // back-off, after any wait for a permit): a message it cannot prove hidden may be another consumer's now.
-        lapsed = batch.lease.confirm(messages);
-        if (lapsed.length > 0) return Promise.resolve(NOT_INVOKED);
-        // After the wait for a permit: the duration and the invoke step's deadline are the Invoke's own.
-        this.#step(batch.loop, 'invoke', INVOKE_TIMEOUT_MS);
-        started = this.#now();
-        // A Set: a batch may hold 10,000 messages. Made here, not kept for the whole call.
-        const unsettled = new Set(unsettledIds);
-        return this.#tracer.process(
-          queue,
-          this.#opts.functionName,
-          batch.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
-          () => this.#invokeWithDeadline(payload),
-          (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
-        );
-      };
-      // With adaptive concurrency the call waits for a permit, and its outcome moves the limit.
-      const result = this.#adaptive ? await this.#adaptive.invoke(invoke, invokeVerdict) : await invoke();
-      if (lapsed.length > 0) return { kind: 'lapsed', lapsed };
-      if (result.ok) {
-        this.#gate.resume();
-        this.#metrics.paused(false);
-        return { kind: 'answered', response: result.response, durationMs: this.#now() - started };
-      }
-      const error = result.error;
-      attempts = countAttempt(attempts, error);
-      const step = nextInvokeStep(error, attempts, policy, this.#random);
-      if (step.action === 'give-up') return { kind: 'failed', error };
-      const context = {
-        queue: queue.name,
-        messageIds: unsettledIds,
-        function: this.#opts.functionName,
-        err: { kind: error.kind, code: error.code, message: error.message },
-      };
-      // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
-      // until the drain's retry time is over.
-      const stopped = () => (error.kind === 'unknown' ? halt.aborted : this.#drainOver.signal.aborted);
-      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
-      const waitSignal = error.kind === 'unknown' ? halt : this.#drainOver.signal;
-      if (error.kind === 'throttled') this.#metrics.throttled(queue.name);
-      // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
-      this.#capacity.stepAside(batch.loop, queue);
-      if (step.action === 'pause-function') {
-        this.#gate.pause(error);
-        this.#metrics.paused(true);
-        await this.#gate.wait(waitSignal, (ms) => this.#step(batch.loop, 'paused', ms));
-      } else {
-        if (error.kind === 'unknown') {
-          this.#log.warn(
-            { ...context, holdMs: step.delayMs, attempt: attempts.unknown },
-            'Invoke outcome unknown (the function may still be running); holding the messages before invoking them again',
-          );
-        } else {
-          this.#log.warn(
-            { ...context, delayMs: step.delayMs, attempt: attempts.throttled + attempts.notSent },
-            error.kind === 'throttled' ? 'function throttled, retrying' : 'Invoke could not reach Lambda, retrying',
-          );
-        }
-        this.#step(batch.loop, 'invoke back-off', step.delayMs);
-        if (this.#adaptive && error.kind === 'throttled') await this.#adaptive.throttledBackOff(step.delayMs, waitSignal);
-        else await sleep(step.delayMs, waitSignal);
-      }
-      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
-    }
+  #invokeWithRetry(batch: Batch, messages: readonly Message[], unsettledIds: string[], payload: string, halt: AbortSignal) {
+    const { loop, queue, lease } = batch;
+    return this.#invoke(payload, { loop, queue, lease, messages, unsettledIds, halt });
   }
-
-  /**
-   * One Invoke under INVOKE_TIMEOUT_MS. The timer is cleared as soon as the call ends: AbortSignal.timeout()
-   * would keep a 16-minute timer per invocation alive long after its message was settled. Not an async
-   * function: a suspended one keeps its frame for the whole call, thousands at a time at high concurrency.
-   */
-  #invokeWithDeadline(payload: string): Promise<InvokeResult> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException('no answer in time', 'TimeoutError')), INVOKE_TIMEOUT_MS);
-    // The call itself keeps the process alive while it runs; the deadline must not do so on its own.
-    timer.unref();
-    const clear = () => clearTimeout(timer);
-    let call: Promise<InvokeResult>;
-    try {
-      call = this.#deps.invoker.invoke(payload, deadline.signal);
-    } catch (err) {
-      // As an async function would: a throw becomes a rejection.
-      call = Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
-    return call.then(
-      (result) => {
-        clear();
-        return result;
-      },
-      (err: unknown) => {
-        clear();
-        throw err;
-      },
-    );
-  }
-}
-
-/** What an Invoke result tells adaptive concurrency: only Lambda's answers and throttles speak about the budget. */
-function invokeVerdict(result: InvokeResult): InvokeVerdict {
-  if (result.ok) return 'accepted';
-  return result.error.kind === 'throttled' ? 'throttled' : 'failed';
 }
 
 function ids(messages: readonly Message[]): string[] {

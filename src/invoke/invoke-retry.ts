@@ -26,7 +26,7 @@ export interface InvokeRetryPolicy {
  * - pause-function: the function cannot run at all; retry when the function gate opens again;
  * - give-up: the messages stay on the queue and come back after their visibility timeout.
  */
-export type InvokeStep = { action: 'retry'; delayMs: number } | { action: 'pause-function' } | { action: 'give-up' };
+export type InvokeRetryDecision = { action: 'retry'; delayMs: number } | { action: 'pause-function' } | { action: 'give-up' };
 
 export const NO_ATTEMPTS: Readonly<InvokeAttempts> = Object.freeze({ throttled: 0, notSent: 0, unknown: 0, unusable: 0 });
 
@@ -46,12 +46,12 @@ export function countAttempt(attempts: Readonly<InvokeAttempts>, error: InvokeEr
  * An unknown outcome may still be running, so the messages are held for a whole visibility timeout before
  * the next try: never a second invocation while the first may be running. `attempts` includes `error`.
  */
-export function nextInvokeStep(
+export function decideInvokeRetry(
   error: InvokeError,
   attempts: Readonly<InvokeAttempts>,
   policy: InvokeRetryPolicy,
   random: () => number,
-): InvokeStep {
+): InvokeRetryDecision {
   switch (error.kind) {
     case 'throttled':
       return { action: 'retry', delayMs: backoffMs(attempts.throttled - 1, 100, 5_000, random) };

@@ -1,7 +1,8 @@
 // Starts one Lambda-hosted Temporal worker: an asynchronous (Event) invocation, as Temporal Cloud's
 // controller does. Lambda answers 202 once the event is queued; the worker then runs until its deadline.
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { classifyAwsError, isAbort } from '../aws/errors.ts';
+import { isAbort } from '../aws/errors.ts';
+import { classifyInvokeError, retryHorizon } from '../invoke/lambda-errors.ts';
 
 /**
  * What the worker receives. Optional for the worker: the example falls back to its own env, and a worker
@@ -34,11 +35,11 @@ export interface WorkerInvocationPayload {
 /** Outcomes are values; only bugs throw. */
 export type InvokeOutcome =
   | { readonly kind: 'invoked'; readonly requestId: string | undefined }
-  /** Over the function's or the account's concurrency: retry after a back-off. */
+  /** Over the function's or the account's concurrency: retry after a back-off. (Kinds: src/invoke/lambda-errors.ts retryHorizon.) */
   | { readonly kind: 'throttled'; readonly code: string; readonly message: string }
-  /** The function does not exist, access is denied or the request is invalid: retrying soon will not help. */
+  /** The function does not exist, access is denied or the request is invalid: retrying soon will not help (after-a-fix). */
   | { readonly kind: 'refused'; readonly code: string; readonly message: string }
-  /** 5xx, timeout, network: retry after a back-off. */
+  /** 5xx, timeout, network, a function state that passes on its own: retry soon, after a back-off. */
   | { readonly kind: 'failed'; readonly code: string; readonly message: string }
   /** Our own signal aborted (shutdown). */
   | { readonly kind: 'interrupted' };
@@ -63,13 +64,12 @@ export function createLambdaWorkerInvoker(lambda: LambdaClient): WorkerInvoker {
         return { kind: 'invoked', requestId: response.$metadata.requestId };
       } catch (err) {
         if (signal.aborted || isAbort(err)) return { kind: 'interrupted' };
-        const { kind, code, message } = classifyAwsError(err);
-        if (kind === 'throttled') return { kind: 'throttled', code, message };
-        if (kind === 'retryable') return { kind: 'failed', code, message };
-        // Lambda reports a function that is still being created or updated as ResourceConflictException:
-        // that clears by itself, so treat it like a transient failure.
-        if (code === 'ResourceConflictException') return { kind: 'failed', code, message };
-        return { kind: 'refused', code, message };
+        // The SQS path's classification (src/invoke/lambda-errors.ts), read for a caller that holds no messages.
+        const error = classifyInvokeError(err);
+        const { code, message } = error;
+        const horizon = retryHorizon(error);
+        if (horizon === 'throttled') return { kind: 'throttled', code, message };
+        return { kind: horizon === 'soon' ? 'failed' : 'refused', code, message };
       }
     },
   };

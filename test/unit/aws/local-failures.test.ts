@@ -12,7 +12,7 @@ import pino from 'pino';
 import { AwsCallError, classifyAwsError } from '../../../src/aws/errors.ts';
 import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
-import { classifyInvokeError } from '../../../src/invoke/lambda-invoker.ts';
+import { classifyInvokeError } from '../../../src/invoke/lambda-errors.ts';
 import type { MessageSource, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { DeleteBatcher } from '../../../src/settle/delete-batcher.ts';
 import { changeVisibility } from '../../../src/settle/visibility-change.ts';

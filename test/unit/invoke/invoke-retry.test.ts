@@ -3,11 +3,11 @@ import { describe, it } from 'node:test';
 import {
   NO_ATTEMPTS,
   countAttempt,
-  nextInvokeStep,
+  decideInvokeRetry,
   safeToRelease,
   type InvokeAttempts,
   type InvokeRetryPolicy,
-  type InvokeStep,
+  type InvokeRetryDecision,
 } from '../../../src/invoke/invoke-retry.ts';
 import type { InvokeError, InvokeErrorKind } from '../../../src/invoke/lambda-invoker.ts';
 
@@ -41,7 +41,7 @@ function delays(kind: 'throttled' | 'not-sent', n: number, random: () => number,
   let counted = start;
   for (let i = 0; i < n; i++) {
     counted = countAttempt(counted, invokeError(kind));
-    const step = nextInvokeStep(invokeError(kind), counted, policy(), random);
+    const step = decideInvokeRetry(invokeError(kind), counted, policy(), random);
     assert.equal(step.action, 'retry', `${kind} failure ${i + 1} is retried`);
     if (step.action === 'retry') out.push(step.delayMs);
   }
@@ -80,19 +80,19 @@ describe('countAttempt', () => {
   });
 });
 
-describe('nextInvokeStep', () => {
+describe('decideInvokeRetry', () => {
   it('maps every InvokeErrorKind to a step', () => {
     // A Record over the union: adding a kind without deciding its step here fails the type-check.
-    const expected: Record<InvokeErrorKind, InvokeStep['action']> = {
+    const expected: Record<InvokeErrorKind, InvokeRetryDecision['action']> = {
       throttled: 'retry',
       'not-sent': 'retry',
       unknown: 'retry',
       unusable: 'pause-function',
       rejected: 'give-up',
     };
-    for (const [kind, action] of Object.entries(expected) as [InvokeErrorKind, InvokeStep['action']][]) {
+    for (const [kind, action] of Object.entries(expected) as [InvokeErrorKind, InvokeRetryDecision['action']][]) {
       const error = invokeError(kind);
-      assert.equal(nextInvokeStep(error, countAttempt(NO_ATTEMPTS, error), policy(), highest).action, action, kind);
+      assert.equal(decideInvokeRetry(error, countAttempt(NO_ATTEMPTS, error), policy(), highest).action, action, kind);
     }
   });
 
@@ -110,13 +110,13 @@ describe('nextInvokeStep', () => {
     });
 
     it('is retried for as long as the messages are held: nothing ran, so it is not an attempt', () => {
-      const step = nextInvokeStep(invokeError('throttled'), attempts({ throttled: 10_000 }), policy(), highest);
+      const step = decideInvokeRetry(invokeError('throttled'), attempts({ throttled: 10_000 }), policy(), highest);
       assert.deepEqual(step, { action: 'retry', delayMs: 4999 });
     });
 
     it('backs off on throttles only, not on failures of other kinds', () => {
       const mixed = attempts({ notSent: 20, unknown: 2, unusable: 5, throttled: 1 });
-      assert.deepEqual(nextInvokeStep(invokeError('throttled'), mixed, policy(), highest), { action: 'retry', delayMs: 99 });
+      assert.deepEqual(decideInvokeRetry(invokeError('throttled'), mixed, policy(), highest), { action: 'retry', delayMs: 99 });
     });
   });
 
@@ -127,11 +127,11 @@ describe('nextInvokeStep', () => {
     });
 
     it('never gives up and ignores throttle counts', () => {
-      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 10_000 }), policy(), highest), {
+      assert.deepEqual(decideInvokeRetry(invokeError('not-sent'), attempts({ notSent: 10_000 }), policy(), highest), {
         action: 'retry',
         delayMs: 999,
       });
-      assert.deepEqual(nextInvokeStep(invokeError('not-sent'), attempts({ notSent: 1, throttled: 50 }), policy(), highest), {
+      assert.deepEqual(decideInvokeRetry(invokeError('not-sent'), attempts({ notSent: 1, throttled: 50 }), policy(), highest), {
         action: 'retry',
         delayMs: 99,
       });
@@ -141,11 +141,11 @@ describe('nextInvokeStep', () => {
   describe('unknown', () => {
     it('holds the messages for unknownHoldMs (no jitter, no back-off) and gives up after maxUnknown holds', () => {
       const p = policy({ unknownHoldMs: 45_000, maxUnknown: 3 });
-      const steps: InvokeStep[] = [];
+      const steps: InvokeRetryDecision[] = [];
       let counted: InvokeAttempts = NO_ATTEMPTS;
       for (let i = 0; i < 4; i++) {
         counted = countAttempt(counted, invokeError('unknown'));
-        steps.push(nextInvokeStep(invokeError('unknown'), counted, p, highest));
+        steps.push(decideInvokeRetry(invokeError('unknown'), counted, p, highest));
       }
       assert.deepEqual(steps, [
         { action: 'retry', delayMs: 45_000 },
@@ -157,7 +157,7 @@ describe('nextInvokeStep', () => {
 
     it('does not depend on random: the hold is a whole visibility timeout, never shortened', () => {
       for (const random of [lowest, () => 0.5, highest]) {
-        assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ unknownHoldMs: 12_000 }), random), {
+        assert.deepEqual(decideInvokeRetry(invokeError('unknown'), attempts({ unknown: 1 }), policy({ unknownHoldMs: 12_000 }), random), {
           action: 'retry',
           delayMs: 12_000,
         });
@@ -165,7 +165,7 @@ describe('nextInvokeStep', () => {
     });
 
     it('gives up on the first unknown outcome when maxUnknown is 0', () => {
-      assert.deepEqual(nextInvokeStep(invokeError('unknown'), attempts({ unknown: 1 }), policy({ maxUnknown: 0 }), highest), {
+      assert.deepEqual(decideInvokeRetry(invokeError('unknown'), attempts({ unknown: 1 }), policy({ maxUnknown: 0 }), highest), {
         action: 'give-up',
       });
     });
@@ -176,7 +176,7 @@ describe('nextInvokeStep', () => {
       let counted: InvokeAttempts = NO_ATTEMPTS;
       const actions = sequence.map((kind) => {
         counted = countAttempt(counted, invokeError(kind));
-        return nextInvokeStep(invokeError(kind), counted, p, highest);
+        return decideInvokeRetry(invokeError(kind), counted, p, highest);
       });
       assert.deepEqual(actions, [
         { action: 'retry', delayMs: 1_000 },
@@ -192,13 +192,13 @@ describe('nextInvokeStep', () => {
 
   it('unusable pauses the function, however often it happened', () => {
     for (const unusable of [1, 2, 100]) {
-      assert.deepEqual(nextInvokeStep(invokeError('unusable'), attempts({ unusable }), policy(), highest), { action: 'pause-function' });
+      assert.deepEqual(decideInvokeRetry(invokeError('unusable'), attempts({ unusable }), policy(), highest), { action: 'pause-function' });
     }
   });
 
   it('rejected gives up at once: the request itself is wrong and would fail again', () => {
-    assert.deepEqual(nextInvokeStep(invokeError('rejected'), NO_ATTEMPTS, policy({ maxUnknown: 100 }), highest), { action: 'give-up' });
-    assert.deepEqual(nextInvokeStep(invokeError('rejected'), attempts({ throttled: 3, notSent: 2 }), policy(), lowest), {
+    assert.deepEqual(decideInvokeRetry(invokeError('rejected'), NO_ATTEMPTS, policy({ maxUnknown: 100 }), highest), { action: 'give-up' });
+    assert.deepEqual(decideInvokeRetry(invokeError('rejected'), attempts({ throttled: 3, notSent: 2 }), policy(), lowest), {
       action: 'give-up',
     });
   });

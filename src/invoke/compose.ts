@@ -1,0 +1,47 @@
+import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { ConcurrencyGate } from './concurrency-gate.ts';
+import type { Invoke, InvokeWrapper } from './invoke.ts';
+import type { FunctionInvoker } from './lambda-invoker.ts';
+import { withRetry, type InvokeOutcome, type RetryContext, type RetryDeps } from './retry.ts';
+import { INVOKE_TIMEOUT_MS, withDeadline } from './with-deadline.ts';
+import { withLeaseCheck } from './with-lease-check.ts';
+import { withPermit } from './with-permit.ts';
+import { withSpan } from './with-span.ts';
+
+/** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
+const MAX_UNKNOWN_OUTCOMES = 3;
+
+export interface InvokeChainDeps extends Omit<RetryDeps, 'maxUnknown' | 'attemptMs' | 'throttledBackOff'> {
+  readonly invoker: FunctionInvoker;
+  readonly tracer: DispatchTracer;
+  /** Undefined unless --adaptive-concurrency is on. */
+  readonly adaptive: ConcurrencyGate | undefined;
+}
+
+/**
+ * The Invoke of one chunk, from the outside in: retry (until an answer, or the policy gives up) > permit
+ * (adaptive concurrency) > lease check (right before the call, after any wait) > span > deadline > the call.
+ */
+export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: RetryContext) => Promise<InvokeOutcome> {
+  const { invoker, tracer, adaptive, ...retry } = deps;
+  const call: Invoke = (payload, _ctx, signal) => invoker.invoke(payload, signal);
+  const attempt = wrap(
+    call,
+    // Waiting for an Invoke permit is an activity of its own, for liveness.
+    withPermit(adaptive, (ctx) => deps.events.activity(ctx.loop, 'waiting for an Invoke permit', Infinity)),
+    withLeaseCheck(),
+    withSpan(tracer, deps.functionName),
+    withDeadline(INVOKE_TIMEOUT_MS),
+  );
+  return withRetry({
+    ...retry,
+    maxUnknown: MAX_UNKNOWN_OUTCOMES,
+    attemptMs: INVOKE_TIMEOUT_MS,
+    ...(adaptive ? { throttledBackOff: (ms: number, signal: AbortSignal) => adaptive.throttledBackOff(ms, signal) } : {}),
+  })(attempt);
+}
+
+/** `call` inside `wrappers`, the first outermost. */
+function wrap(call: Invoke, ...wrappers: InvokeWrapper[]): Invoke {
+  return wrappers.reduceRight((next, wrapper) => wrapper(next), call);
+}

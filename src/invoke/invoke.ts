@@ -1,0 +1,30 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { VisibilityLease } from '../settle/visibility-lease.ts';
+import type { InvokeResult } from './lambda-invoker.ts';
+
+/**
+ * One Invoke of a chunk of a batch, and who asks: the shape every wrapper (src/invoke/with-*.ts) takes and
+ * returns, as a Watermill middleware does, so that the deadline, the span, the lease check and the permit
+ * each stay one small function, composed once (src/invoke/compose.ts).
+ */
+export interface InvokeContext {
+  /** The worker loop holding the batch (whose activity liveness watches). */
+  readonly loop: number;
+  readonly queue: ResolvedQueue;
+  readonly lease: Pick<VisibilityLease, 'confirm' | 'messages' | 'timeoutMs'>;
+  /** The chunk in the payload: the messages the lease must still hide before each attempt. */
+  readonly messages: readonly Message[];
+  /** This chunk and every later one of the batch: the messages the span covers and a shutdown releases. */
+  readonly unsettledIds: string[];
+  /** Aborts on shutdown: ends the hold after an unknown outcome (never an Invoke in flight). */
+  readonly halt: AbortSignal;
+  /** Called by the lease check once the attempt really starts (after any wait for a permit). */
+  readonly onStart: () => void;
+}
+
+/** One attempt; `signal` ends the call itself (the deadline's). Never rejects for AWS errors: they are values. */
+export type Invoke = (payload: string, ctx: InvokeContext, signal?: AbortSignal) => Promise<InvokeResult>;
+
+/** A policy around an Invoke. */
+export type InvokeWrapper = (next: Invoke) => Invoke;

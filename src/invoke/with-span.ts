@@ -1,0 +1,21 @@
+import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { Invoke, InvokeWrapper } from './invoke.ts';
+
+/**
+ * Each call inside a process span (src/operator/tracing/tracer.ts) over the batch's messages still unsettled and
+ * still leased, with the error type read from the result: outcomes are values, not exceptions.
+ */
+export function withSpan(tracer: DispatchTracer, functionName: string): InvokeWrapper {
+  return (next: Invoke): Invoke =>
+    (payload, ctx, signal) => {
+      // A Set: a batch may hold 10,000 messages. Made here, not kept for the whole call.
+      const unsettled = new Set(ctx.unsettledIds);
+      return tracer.process(
+        ctx.queue,
+        functionName,
+        ctx.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
+        () => next(payload, ctx, signal),
+        (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
+      );
+    };
+}
