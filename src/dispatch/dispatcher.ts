@@ -11,11 +11,11 @@ import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.
 import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
+import { LoopSteps, type LoopStep } from './loop-activity.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from '../invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from '../invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
 import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from '../invoke/sqs-event.ts';
-import type { LoopStep } from '../operator/health.ts';
 import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import { gathers, nextGatherStep, type BatchWindow } from '../receive/batch-window.ts';
@@ -95,8 +95,6 @@ export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'fai
 
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
-/** Slack on top of a step's own deadline before liveness calls a loop stuck. */
-const STEP_GRACE_MS = 10_000;
 /** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
 const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
 /** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
@@ -152,7 +150,7 @@ export class Dispatcher {
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
   /** Each loop's current step, for liveness. */
-  readonly #steps: (LoopStep | undefined)[];
+  readonly #steps: LoopSteps;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
@@ -192,7 +190,7 @@ export class Dispatcher {
       random: this.#random,
       onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
     };
-    this.#steps = Array.from({ length: options.concurrency }, () => undefined);
+    this.#steps = new LoopSteps(options.concurrency, this.#now);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
     this.#window = {
       batchSize: options.batchSize,
@@ -229,7 +227,7 @@ export class Dispatcher {
 
   /** Each worker loop's current step and its deadline, for the liveness probe. */
   loopSteps(): readonly (LoopStep | undefined)[] {
-    return this.#steps;
+    return this.#steps.snapshot();
   }
 
   /** Messages received and not yet settled, for the shutdown report. */
@@ -280,15 +278,9 @@ export class Dispatcher {
     this.#log.info({ state }, 'dispatcher state');
   }
 
-  /**
-   * Marks the step a loop is in and the time by which it must be over (undefined: idle between steps). A step
-   * starts its deadline when it starts: every wait is a step of its own, so a wait never eats into the deadline
-   * of the call that follows it. `deadlineMs` Infinity: waiting for capacity (a permit, a place, a slot) is
-   * progress by definition, since the holders it waits for are in steps with deadlines of their own.
-   */
+  /** Marks the step a loop is in, for liveness (src/dispatch/loop-activity.ts). */
   #step(loop: number, step: string | undefined, deadlineMs = 0): void {
-    const now = this.#now();
-    this.#steps[loop] = step === undefined ? undefined : { step, since: now, deadlineAt: now + deadlineMs + STEP_GRACE_MS };
+    this.#steps.mark(loop, step, deadlineMs);
   }
 
   /** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */

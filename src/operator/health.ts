@@ -1,3 +1,4 @@
+import type { LoopStep } from '../dispatch/loop-activity.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 /**
@@ -5,13 +6,6 @@ import { monotonicNow } from '../util/clock.ts';
  * deadline of the step it is in. Every AWS call has its own deadline, so a loop past its step's deadline
  * means a bug (a promise that never settles), not a slow AWS: restarting the process is the right cure.
  */
-
-/** A worker loop's current step and when it must be over (monotonic ms, src/util/clock.ts; Infinity: no deadline). */
-export interface LoopStep {
-  readonly step: string;
-  readonly since: number;
-  readonly deadlineAt: number;
-}
 
 export interface Liveness {
   readonly ok: boolean;

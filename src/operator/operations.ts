@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { DispatcherState } from '../dispatch/dispatcher.ts';
-import { EventLoopLag, checkLiveness, type LoopStep } from './health.ts';
+import type { LoopStep } from '../dispatch/loop-activity.ts';
+import { EventLoopLag, checkLiveness } from './health.ts';
 import { startHttpServer, type HttpServerHandle, type Probe } from './http/server.ts';
 import { STATUS_PAGE_HTML } from './http/status-page.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';

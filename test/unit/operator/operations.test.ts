@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
-import type { LoopStep } from '../../../src/operator/health.ts';
+import type { LoopStep } from '../../../src/dispatch/loop-activity.ts';
 import { Operations, type DispatcherView } from '../../../src/operator/operations.ts';
 import { silentLogger } from '../../support/factories.ts';
 
