@@ -171,7 +171,7 @@ async function runDaemon(config: Config, endpoints: AwsEndpoints, logger: Logger
   const dispatchers: Dispatcher[] = [];
   const forceExit = (reason: string) => {
     logger.error(
-      { reason, left: dispatchers.flatMap((d) => d.inFlight()) },
+      { reason, left: dispatchers.flatMap((d) => d.status().inFlight) },
       'forced exit; messages left in flight return after their visibility timeout',
     );
     process.exit(EXIT_FAILURE);

@@ -11,7 +11,7 @@ import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.
 import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
-import { LoopSteps, type LoopStep } from './loop-activity.ts';
+import { LoopActivities, type LoopActivity } from './loop-activity.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from '../invoke/invoke-retry.ts';
 import { interpretResult, type InvocationResponse } from '../invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
@@ -93,6 +93,23 @@ export interface DispatcherDeps {
 
 export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
 
+/** A Dispatcher's state at one moment (as Temporal's worker getStatus()), read by the operator surface and main.ts. */
+export interface DispatcherStatus {
+  readonly state: DispatcherState;
+  /** The function this pool invokes (its route, with several). */
+  readonly functionName: string;
+  /** Whether the function is paused because it cannot be invoked. */
+  readonly functionPaused: boolean;
+  /** Whether some queue can be received from (not backing off after a failed receive). */
+  readonly receivable: boolean;
+  /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
+  readonly concurrencyLimit: number;
+  /** Each worker loop's current activity and its deadline (undefined: idle), for the liveness probe. */
+  readonly loops: readonly (LoopActivity | undefined)[];
+  /** Messages received and not yet settled, for the shutdown report. */
+  readonly inFlight: readonly { readonly queue: string; readonly messageIds: string[] }[];
+}
+
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
 /** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
@@ -149,8 +166,8 @@ export class Dispatcher {
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
   readonly #inFlight = new Set<Batch>();
-  /** Each loop's current step, for liveness. */
-  readonly #steps: LoopSteps;
+  /** Each loop's current activity, for liveness. */
+  readonly #activities: LoopActivities;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
@@ -190,7 +207,7 @@ export class Dispatcher {
       random: this.#random,
       onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
     };
-    this.#steps = new LoopSteps(options.concurrency, this.#now);
+    this.#activities = new LoopActivities(options.concurrency, this.#now);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
     this.#window = {
       batchSize: options.batchSize,
@@ -201,38 +218,17 @@ export class Dispatcher {
     };
   }
 
-  get state(): DispatcherState {
-    return this.#state;
-  }
-
-  /** The function this pool invokes (its route, with several). */
-  get functionName(): string {
-    return this.#opts.functionName;
-  }
-
-  /** Whether the function is paused because it cannot be invoked. */
-  get functionPaused(): boolean {
-    return this.#gate.paused;
-  }
-
-  /** Whether some queue can be received from (not backing off after a failed receive). */
-  get receivable(): boolean {
-    return this.#receiver.anyHealthy;
-  }
-
-  /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
-  get concurrencyLimit(): number {
-    return this.#adaptive?.limit ?? this.#opts.concurrency;
-  }
-
-  /** Each worker loop's current step and its deadline, for the liveness probe. */
-  loopSteps(): readonly (LoopStep | undefined)[] {
-    return this.#steps.snapshot();
-  }
-
-  /** Messages received and not yet settled, for the shutdown report. */
-  inFlight(): { queue: string; messageIds: string[] }[] {
-    return [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
+  /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
+  status(): DispatcherStatus {
+    return {
+      state: this.#state,
+      functionName: this.#opts.functionName,
+      functionPaused: this.#gate.paused,
+      receivable: this.#receiver.anyHealthy,
+      concurrencyLimit: this.#adaptive?.limit ?? this.#opts.concurrency,
+      loops: this.#activities.snapshot(),
+      inFlight: [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) })),
+    };
   }
 
   async run(stop: AbortSignal): Promise<void> {
@@ -280,7 +276,7 @@ export class Dispatcher {
 
   /** Marks the step a loop is in, for liveness (src/dispatch/loop-activity.ts). */
   #step(loop: number, step: string | undefined, deadlineMs = 0): void {
-    this.#steps.mark(loop, step, deadlineMs);
+    this.#activities.mark(loop, step, deadlineMs);
   }
 
   /** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
