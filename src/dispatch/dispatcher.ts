@@ -5,35 +5,27 @@ import { sleep } from '../util/backoff.ts';
 import { epochMsOf, monotonicNow } from '../util/clock.ts';
 import type { DeleteMode } from '../config/config.ts';
 import type { QueueOptions } from '../config/delivery-options.ts';
-import { matchesRecord } from '../receive/event-filter.ts';
-import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
+import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.ts';
 import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
 import { LoopActivities, type LoopActivity } from './loop-activity.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from '../invoke/invoke-retry.ts';
-import { interpretResult, type InvocationResponse } from '../invoke/invoke-result.ts';
+import type { InvocationResponse } from '../invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
-import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from '../invoke/sqs-event.ts';
+import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
 import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import { gathers, nextGatherStep, type BatchWindow } from '../receive/batch-window.ts';
-import { idsToKeep } from '../settle/fifo-rule.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { QueueVisibility } from '../settle/queue-visibility.ts';
 import { Receiver } from '../receive/receiver.ts';
-import {
-  CALL_DEADLINE_MS,
-  RECEIVE_MARGIN_MS,
-  type MessageSource,
-  type QueueLookup,
-  type ReceiptEntry,
-  type ResolvedQueue,
-} from '../aws/sqs-source.ts';
-import { DeleteBatcher, changeVisibility } from '../settle/settle.ts';
+import { RECEIVE_MARGIN_MS, type MessageSource, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { ids } from '../settle/receipts.ts';
+import { DeleteBatcher } from '../settle/settle.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
+import { processBatch, type Batch, type BatchDeps } from './batch.ts';
 
 export interface DispatcherOptions {
   readonly queues: readonly ResolvedQueue[];
@@ -112,8 +104,6 @@ export interface DispatcherStatus {
 
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
-/** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
-const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
 /** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
 const MAX_UNKNOWN_OUTCOMES = 3;
 const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
@@ -122,18 +112,6 @@ const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
 export class DispatcherFailed extends Error {
   override readonly name = 'DispatcherFailed';
 }
-
-interface Batch {
-  /** The worker loop holding it. */
-  readonly loop: number;
-  readonly queue: ResolvedQueue;
-  readonly messages: Message[];
-  readonly receivedAt: number;
-  readonly lease: VisibilityLease;
-}
-
-/** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
-type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
 
 /** What an attempt returns when the lease lapsed before it: nothing was sent (never seen by callers outside). */
 const NOT_INVOKED: InvokeResult = {
@@ -157,7 +135,6 @@ export class Dispatcher {
   readonly #random: Random;
   readonly #now: () => number;
   readonly #receiver: Receiver;
-  readonly #deleter: DeleteBatcher;
   readonly #gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
   readonly #adaptive: ConcurrencyGate | undefined;
@@ -171,7 +148,8 @@ export class Dispatcher {
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
-  readonly #window: BatchWindow;
+  /** What each batch's sequence uses (src/dispatch/batch.ts). */
+  readonly #batchDeps: BatchDeps;
   /** One for every lease. */
   readonly #leaseDeps: LeaseDeps;
   /** The visibility timeout each receive states, and its lease assumes. */
@@ -189,7 +167,6 @@ export class Dispatcher {
       { ...options, limits, visibilityOf: (queue) => this.#visibility.timeoutSec(queue) },
       { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
     );
-    this.#deleter = new DeleteBatcher(deps.source, deps.logger, undefined, this.#now);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
     const adaptive = options.adaptiveConcurrency;
@@ -209,12 +186,31 @@ export class Dispatcher {
     };
     this.#activities = new LoopActivities(options.concurrency, this.#now);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
-    this.#window = {
-      batchSize: options.batchSize,
-      windowMs: options.batchWindowMs ?? 0,
-      maxBytes: MAX_SYNC_PAYLOAD_BYTES,
-      // ReceiveMessage waits 20 s at most.
-      maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+    this.#batchDeps = {
+      window: {
+        batchSize: options.batchSize,
+        windowMs: options.batchWindowMs ?? 0,
+        maxBytes: MAX_SYNC_PAYLOAD_BYTES,
+        // ReceiveMessage waits 20 s at most.
+        maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+      },
+      receiver: this.#receiver,
+      source: deps.source,
+      deleter: new DeleteBatcher(deps.source, deps.logger, undefined, this.#now),
+      log: this.#log,
+      metrics: this.#metrics,
+      tracer: this.#tracer,
+      now: this.#now,
+      random: this.#random,
+      functionName: options.functionName,
+      deleteMode: options.deleteMode,
+      queueOptions: options.queueOptions,
+      retryBackoff: options.retryBackoff,
+      receiveDeadlineMs: receiveDeadlineMs(options),
+      activities: this.#activities,
+      capacity: this.#capacity,
+      traceReceived: (queue, messages, startedAt) => this.#traceReceived(queue, messages, startedAt),
+      invoke: (batch, messages, unsettledIds, payload, halt) => this.#invokeWithRetry(batch, messages, unsettledIds, payload, halt),
     };
   }
 
@@ -279,13 +275,6 @@ export class Dispatcher {
     this.#activities.mark(loop, step, deadlineMs);
   }
 
-  /** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
-  #receiveDeadlineMs(): number {
-    const { queues, pollForSec, sleepSec } = this.#opts;
-    // Short receives may be shared: a loop can wait for the call in flight and then its own.
-    return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
-  }
-
   async #loop(loop: number, halt: AbortSignal): Promise<void> {
     // Every check of `halt` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
@@ -301,7 +290,7 @@ export class Dispatcher {
       // take now stay on the queue, visible to other replicas and to this one once a slot frees.
       if (!(await this.#capacity.enter(loop, halt))) continue;
       try {
-        this.#step(loop, 'receive', this.#receiveDeadlineMs());
+        this.#step(loop, 'receive', this.#batchDeps.receiveDeadlineMs);
         const startedAt = this.#now();
         const received = await this.#receiver.next(halt);
         this.#step(loop, undefined);
@@ -342,320 +331,15 @@ export class Dispatcher {
     return batch;
   }
 
-  /**
-   * Invokes and settles one received batch, in chunks when it exceeds the synchronous payload limit. Never
-   * throws: failures are logged and the messages kept (they return after their visibility timeout).
-   */
+  /** One batch's sequence (src/dispatch/batch.ts), then it leaves the in-flight set and its loop's capacity. */
   async #process(batch: Batch, halt: AbortSignal): Promise<void> {
-    const { queue } = batch;
-    let batchIds = ids(batch.messages);
     try {
-      if (gathers(this.#window, queue.fifo)) await this.#gather(batch, halt);
-      batchIds = ids(batch.messages);
-      const messages = await this.#filter(batch);
-      batchIds = ids(messages);
-      let offset = 0;
-      // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
-      // fields) would otherwise stay reachable until the last invocation of the batch is over.
-      const chunks = messages.length > 0 ? buildSqsEvents(messages, queue).map((c) => ({ payload: c.payload, messages: c.messages })) : [];
-      for (const chunk of chunks) {
-        // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-        const unsettled = messages.slice(offset);
-        offset += chunk.messages.length;
-        const end = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt);
-        if (end.kind === 'released') break;
-        const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
-        if (queue.fifo && kept.length > 0 && offset < messages.length) {
-          this.#log.warn(
-            { queue: queue.name, messageIds: batchIds.slice(offset) },
-            'FIFO batch stopped at a failure; later messages stay on the queue',
-          );
-          break;
-        }
-      }
-    } catch (err) {
-      this.#log.error(
-        { queue: queue.name, messageIds: batchIds, function: this.#opts.functionName, err },
-        'unexpected error while processing a batch',
-      );
+      await processBatch(batch, halt, this.#batchDeps);
     } finally {
-      await batch.lease.end();
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
-      this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
-      this.#capacity.settled(batch.loop, queue);
-    }
-  }
-
-  /**
-   * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
-   * messages to release on shutdown.
-   */
-  async #invokeAndSettle(batch: Batch, messages: Message[], unsettled: Message[], payload: string, halt: AbortSignal): Promise<ChunkEnd> {
-    const { queue, lease } = batch;
-    const started = this.#now();
-    const outcome = await this.#invokeWithRetry(batch, messages, ids(unsettled), payload, halt);
-    // Built after the call, so they are not kept for its whole duration.
-    const messageIds = ids(messages);
-    const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
-    // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
-    this.#capacity.free(batch.loop);
-    if (outcome.kind === 'interrupted') {
-      if (outcome.release) {
-        // Still under the lease: released only once this dispatcher's own receives have returned (Receiver.quiet).
-        this.#step(batch.loop, 'release', this.#receiveDeadlineMs() + SETTLE_DEADLINE_MS);
-        await this.#receiver.quiet();
-      }
-      await lease.drop(unsettled);
-      if (outcome.release) {
-        await this.#tracer.settle(
-          queue,
-          'release',
-          unsettled,
-          () =>
-            changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0, () =>
-              this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS),
-            ),
-          (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-        );
-        this.#metrics.dropped(queue.name, unsettled.length);
-        this.#log.warn(
-          { ...context, messageIds: ids(unsettled) },
-          'shutting down while the function is throttled or unusable; released the messages',
-        );
-      } else {
-        this.#log.warn(
-          { ...context, messageIds: ids(unsettled) },
-          'shutting down while an earlier invocation may still run; the messages return after their visibility timeout',
-        );
-      }
-      return { kind: 'released' };
-    }
-    if (outcome.kind === 'lapsed') {
-      // The payload holds every message of the chunk: none of it is invoked. The messages still leased
-      // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
-      await lease.drop(messages);
-      this.#log.error(
-        { ...context, lapsedIds: ids(outcome.lapsed) },
-        'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
-      );
-      return { kind: 'settled', keptIds: messageIds };
-    }
-    if (outcome.kind === 'failed') {
-      this.#metrics.failedInvoke(queue.name, messages.length);
-      await lease.drop(messages);
-      const { code, message } = outcome.error;
-      this.#log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
-      return { kind: 'settled', keptIds: messageIds };
-    }
-    const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
-    this.#metrics.invoked(queue.name, messages.length, outcome.durationMs);
-    this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
-    if (verdict.kind === 'function-error') {
-      this.#log.error(
-        { ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage },
-        'function error; messages stay on the queue',
-      );
-    } else if (verdict.kind === 'invalid-response') {
-      this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
-    } else if (verdict.kind === 'partial') {
-      this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
-    }
-    if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#metrics.failedInvoke(queue.name, messages.length);
-    const kept = new Set(verdict.keepIds);
-    // The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
-    // result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
-    // deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
-    // "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
-    // not counted as deleted.
-    const lapsed = new Set(lease.lapsedOf(messages));
-    if (lapsed.size > 0) {
-      this.#log.warn(
-        { ...context, lapsedIds: ids([...lapsed]) },
-        'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
-      );
-    }
-    // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
-    const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
-    await lease.drop(keptMessages);
-    await this.#backOff(
-      batch,
-      keptMessages.filter((m) => !lapsed.has(m)),
-    );
-    if (this.#opts.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
-      const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
-      const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-      // The lease keeps these invisible until the delete has completed, however long its retries take.
-      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
-      const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
-      const result = await this.#tracer.settle(
-        queue,
-        'delete',
-        toDelete,
-        () =>
-          this.#deleter.delete(
-            queue,
-            entries,
-            () => lease.expiresAt(toDelete),
-            // Each retry renews the step's deadline: a loop waiting out an SQS outage is not stuck.
-            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
-          ),
-        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-      );
-      const refused = new Set(result.failed.map((f) => f.id));
-      this.#metrics.deleted(queue.name, toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length);
-      if (result.failed.length > 0) {
-        this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
-      }
-    }
-    await lease.drop(messages);
-    return { kind: 'settled', keptIds: verdict.keepIds };
-  }
-
-  /**
-   * --batch-window: receives more from the batch's queue until the batch is full, its window (from the first
-   * receive) is over, or the next message would take the payload past Lambda's limit (src/receive/batch-window.ts).
-   * What arrives joins the batch's lease at once, so a window longer than the visibility timeout hands nothing
-   * out twice; the queue's slot stays with the loop. A stop ends the gathering before the next receive (one
-   * already sent completes, and what it returns joins the batch), and so does a failed receive: either way what
-   * was gathered is invoked and settled.
-   */
-  async #gather(batch: Batch, halt: AbortSignal): Promise<void> {
-    const { queue, lease, messages } = batch;
-    let bytes = EMPTY_EVENT_BYTES;
-    let largestRecordBytes = 0;
-    const count = (added: readonly Message[]) => {
-      for (const m of added) {
-        const b = recordBytes(m, queue);
-        bytes += b;
-        largestRecordBytes = Math.max(largestRecordBytes, b);
-      }
-    };
-    count(messages);
-    let receives = 1;
-    let lastReceiveEmpty = false;
-    for (;;) {
-      const step = nextGatherStep(
-        { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty },
-        this.#window,
-        this.#now(),
-      );
-      const context = { queue: queue.name, messages: messages.length, bytes, receives, gatheredMs: this.#now() - batch.receivedAt };
-      if (step.action === 'invoke') {
-        this.#log.debug({ ...context, reason: step.reason }, 'batch gathered');
-        return;
-      }
-      // Liveness: each receive of a long window is a step of its own, with the deadline of that receive.
-      this.#step(batch.loop, 'gather', step.delayMs + step.waitSec * 1000 + RECEIVE_MARGIN_MS);
-      await sleep(step.delayMs, halt);
-      if (halt.aborted) {
-        this.#log.debug({ ...context, reason: 'stopping' }, 'batch gathered');
-        return;
-      }
-      const startedAt = this.#now();
-      const more = await this.#receiver.more(queue, step.max, step.waitSec, halt, lease.timeoutMs / 1000);
-      receives++;
-      if (more === undefined) {
-        this.#log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
-        return;
-      }
-      lastReceiveEmpty = more.length === 0;
-      if (lastReceiveEmpty) continue;
-      lease.add(more, this.#now());
-      messages.push(...more);
-      count(more);
-      this.#traceReceived(queue, more, startedAt);
-      this.#metrics.gathered(queue.name, more.length);
-    }
-  }
-
-  /**
-   * The queue's filter (FilterCriteria), applied before the invocation: returns the messages to invoke. The
-   * others are counted as filtered out, then deleted unseen (action delete, the trigger's semantics) or left to
-   * return after their visibility timeout (action leave). On a FIFO queue with leave, the later messages of a
-   * left message's group stay too, so the group keeps its order.
-   */
-  async #filter(batch: Batch): Promise<Message[]> {
-    const { queue, lease } = batch;
-    const options = this.#opts.queueOptions?.get(queue.name);
-    if (!options?.filter) return batch.messages;
-    const matched: Message[] = [];
-    const filtered: Message[] = [];
-    const behind: Message[] = [];
-    const leftGroups = new Set<string>();
-    const holdGroups = queue.fifo && options.filterAction === 'leave';
-    for (const m of batch.messages) {
-      const group = m.Attributes?.MessageGroupId ?? '';
-      if (holdGroups && leftGroups.has(group)) behind.push(m);
-      else if (matchesRecord(options.filter, toRecord(m, queue))) matched.push(m);
-      else {
-        filtered.push(m);
-        if (holdGroups) leftGroups.add(group);
-      }
-    }
-    if (filtered.length === 0) return matched;
-    this.#metrics.filtered(queue.name, filtered.length);
-    const context = { queue: queue.name, messageIds: ids(filtered), action: options.filterAction };
-    if (options.filterAction === 'delete') {
-      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
-      const entries = receipts(filtered);
-      const result = await this.#tracer.settle(
-        queue,
-        'delete',
-        filtered,
-        () =>
-          this.#deleter.delete(
-            queue,
-            entries,
-            () => lease.expiresAt(filtered),
-            // As on the normal delete path: a loop waiting out an SQS outage is not stuck.
-            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
-          ),
-        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-      );
-      this.#log.debug(context, 'messages matched no filter pattern; deleted');
-      if (result.failed.length > 0)
-        this.#log.error(
-          { ...context, failed: result.failed },
-          'DeleteMessageBatch refused some filtered-out messages; they will be delivered again',
-        );
-    } else {
-      this.#log.debug({ ...context, heldBehind: ids(behind) }, 'messages matched no filter pattern; left on the queue');
-    }
-    await lease.drop([...filtered, ...behind]);
-    return matched;
-  }
-
-  /**
-   * --retry-backoff: gives messages kept after a failed invocation a visibility timeout from the back-off curve
-   * (src/settle/retry-backoff.ts), so they return sooner or later than the queue's own timeout. They have
-   * left the lease already, so no extension overrides it. On FIFO the delay is per message group. A queue's own
-   * policy (queue-options) comes before --retry-backoff.
-   */
-  async #backOff(batch: Batch, kept: Message[]): Promise<void> {
-    const { queue } = batch;
-    const policy = retryBackoffFor(this.#opts.queueOptions?.get(queue.name)?.retryBackoff, this.#opts.retryBackoff);
-    if (policy === undefined || kept.length === 0) return;
-    // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
-    const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
-    for (const step of planRetryBackoff(kept, queue.fifo, policy, this.#random, limitSec)) {
-      // One step per call (with its retries): on FIFO there is a call per message group.
-      this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
-      const context = {
-        queue: queue.name,
-        messageIds: ids(step.messages),
-        delaySec: step.timeoutSec,
-        receiveCounts: step.messages.map(receiveCountOf),
-      };
-      const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec, () =>
-        this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS),
-      );
-      if (result.failed.length > 0)
-        this.#log.warn(
-          { ...context, failed: result.failed },
-          'could not set the retry back-off of some messages; they return after their visibility timeout',
-        );
-      else this.#log.debug(context, 'retry back-off set');
+      this.#metrics.settled(batch.queue.name, batch.messages.length, this.#now() - batch.receivedAt);
+      this.#capacity.settled(batch.loop, batch.queue);
     }
   }
 
@@ -787,16 +471,14 @@ export class Dispatcher {
   }
 }
 
+/** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
+function receiveDeadlineMs({ queues, pollForSec, sleepSec }: DispatcherOptions): number {
+  // Short receives may be shared: a loop can wait for the call in flight and then its own.
+  return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
+}
+
 /** What an Invoke result tells adaptive concurrency: only Lambda's answers and throttles speak about the budget. */
 function invokeVerdict(result: InvokeResult): InvokeVerdict {
   if (result.ok) return 'accepted';
   return result.error.kind === 'throttled' ? 'throttled' : 'failed';
-}
-
-function ids(messages: readonly Message[]): string[] {
-  return messages.map((m) => m.MessageId ?? '');
-}
-
-function receipts(messages: readonly Message[]): ReceiptEntry[] {
-  return messages.map((m) => ({ id: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '' }));
 }
