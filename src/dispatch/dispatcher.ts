@@ -3,11 +3,9 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { epochMsOf, monotonicNow } from '../util/clock.ts';
-import type { DeleteMode } from '../config/config.ts';
-import type { QueueOptions } from '../config/delivery-options.ts';
-import type { RetryBackoff } from '../settle/retry-backoff.ts';
+import type { RouteConfig } from '../config/routes.ts';
 import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.ts';
-import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
+import type { LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
 import { LoopActivities, type LoopActivity } from './loop-activity.ts';
@@ -27,45 +25,24 @@ import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 import { processBatch, type Batch, type BatchDeps } from './batch.ts';
 
-export interface DispatcherOptions {
-  readonly queues: readonly ResolvedQueue[];
-  readonly orderMode: OrderMode;
-  /** Number of worker loops = the most concurrent invocations. */
-  readonly concurrency: number;
-  /** Messages per invocation, 1-10,000 (above 10 only with a batch window). */
-  readonly batchSize: number;
-  /**
-   * --batch-window: how long a batch may gather (from its first receive) before it is invoked, 0-300,000 ms;
-   * default 0: one receive per batch. Never on FIFO queues (src/receive/batch-window.ts).
-   */
-  readonly batchWindowMs?: number | undefined;
-  /** Long-poll wait when every queue was empty, 0-20 s. */
-  readonly pollForSec: number;
-  /** Pause after an empty long poll. */
-  readonly sleepSec: number;
-  /** --visibility-timeout: stated on every ReceiveMessage; otherwise each queue's own (src/settle/queue-visibility.ts). */
-  readonly visibilityTimeoutSec?: number | undefined;
-  /** --visibility-refresh: how often the queues' own visibility timeout is re-read; default 60 s. */
-  readonly visibilityRefreshMs?: number | undefined;
-  readonly deleteMode: DeleteMode;
-  /** For logs only. */
-  readonly functionName: string;
-  /**
-   * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
-   * released (default 0: at once). Releasing raises the message's receive count, so a few seconds of retries
-   * usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
-   */
-  readonly drainRetryMs?: number | undefined;
-  /** Back-off for messages kept after a failed invocation; default none (they return after their visibility timeout). */
-  readonly retryBackoff?: RetryBackoff | undefined;
-  /** Per-queue limits and filters, by queue name; default none. */
-  readonly queueOptions?: ReadonlyMap<string, QueueOptions> | undefined;
-  /**
-   * --adaptive-concurrency: fewer loops may hold a batch while Lambda throttles (src/dispatch/concurrency-limit.ts);
-   * default off (every loop receives).
-   */
-  readonly adaptiveConcurrency?: AdaptiveConcurrency | undefined;
-}
+/**
+ * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
+ * resolved. The ones whose absence means "none" or "off" may be left out.
+ */
+export type DispatcherOptions = Pick<
+  RouteConfig,
+  'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
+> &
+  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency'>> & {
+    readonly queues: readonly ResolvedQueue[];
+    readonly orderMode: OrderMode;
+    /**
+     * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
+     * released (absent: released at once). Releasing raises the message's receive count, so a few seconds of
+     * retries usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
+     */
+    readonly drainRetryMs?: number | undefined;
+  };
 
 export interface DispatcherDeps {
   readonly source: MessageSource;
@@ -106,7 +83,6 @@ export interface DispatcherStatus {
 const INVOKE_TIMEOUT_MS = 16 * 60_000;
 /** Unknown Invoke outcomes after which a batch is left to the queue's redrive rules. */
 const MAX_UNKNOWN_OUTCOMES = 3;
-const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
 
 /** Thrown by run() when a worker loop failed; the other loops drained first. */
 export class DispatcherFailed extends Error {
@@ -189,7 +165,7 @@ export class Dispatcher {
     this.#batchDeps = {
       window: {
         batchSize: options.batchSize,
-        windowMs: options.batchWindowMs ?? 0,
+        windowMs: options.batchWindowMs,
         maxBytes: MAX_SYNC_PAYLOAD_BYTES,
         // ReceiveMessage waits 20 s at most.
         maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
@@ -241,7 +217,7 @@ export class Dispatcher {
     halt.addEventListener('abort', onHalt, { once: true });
     if (halt.aborted) onHalt();
     let failure: unknown;
-    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs ?? DEFAULT_VISIBILITY_REFRESH_MS, halt);
+    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs, halt);
     await Promise.all(
       Array.from({ length: this.#opts.concurrency }, (_, loop) =>
         this.#loop(loop, halt).catch((err: unknown) => {

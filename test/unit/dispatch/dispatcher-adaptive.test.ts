@@ -46,6 +46,8 @@ function setup(options: Partial<DispatcherOptions>, invoker: FakeInvoker) {
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },

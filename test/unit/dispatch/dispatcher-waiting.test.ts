@@ -56,6 +56,8 @@ function start(
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },

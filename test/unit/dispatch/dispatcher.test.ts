@@ -324,6 +324,8 @@ describe('Dispatcher', () => {
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
     };
     const dispatcher = new Dispatcher(options, { source, invoker, metrics, logger: silentLogger });

@@ -144,6 +144,8 @@ describe('liveness of the dispatcher', () => {
         pollForSec: 0,
         sleepSec: 0,
         deleteMode: 'on-success',
+        batchWindowMs: 0,
+        visibilityRefreshMs: 60_000,
         functionName: 'fn',
       },
       { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, now: () => now },
