@@ -125,7 +125,7 @@ async function invokeAndSettle(
 ): Promise<ChunkEnd> {
   const started = deps.now();
   const outcome = await deps.invoke(batch, messages, ids(unsettled), payload, halt);
-  // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
+  // Later chunks of a batch over the payload limit (rare) invoke without an adaptive place rather than wait behind it.
   deps.capacity.free(batch.loop);
   if (outcome.kind === 'interrupted') {
     await releaseUnsettled(batch, messages, unsettled, outcome.release, { ...deps, mark });

@@ -263,7 +263,7 @@ export class Dispatcher {
         continue;
       }
       // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
-      // take now stay on the queue, visible to other replicas and to this one once a slot frees.
+      // take now stay on the queue, visible to other replicas and to this one once a place frees.
       if (!(await this.#capacity.enter(loop, halt))) continue;
       try {
         this.#step(loop, 'receive', this.#batchDeps.receiveDeadlineMs);

@@ -15,7 +15,7 @@ import { matchesRecord } from './event-filter.ts';
 export interface FilteringBatch {
   readonly queue: ResolvedQueue;
   readonly messages: Message[];
-  readonly lease: Pick<VisibilityLease, 'drop' | 'expiresAt'>;
+  readonly lease: Pick<VisibilityLease, 'stop' | 'expiresAt'>;
 }
 
 export interface FilterDeps {
@@ -82,6 +82,6 @@ export async function filterBatch(batch: FilteringBatch, deps: FilterDeps): Prom
   } else {
     deps.log.debug({ ...context, heldBehind: ids(behind) }, 'messages matched no filter pattern; left on the queue');
   }
-  await lease.drop([...filtered, ...behind]);
+  await lease.stop([...filtered, ...behind]);
   return matched;
 }

@@ -5,7 +5,7 @@ import { RECEIVE_MARGIN_MS, type ResolvedQueue } from '../aws/sqs-source.ts';
 import { EMPTY_EVENT_BYTES, recordBytes } from '../invoke/sqs-event.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import { nextGatherStep, type BatchWindow } from './batch-window.ts';
+import { decideGather, type BatchWindow } from './batch-window.ts';
 import type { Receiver } from './receiver.ts';
 
 /** A batch being gathered: what it holds so far, and the lease that keeps it invisible. */
@@ -51,25 +51,25 @@ export async function gather(batch: GatheringBatch, halt: AbortSignal, deps: Gat
   let receives = 1;
   let lastReceiveEmpty = false;
   for (;;) {
-    const step = nextGatherStep(
+    const decision = decideGather(
       { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty },
       deps.window,
       deps.now(),
     );
     const context = { queue: queue.name, messages: messages.length, bytes, receives, gatheredMs: deps.now() - batch.receivedAt };
-    if (step.action === 'invoke') {
-      deps.log.debug({ ...context, reason: step.reason }, 'batch gathered');
+    if (decision.action === 'invoke') {
+      deps.log.debug({ ...context, reason: decision.reason }, 'batch gathered');
       return;
     }
     // Liveness: each receive of a long window is an activity of its own, with the deadline of that receive.
-    deps.mark('gather', step.delayMs + step.waitSec * 1000 + RECEIVE_MARGIN_MS);
-    await sleep(step.delayMs, halt);
+    deps.mark('gather', decision.delayMs + decision.waitSec * 1000 + RECEIVE_MARGIN_MS);
+    await sleep(decision.delayMs, halt);
     if (halt.aborted) {
       deps.log.debug({ ...context, reason: 'stopping' }, 'batch gathered');
       return;
     }
     const startedAt = deps.now();
-    const more = await deps.receiver.more(queue, step.max, step.waitSec, halt, lease.timeoutMs / 1000);
+    const more = await deps.receiver.more(queue, decision.max, decision.waitSec, halt, lease.timeoutMs / 1000);
     receives++;
     if (more === undefined) {
       deps.log.warn(context, 'a receive for the batching window failed; invoking what was gathered');

@@ -13,7 +13,7 @@ export interface ReleaseDeps {
   readonly source: MessageSource;
   readonly receiver: Pick<Receiver, 'quiet'>;
   readonly log: Logger;
-  readonly metrics: Pick<DispatchMetrics, 'dropped'>;
+  readonly metrics: Pick<DispatchMetrics, 'released'>;
   readonly tracer: Pick<DispatchTracer, 'settle'>;
   readonly functionName: string;
   /** The longest one receive pass can take (the Dispatcher's), part of the release's liveness deadline. */
@@ -28,7 +28,7 @@ export interface ReleaseDeps {
  * invocation may still run, and they return after their visibility timeout.
  */
 export async function releaseUnsettled(
-  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'drop'> },
+  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'stop'> },
   messages: readonly Message[],
   unsettled: Message[],
   release: boolean,
@@ -41,7 +41,7 @@ export async function releaseUnsettled(
     deps.mark('release', deps.receiveDeadlineMs + SETTLE_DEADLINE_MS);
     await deps.receiver.quiet();
   }
-  await lease.drop(unsettled);
+  await lease.stop(unsettled);
   if (release) {
     await deps.tracer.settle(
       queue,
@@ -50,7 +50,7 @@ export async function releaseUnsettled(
       () => changeVisibility(deps.source, deps.log, queue, receipts(unsettled), 0, () => deps.mark('release', SETTLE_DEADLINE_MS)),
       (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
     );
-    deps.metrics.dropped(queue.name, unsettled.length);
+    deps.metrics.released(queue.name, unsettled.length);
     deps.log.warn(
       { ...context, messageIds: ids(unsettled) },
       'shutting down while the function is throttled or unusable; released the messages',

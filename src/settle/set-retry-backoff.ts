@@ -34,16 +34,16 @@ export async function setRetryBackoff(
   if (policy === undefined || kept.length === 0) return;
   // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
   const limitSec = Math.floor(MAX_VISIBILITY_SEC - (deps.now() - batch.receivedAt) / 1000) - 1;
-  for (const step of planRetryBackoff(kept, queue.fifo, policy, deps.random, limitSec)) {
+  for (const change of planRetryBackoff(kept, queue.fifo, policy, deps.random, limitSec)) {
     // One activity per call (with its retries): on FIFO there is a call per message group.
     deps.mark('back-off', SETTLE_DEADLINE_MS);
     const context = {
       queue: queue.name,
-      messageIds: ids(step.messages),
-      delaySec: step.timeoutSec,
-      receiveCounts: step.messages.map(receiveCountOf),
+      messageIds: ids(change.messages),
+      delaySec: change.timeoutSec,
+      receiveCounts: change.messages.map(receiveCountOf),
     };
-    const result = await changeVisibility(deps.source, deps.log, queue, receipts(step.messages), step.timeoutSec, () =>
+    const result = await changeVisibility(deps.source, deps.log, queue, receipts(change.messages), change.timeoutSec, () =>
       deps.mark('back-off', SETTLE_DEADLINE_MS),
     );
     if (result.failed.length > 0)

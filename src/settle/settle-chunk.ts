@@ -37,7 +37,7 @@ export interface SettleDeps {
  * queue. `started`: when the chunk's invocation began, for the log.
  */
 export async function settleChunk(
-  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'drop' | 'lapsedOf' | 'expiresAt'> },
+  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'stop' | 'lapsedOf' | 'expiresAt'> },
   messages: Message[],
   outcome: ChunkOutcome,
   started: number,
@@ -50,7 +50,7 @@ export async function settleChunk(
   if (outcome.kind === 'lapsed') {
     // The payload holds every message of the chunk: none of it is invoked. The messages still leased
     // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
-    await lease.drop(messages);
+    await lease.stop(messages);
     deps.log.error(
       { ...context, lapsedIds: ids(outcome.lapsed) },
       'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
@@ -59,7 +59,7 @@ export async function settleChunk(
   }
   if (outcome.kind === 'failed') {
     deps.metrics.failedInvoke(queue.name, messages.length);
-    await lease.drop(messages);
+    await lease.stop(messages);
     const { code, message } = outcome.error;
     deps.log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
     return messageIds;
@@ -93,7 +93,7 @@ export async function settleChunk(
   }
   // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
   const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
-  await lease.drop(keptMessages);
+  await lease.stop(keptMessages);
   await deps.backOff(keptMessages.filter((m) => !lapsed.has(m)));
   if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
@@ -121,6 +121,6 @@ export async function settleChunk(
       deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
     }
   }
-  await lease.drop(messages);
+  await lease.stop(messages);
   return verdict.keepIds;
 }
