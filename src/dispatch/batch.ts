@@ -11,7 +11,7 @@ import { gathers, type BatchWindow } from '../receive/batch-window.ts';
 import { gather } from '../receive/gather.ts';
 import type { Random } from '../receive/queue-order.ts';
 import type { Receiver } from '../receive/receiver.ts';
-import { idsToKeep } from '../settle/fifo-rule.ts';
+import { stopsAfterChunk } from '../settle/fifo-rule.ts';
 import { ids } from '../settle/receipts.ts';
 import { releaseUnsettled } from '../settle/release.ts';
 import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
@@ -20,6 +20,7 @@ import { settleChunk, type ChunkOutcome } from '../settle/settle-chunk.ts';
 import type { DeleteBatcher } from '../settle/settle.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import type { LoopCapacity } from './loop-capacity.ts';
+import type { DispatchEvents } from './dispatch-events.ts';
 import type { LoopActivities } from './loop-activity.ts';
 
 export interface Batch {
@@ -55,6 +56,8 @@ export interface BatchDeps {
   /** The longest one receive pass can take. */
   readonly receiveDeadlineMs: number;
   readonly activities: LoopActivities;
+  /** Where the sequence's own logs go (its steps log their own). */
+  readonly events: DispatchEvents;
   readonly capacity: LoopCapacity;
   readonly traceReceived: (queue: ResolvedQueue, messages: readonly Message[], startedAt: number) => void;
   /** Invokes one chunk, with its retries (src/invoke/). `unsettledIds`: the chunk and every later one. */
@@ -91,20 +94,13 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
       offset += chunk.messages.length;
       const end = await invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt, deps, mark);
       if (end.kind === 'released') break;
-      const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
-      if (queue.fifo && kept.length > 0 && offset < messages.length) {
-        deps.log.warn(
-          { queue: queue.name, messageIds: batchIds.slice(offset) },
-          'FIFO batch stopped at a failure; later messages stay on the queue',
-        );
+      if (stopsAfterChunk(batchIds, new Set(end.keptIds), queue.fifo, offset, messages.length)) {
+        deps.events.fifoStopped(queue, batchIds.slice(offset));
         break;
       }
     }
   } catch (err) {
-    deps.log.error(
-      { queue: queue.name, messageIds: batchIds, function: deps.functionName, err },
-      'unexpected error while processing a batch',
-    );
+    deps.events.batchFailed(queue, batchIds, err);
   } finally {
     await batch.lease.end();
   }

@@ -2,10 +2,9 @@ import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
-import { epochMsOf, monotonicNow } from '../util/clock.ts';
+import { monotonicNow } from '../util/clock.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.ts';
-import type { LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
 import { LoopActivities, type LoopActivity } from './loop-activity.ts';
@@ -24,6 +23,7 @@ import { DeleteBatcher } from '../settle/settle.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 import { processBatch, type Batch, type BatchDeps } from './batch.ts';
+import { DispatchEvents } from './dispatch-events.ts';
 
 /**
  * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
@@ -118,6 +118,8 @@ export class Dispatcher {
   readonly #capacity: LoopCapacity;
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
+  /** Where the loop's logs, metrics and spans go (src/dispatch/dispatch-events.ts). */
+  readonly #events: DispatchEvents;
   readonly #inFlight = new Set<Batch>();
   /** Each loop's current activity, for liveness. */
   readonly #activities: LoopActivities;
@@ -145,14 +147,21 @@ export class Dispatcher {
     );
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+    this.#tracer = deps.tracer ?? noopTracer;
+    this.#events = new DispatchEvents({
+      log: deps.logger,
+      metrics: this.#metrics,
+      tracer: this.#tracer,
+      now: this.#now,
+      functionName: options.functionName,
+    });
     const adaptive = options.adaptiveConcurrency;
     this.#adaptive = adaptive
       ? new ConcurrencyGate(
           { max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) },
-          { now: this.#now, onChange: (change) => this.#limitChanged(change) },
+          { now: this.#now, onChange: (change) => this.#events.limitChanged(change) },
         )
       : undefined;
-    this.#tracer = deps.tracer ?? noopTracer;
     this.#leaseDeps = {
       source: deps.source,
       logger: deps.logger,
@@ -185,7 +194,8 @@ export class Dispatcher {
       receiveDeadlineMs: receiveDeadlineMs(options),
       activities: this.#activities,
       capacity: this.#capacity,
-      traceReceived: (queue, messages, startedAt) => this.#traceReceived(queue, messages, startedAt),
+      events: this.#events,
+      traceReceived: (queue, messages, startedAt) => this.#events.received(queue, messages, startedAt),
       invoke: (batch, messages, unsettledIds, payload, halt) => this.#invokeWithRetry(batch, messages, unsettledIds, payload, halt),
     };
   }
@@ -223,7 +233,7 @@ export class Dispatcher {
         this.#loop(loop, halt).catch((err: unknown) => {
           if (failure === undefined) {
             failure = err;
-            this.#log.fatal({ err }, 'a worker loop failed; draining the others');
+            this.#events.loopFailed(err);
           }
           failed.abort();
         }),
@@ -243,7 +253,7 @@ export class Dispatcher {
   #setState(state: DispatcherState): void {
     if (this.#state === state) return;
     this.#state = state;
-    this.#log.info({ state }, 'dispatcher state');
+    this.#events.state(state);
   }
 
   /** Marks the step a loop is in, for liveness (src/dispatch/loop-activity.ts). */
@@ -256,10 +266,10 @@ export class Dispatcher {
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!halt.aborted) {
       if (this.#gate.paused) {
-        this.#metrics.paused(true);
+        this.#events.paused(true);
         // Renewed for each stretch of the pause: another loop's failed probe may lengthen it.
         await this.#gate.wait(halt, (ms) => this.#step(loop, 'paused', ms));
-        this.#metrics.paused(this.#gate.paused);
+        this.#events.paused(this.#gate.paused);
         continue;
       }
       // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
@@ -271,7 +281,7 @@ export class Dispatcher {
         const received = await this.#receiver.next(halt);
         this.#step(loop, undefined);
         if (received) {
-          this.#traceReceived(received.queue, received.messages, startedAt);
+          this.#events.received(received.queue, received.messages, startedAt);
           await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
@@ -281,29 +291,13 @@ export class Dispatcher {
     this.#step(loop, undefined);
   }
 
-  /** Reports a receive to the tracer, whose spans need wall-clock times: converted here, once. */
-  #traceReceived(queue: ResolvedQueue, messages: readonly Message[], startedAt: number): void {
-    const now = this.#now();
-    const epochNow = Date.now();
-    this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
-  }
-
-  /** Adaptive concurrency moved the limit: record it and log it. */
-  #limitChanged(change: NonNullable<LimitChange>): void {
-    this.#metrics.limit(change.to);
-    this.#log.info(
-      { function: this.#opts.functionName, from: change.from, to: change.to },
-      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
-    );
-  }
-
   /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
   #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
     const receivedAt = this.#now();
     const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
-    this.#metrics.polled(queue.name, messages.length);
+    this.#events.batchStarted(queue, messages.length);
     return batch;
   }
 
@@ -314,7 +308,7 @@ export class Dispatcher {
     } finally {
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
-      this.#metrics.settled(batch.queue.name, batch.messages.length, this.#now() - batch.receivedAt);
+      this.#events.batchSettled(batch.queue, batch.messages.length, this.#now() - batch.receivedAt);
       this.#capacity.settled(batch.loop, batch.queue);
     }
   }
