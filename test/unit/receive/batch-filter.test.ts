@@ -6,7 +6,9 @@ import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
 import { compileFilter } from '../../../src/receive/event-filter.ts';
 import { SQS_METRICS } from '../../../src/operator/metrics/names.ts';
 import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
-import { FakeInvoker, FakeSource, message, queue, until, startDispatcher } from '../../support/factories.ts';
+import { filterBatch, type FilterDeps } from '../../../src/receive/batch-filter.ts';
+import type { Message } from '@aws-sdk/client-sqs';
+import { FakeInvoker, FakeSource, message, queue, silentLogger, until, startDispatcher } from '../../support/factories.ts';
 
 const setup = (
   queues: ResolvedQueue[],
@@ -95,5 +97,68 @@ describe('Dispatcher: filters', () => {
       invoker.payloads.flatMap((p) => p.Records.map((r) => r.messageId)),
       [msgs[2]!.MessageId],
     );
+  });
+});
+
+/** filterBatch alone, with recording fakes for the lease, the deletes and the metrics. */
+function filtering(options: QueueOptions | undefined) {
+  const deleted: string[] = [];
+  const stopped: string[] = [];
+  const marks: string[] = [];
+  let filteredCount = 0;
+  const deps: FilterDeps = {
+    options,
+    log: silentLogger,
+    metrics: { filtered: (_q, n) => void (filteredCount += n) },
+    tracer: { settle: (_q, _op, _m, run) => run() },
+    deleter: {
+      delete: (_q, entries) => {
+        deleted.push(...entries.map((e) => e.id));
+        return Promise.resolve({ done: entries.length, failed: [] });
+      },
+    },
+    mark: (activity) => marks.push(activity),
+  };
+  const lease = {
+    stop: (messages: readonly Message[]) => {
+      stopped.push(...messages.map((m) => m.MessageId ?? ''));
+      return Promise.resolve();
+    },
+    expiresAt: () => 0,
+  };
+  return { deps, lease, deleted, stopped, marks, filtered: () => filteredCount };
+}
+
+describe('filterBatch', () => {
+  const body = (kind: string) => ({ Body: JSON.stringify({ kind }) });
+
+  it('without a filter: every message is invoked, nothing is deleted or leaves the lease', async () => {
+    const f = filtering(undefined);
+    const messages = [message(), message()];
+    assert.deepEqual(await filterBatch({ queue: queue('q'), messages, lease: f.lease }, f.deps), messages);
+    assert.deepEqual([f.deleted, f.stopped, f.filtered()], [[], [], 0]);
+  });
+
+  it('action delete: returns the matches; the others are counted, deleted (a delete activity) and leave the lease', async () => {
+    const f = filtering({ filterAction: 'delete', filter: filterOf({ body: { kind: ['a'] } }) });
+    const [a, b, c] = [message(body('a')), message(body('b')), message(body('a'))];
+    const matched = await filterBatch({ queue: queue('q'), messages: [a, b, c], lease: f.lease }, f.deps);
+    assert.deepEqual(matched, [a, c]);
+    assert.deepEqual(f.deleted, [b.MessageId]);
+    assert.deepEqual(f.stopped, [b.MessageId]);
+    assert.equal(f.filtered(), 1);
+    assert.deepEqual(f.marks, ['delete']);
+  });
+
+  it("action leave on FIFO: a left message's later group members stay behind it, unseen and not deleted", async () => {
+    const f = filtering({ filterAction: 'leave', filter: filterOf({ body: { kind: ['a'] } }) });
+    const g = (group: string, kind: string) =>
+      message({ ...body(kind), Attributes: { MessageGroupId: group, ApproximateReceiveCount: '1' } });
+    const [g1left, g1later, g2] = [g('1', 'b'), g('1', 'a'), g('2', 'a')];
+    const matched = await filterBatch({ queue: queue('q.fifo'), messages: [g1left, g1later, g2], lease: f.lease }, f.deps);
+    assert.deepEqual(matched, [g2]);
+    assert.deepEqual(f.deleted, []);
+    assert.deepEqual(f.stopped, [g1left.MessageId, g1later.MessageId]);
+    assert.equal(f.filtered(), 1, 'only the message that matched no pattern counts as filtered out');
   });
 });
