@@ -5,6 +5,7 @@ import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitChange } from './concurrency-limit.ts';
+import type { DispatcherState } from './status.ts';
 
 export interface DispatchEventsDeps {
   readonly log: Logger;
@@ -38,7 +39,7 @@ export class DispatchEvents {
   }
 
   /** The dispatcher's state changed (src/dispatch/dispatcher.ts documents the transitions). */
-  state(state: string): void {
+  state(state: DispatcherState): void {
     this.#log.info({ state }, 'dispatcher state');
   }
 

@@ -7,7 +7,8 @@ import type { RouteConfig } from '../config/routes.ts';
 import { ConcurrencyGate, type InvokeVerdict } from '../invoke/concurrency-gate.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
-import { LoopActivities, type LoopActivity } from './loop-activity.ts';
+import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
+import type { DispatcherState, DispatcherStatus } from './status.ts';
 import { NO_ATTEMPTS, countAttempt, nextInvokeStep, safeToRelease, type InvokeAttempts } from '../invoke/invoke-retry.ts';
 import type { InvocationResponse } from '../invoke/invoke-result.ts';
 import type { FunctionInvoker, InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
@@ -17,7 +18,7 @@ import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { QueueVisibility } from '../settle/queue-visibility.ts';
 import { Receiver } from '../receive/receiver.ts';
-import { RECEIVE_MARGIN_MS, type MessageSource, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+import type { MessageSource, QueueLookup, ResolvedQueue } from '../aws/sqs-source.ts';
 import { ids } from '../settle/receipts.ts';
 import { DeleteBatcher } from '../settle/settle.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
@@ -58,25 +59,6 @@ export interface DispatcherDeps {
    * wall-clock step stalls nothing. Times reach the tracer as epoch ms, converted at that boundary.
    */
   readonly now?: () => number;
-}
-
-export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
-
-/** A Dispatcher's state at one moment (as Temporal's worker getStatus()), read by the operator surface and main.ts. */
-export interface DispatcherStatus {
-  readonly state: DispatcherState;
-  /** The function this pool invokes (its route, with several). */
-  readonly functionName: string;
-  /** Whether the function is paused because it cannot be invoked. */
-  readonly functionPaused: boolean;
-  /** Whether some queue can be received from (not backing off after a failed receive). */
-  readonly receivable: boolean;
-  /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
-  readonly concurrencyLimit: number;
-  /** Each worker loop's current activity and its deadline (undefined: idle), for the liveness probe. */
-  readonly loops: readonly (LoopActivity | undefined)[];
-  /** Messages received and not yet settled, for the shutdown report. */
-  readonly inFlight: readonly { readonly queue: string; readonly messageIds: string[] }[];
 }
 
 /** Lambda runs a function for at most 15 minutes: an Invoke with no answer a minute after that is dead. */
@@ -439,12 +421,6 @@ export class Dispatcher {
       },
     );
   }
-}
-
-/** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
-function receiveDeadlineMs({ queues, pollForSec, sleepSec }: DispatcherOptions): number {
-  // Short receives may be shared: a loop can wait for the call in flight and then its own.
-  return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
 }
 
 /** What an Invoke result tells adaptive concurrency: only Lambda's answers and throttles speak about the budget. */

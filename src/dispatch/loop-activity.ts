@@ -1,3 +1,6 @@
+import { RECEIVE_MARGIN_MS } from '../aws/sqs-source.ts';
+import type { DispatcherOptions } from './dispatcher.ts';
+
 /** A worker loop's current activity and when it must be over (monotonic ms, src/util/clock.ts; Infinity: no deadline). */
 export interface LoopActivity {
   readonly activity: string;
@@ -33,4 +36,10 @@ export class LoopActivities {
   snapshot(): readonly (LoopActivity | undefined)[] {
     return [...this.#loops];
   }
+}
+
+/** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
+export function receiveDeadlineMs({ queues, pollForSec, sleepSec }: Pick<DispatcherOptions, 'queues' | 'pollForSec' | 'sleepSec'>): number {
+  // Short receives may be shared: a loop can wait for the call in flight and then its own.
+  return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import type { DispatcherStatus } from '../dispatch/dispatcher.ts';
+import type { DispatcherStatus } from '../dispatch/status.ts';
 import { EventLoopLag, checkLiveness } from './health.ts';
 import { startHttpServer, type HttpServerHandle, type Probe } from './http/server.ts';
 import { STATUS_PAGE_HTML } from './http/status-page.ts';
