@@ -238,7 +238,10 @@ export class Dispatcher {
     this.#events.state(state);
   }
 
-  /** Marks the step a loop is in, for liveness (src/dispatch/loop-activity.ts). */
+  /**
+   * Marks a loop's activity, for liveness (src/dispatch/loop-activity.ts). Kept under its old name for the two
+   * invoke methods below, which src/invoke/'s wrappers replace.
+   */
   #step(loop: number, step: string | undefined, deadlineMs = 0): void {
     this.#activities.mark(loop, step, deadlineMs);
   }
