@@ -1,5 +1,5 @@
 # workerless: dispatches SQS messages from prioritised queues to one AWS Lambda function.
-# All configuration comes from WORKERLESS_* environment variables (and the AWS SDK's AWS_* ones); see README.
+# All configuration comes from WORKERLESS_* environment variables (and the AWS SDK's AWS_* ones); see docs/configuration.md.
 #
 #   docker build -t workerless .
 #   docker run --rm -e WORKERLESS_FUNCTION=my-fn -e WORKERLESS_QUEUES=high,low -e AWS_REGION=eu-west-1 workerless

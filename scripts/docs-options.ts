@@ -1,26 +1,56 @@
-// Writes the README's option tables from the option definitions (src/config/options.ts), between the markers
-// `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`. Run `npm run docs:options` after changing an
-// option; test/unit/config/options-readme.test.ts fails while the README differs from what this would write.
-import { readFileSync, writeFileSync } from 'node:fs';
+// Writes the option tables of docs/configuration.md from the option definitions (src/config/options.ts), between
+// the markers `<!-- options:begin NAME -->` and `<!-- options:end NAME -->`. Run `npm run docs:options` after
+// changing an option; test/unit/config/options-docs.test.ts fails while the page differs from what this would write.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { CORE_OPTIONS, TEMPORAL_OPTIONS, defaultText, envName, formatMs, type OptionDef } from '../src/config/options.ts';
+import { headingAnchors } from './lib/markdown-links.ts';
 
-/** The README tables by marker name. */
+/** The tables by marker name. */
 const TABLES: Readonly<Record<string, readonly OptionDef[]>> = { main: CORE_OPTIONS, temporal: TEMPORAL_OPTIONS };
 
-const README = new URL('../README.md', import.meta.url);
+const DOCS = new URL('../docs/', import.meta.url);
+const PAGE = 'configuration.md';
 
-/** The README with every marked options table rewritten from the definitions; throws on a missing marker. */
-export function syncReadme(readme: string): string {
-  let out = readme;
+/**
+ * The page with every marked options table rewritten from the definitions; throws on a missing marker.
+ * An option's doc links to a section by its anchor alone (`[Priority](#priority)`), so that the definitions
+ * need not know which page holds it: a link the page itself cannot resolve is pointed at the page of
+ * `others` (path relative to this page -> its text) that has that heading.
+ */
+export function syncOptionTables(page: string, others: ReadonlyMap<string, string>): string {
+  const own = headingAnchors(page);
+  const elsewhere = new Map<string, string>();
+  for (const [path, text] of others) for (const anchor of headingAnchors(text)) if (!elsewhere.has(anchor)) elsewhere.set(anchor, path);
+  const relink = (table: string): string =>
+    table.replace(/\]\(#([^)\s]+)\)/g, (link, anchor: string) => {
+      const path = own.has(anchor) ? undefined : elsewhere.get(anchor);
+      return path === undefined ? link : `](${path}#${anchor})`;
+    });
+  let out = page;
   for (const [name, defs] of Object.entries(TABLES)) {
     const begin = `<!-- options:begin ${name} -->\n`;
     const end = `<!-- options:end ${name} -->`;
     const from = out.indexOf(begin);
     const to = out.indexOf(end, from);
-    if (from < 0 || to < 0) throw new Error(`README.md has no "${begin.trim()}" ... "${end}" block`);
-    out = `${out.slice(0, from + begin.length)}${optionsTable(defs)}${out.slice(to)}`;
+    if (from < 0 || to < 0) throw new Error(`docs/${PAGE} has no "${begin.trim()}" ... "${end}" block`);
+    out = `${out.slice(0, from + begin.length)}${relink(optionsTable(defs))}${out.slice(to)}`;
   }
   return out;
+}
+
+/** The other pages an option's doc may link to: docs/*.md and the README, by their path from docs/. */
+export function readOtherPages(): ReadonlyMap<string, string> {
+  const pages = new Map<string, string>();
+  for (const file of readdirSync(DOCS).sort()) {
+    if (file.endsWith('.md') && file !== PAGE) pages.set(file, readFileSync(new URL(file, DOCS), 'utf8'));
+  }
+  pages.set('../README.md', readFileSync(new URL('../README.md', DOCS), 'utf8'));
+  return pages;
+}
+
+/** docs/configuration.md as it is on disk. */
+export function readOptionsPage(): string {
+  return readFileSync(new URL(PAGE, DOCS), 'utf8');
 }
 
 export function optionsTable(defs: readonly OptionDef[]): string {
@@ -59,7 +89,7 @@ function valuesCell(d: OptionDef): string {
   }
 }
 
-/** The README's lower-case sentence style: "Worker loops" -> "worker loops", but "YAML", "PEM" and "Temporal" stay. */
+/** The docs' lower-case sentence style: "Worker loops" -> "worker loops", but "YAML", "PEM" and "Temporal" stay. */
 function meaning(d: OptionDef): string {
   if (d.doc !== undefined) return d.doc;
   const first = d.describe.split(' ', 1)[0] ?? '';
@@ -67,10 +97,12 @@ function meaning(d: OptionDef): string {
 }
 
 if (import.meta.main) {
-  const before = readFileSync(README, 'utf8');
-  const after = syncReadme(before);
-  writeFileSync(README, after);
+  const before = readOptionsPage();
+  const after = syncOptionTables(before, readOtherPages());
+  writeFileSync(new URL(PAGE, DOCS), after);
   process.stdout.write(
-    after === before ? 'README.md options tables are up to date\n' : 'README.md options tables rewritten from src/config/options.ts\n',
+    after === before
+      ? `docs/${PAGE} options tables are up to date\n`
+      : `docs/${PAGE} options tables rewritten from src/config/options.ts\n`,
   );
 }

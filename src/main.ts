@@ -30,15 +30,13 @@ process.on('SIGTERM', (signal) => onSignal(signal));
 process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
-  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }, { OptionReader }, { loadAwsRegion }] = await Promise.all(
-    [
-      import('./config/cli.ts'),
-      import('./config/config.ts'),
-      import('pino'),
-      import('./config/option-reader.ts'),
-      import('./aws/region.ts'),
-    ],
-  );
+  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }, { addDefaults }, { loadAwsRegion }] = await Promise.all([
+    import('./config/cli.ts'),
+    import('./config/config.ts'),
+    import('pino'),
+    import('./config/with-defaults.ts'),
+    import('./aws/region.ts'),
+  ]);
   // `workerless check [options]` validates the same options as a run, then checks them instead of running.
   const check = process.argv[2] === 'check';
   const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
@@ -54,7 +52,7 @@ async function main(): Promise<number> {
   }
   // Without --region, the SDK's chain: the environment, the shared config profile (files read through the SDK's
   // loaders), the instance metadata.
-  const awsRegion = new OptionReader(cli.raw).has('region') ? undefined : await loadAwsRegion(process.env);
+  const awsRegion = addDefaults(cli.raw).has('region') ? undefined : await loadAwsRegion(process.env);
   const resolved = resolveConfig(cli.raw, process.env, undefined, awsRegion);
   const problems = [...cli.problems, ...(resolved.ok ? [] : resolved.problems)];
   if (!resolved.ok || problems.length > 0) {

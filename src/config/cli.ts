@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { parse } from 'yaml';
 import yargs from 'yargs';
-import { camel, defaultText, envName, rangeText, type OptionDef } from './options.ts';
+import { camel, defaultText, envName, flagOf, kebab, rangeText, type OptionDef } from './options.ts';
 
 /**
- * The command-line surface: every option (defined in options.ts) is a flag, a WORKERLESS_<UPPER_SNAKE>
- * environment variable and a key of the optional --config file (YAML or JSON). This module only collects raw
- * values and where they came from (flag > env > file); config.ts validates them and fills in defaults.
+ * Stage 1 of the configuration's three (here: raw -> with-defaults.ts -> config.ts; see config.ts), and the
+ * command-line surface: every option (defined in options.ts) is a flag, a WORKERLESS_<UPPER_SNAKE> environment
+ * variable and a key of the optional --config file (YAML or JSON). This module only collects raw values and
+ * where they came from (flag > env > file); with-defaults.ts types them and fills in defaults, config.ts
+ * compiles them.
  */
 /** Where a raw value came from, used in error messages: `--concurrency`, `WORKERLESS_CONCURRENCY`, `concurrency in wl.yaml`. */
 export interface RawValue {
@@ -15,7 +17,7 @@ export interface RawValue {
   readonly origin: string;
 }
 
-/** Raw options by camelCase name. */
+/** Raw options by flag name, kebab-case (`batch-size`), whichever spelling the file used. */
 export type RawOptions = ReadonlyMap<string, RawValue>;
 
 export interface CliResult {
@@ -33,7 +35,7 @@ export interface CliResult {
 export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, defs: readonly OptionDef[]): CliResult {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const byCamel = new Map(defs.map((d) => [camel(d.flag), d]));
+  const byFlag = new Map(defs.map((d) => [d.flag, d]));
   const parsed = yargs([...argv])
     .help(false)
     .version(false)
@@ -58,11 +60,11 @@ export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, 
   const configFlag = parsed['config'] as string | undefined;
   const configPath = configFlag ?? env[envName('config')];
   if (configPath !== undefined && configPath !== '') {
-    loadConfigFile(configPath, byCamel, raw, problems);
+    loadConfigFile(configPath, byFlag, raw, problems);
   }
   for (const d of defs) {
     const value = env[envName(d.flag)];
-    if (value !== undefined) raw.set(camel(d.flag), { value, origin: envName(d.flag) });
+    if (value !== undefined) raw.set(d.flag, { value, origin: envName(d.flag) });
   }
   const envNames = new Set(defs.map((d) => envName(d.flag)));
   for (const name of Object.keys(env)) {
@@ -77,7 +79,7 @@ export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, 
       problems.push(`--${d.flag} needs a value`);
       continue;
     }
-    raw.set(camel(d.flag), { value: value === '' ? 'true' : value, origin: `--${d.flag}` });
+    raw.set(d.flag, { value: value === '' ? 'true' : value, origin: `--${d.flag}` });
   }
   return { raw, problems, warnings, help: parsed['help'] === true, version: parsed['version'] === true };
 }
@@ -85,7 +87,7 @@ export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, 
 /** Variables of the project's own scripts, which are not daemon options. */
 const INTERNAL_ENV = new Set(['WORKERLESS_CACHE_DIR']);
 
-function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<string, RawValue>, problems: string[]): void {
+function loadConfigFile(path: string, byFlag: Map<string, OptionDef>, raw: Map<string, RawValue>, problems: string[]): void {
   let data: unknown;
   // Loaded only for a config file: the YAML parser is about 10 MiB of resident memory a run does not need otherwise.
   const parseYaml = (createRequire(import.meta.url)('yaml') as { parse: typeof parse }).parse;
@@ -102,17 +104,13 @@ function loadConfigFile(path: string, byCamel: Map<string, OptionDef>, raw: Map<
     return;
   }
   for (const [key, value] of Object.entries(data)) {
-    const name = camel(key);
-    if (!byCamel.has(name) || name === 'config') {
-      problems.push(`unknown option "${key}" in ${path}${suggest(kebab(key), [...byCamel.values()])}`);
+    const flag = flagOf(key);
+    if (!byFlag.has(flag) || flag === 'config') {
+      problems.push(`unknown option "${key}" in ${path}${suggest(kebab(key), [...byFlag.values()])}`);
       continue;
     }
-    raw.set(name, { value, origin: `${kebab(key)} in ${path}` });
+    raw.set(flag, { value, origin: `${kebab(key)} in ${path}` });
   }
-}
-
-function kebab(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
 function suggest(name: string, defs: readonly OptionDef[]): string {

@@ -1,9 +1,23 @@
+/**
+ * The configuration passes three named stages, each in its file (Temporal's WorkerOptions -> addDefaults ->
+ * compile is the model):
+ *
+ *   1. raw            cli.ts            collectOptions() -> RawOptions: flags, WORKERLESS_* env and the --config
+ *                                       file as given, keyed by flag (kebab-case), each with where it came from
+ *   2. with defaults  with-defaults.ts  addDefaults(raw) -> OptionsWithDefaults: each option typed and checked by
+ *                                       its definition in options.ts, its default filled in
+ *   3. compiled       config.ts         compileConfig() -> Config: the rules across options, camelCase, frozen
+ *
+ * options.ts is the table every stage reads: each option once, with its range and default, and the nested
+ * settings (which route options a route gives itself, the keys of `queue-options`).
+ */
 import { isValidRegion, regionFromEnv, type RegionSetting } from '../aws/region.ts';
 import type { RawOptions } from './cli.ts';
-import { OptionReader } from './option-reader.ts';
+import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import type { OptionValue } from './options.ts';
 import { resolveRoutes, type RouteConfig } from './routes.ts';
-import { resolveTemporalConfig, type TemporalConfig } from '../temporal/options.ts';
+import { resolveTemporalConfig } from './temporal.ts';
+import type { TemporalConfig } from '../temporal/options.ts';
 
 /** Every option the daemon accepts, defined once in options.ts. */
 export { OPTIONS } from './options.ts';
@@ -16,8 +30,8 @@ export type { RouteConfig } from './routes.ts';
 export type LogLevel = OptionValue<'log-level'>;
 
 /**
- * The resolved configuration: validated, every default filled in, frozen. Each field names its option;
- * defaults and ranges are defined once, in options.ts (and shown by --help and the README).
+ * The compiled configuration (stage 3): validated, every default filled in, camelCase, frozen. Each field names
+ * its option; defaults and ranges are defined once, in options.ts (and shown by --help and docs/configuration.md).
  */
 export interface Config {
   /**
@@ -54,20 +68,28 @@ export interface Config {
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
 
 /**
- * Validates raw options and fills in defaults. Every problem is reported, not just the first. Without --region,
- * the region is `awsRegion`, what the SDK's chain found (loadAwsRegion() in src/aws/region.ts: the environment,
- * the shared config profile...), or when not given, AWS_REGION / AWS_DEFAULT_REGION in `env`. The only I/O is the
- * reader's check that the Temporal TLS files are readable; pass `new OptionReader(raw, fakeCheck)` to do without
- * real files.
+ * Raw options to the compiled Config, through the three stages: `addDefaults(raw)`, then `compileConfig()`.
+ * Every problem is reported, not just the first. The only I/O is the check that the Temporal TLS files are
+ * readable; pass `addDefaults(raw, fakeCheck)` as `options` to do without real files.
  */
 export function resolveConfig(
   raw: RawOptions,
   env: NodeJS.ProcessEnv = {},
-  reader = new OptionReader(raw),
+  options: OptionsWithDefaults = addDefaults(raw),
   awsRegion?: RegionSetting,
 ): ConfigResult<Config> {
-  const r = reader;
-  const routes = resolveRoutes(r, raw);
+  return compileConfig(options, env, awsRegion);
+}
+
+/**
+ * Stage 3, compile: the options with defaults to the frozen Config, checking the rules across options (a route's
+ * in routes.ts, delivery-options.ts and batch-window-rules.ts, Temporal's in temporal.ts). Without --region, the
+ * region is `awsRegion`, what the SDK's chain found (loadAwsRegion() in src/aws/region.ts: the environment, the
+ * shared config profile...), or when not given, AWS_REGION / AWS_DEFAULT_REGION in `env`.
+ */
+export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessEnv = {}, awsRegion?: RegionSetting): ConfigResult<Config> {
+  const r = options;
+  const routes = resolveRoutes(r);
   const name = r.read('name');
   const flagRegion = r.read('region');
   const region: RegionSetting | undefined =

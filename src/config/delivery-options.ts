@@ -18,37 +18,48 @@ import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { RawValue } from './cli.ts';
-import { OptionReader } from './option-reader.ts';
-import { camel, defaultOf } from './options.ts';
+import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
+import {
+  FILTER_ACTION_DEFAULT,
+  QUEUE_SETTINGS,
+  defaultOf,
+  queueSettingDef,
+  queueSettingRange,
+  type FilterAction,
+  type Flag,
+  type NumericQueueSettingDef,
+  type OptionDef,
+  OPTIONS,
+} from './options.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import type { QueueLimit } from '../receive/queue-limits.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
-/** delete: a message no filter matches is deleted unseen (the trigger's semantics); leave: it stays on the queue. */
-export type FilterAction = 'delete' | 'leave';
-
-/** One queue's delivery settings; every field is optional and off by default. */
+/** One queue's delivery settings (`queue-options`, keys defined in options.ts); a field left out is off. */
 export interface QueueOptions extends QueueLimit {
-  /** Messages that match none of these patterns are not invoked; default: no filter. */
+  /** Messages that match none of these patterns are not invoked; undefined: no filter. */
   readonly filter?: EventFilter | undefined;
-  /** Default delete. */
+  /** filter-action. */
   readonly filterAction: FilterAction;
-  /** This queue's retry back-off; undefined (default): --retry-backoff's; 'off': none, whatever --retry-backoff says. */
+  /** This queue's retry back-off; undefined: --retry-backoff's; 'off': none, whatever --retry-backoff says. */
   readonly retryBackoff?: RetryBackoff | 'off' | undefined;
 }
 
 export interface DeliveryConfig {
-  /** --retry-backoff; undefined (default): kept messages return after their visibility timeout. */
+  /** --retry-backoff; undefined: kept messages return after their visibility timeout. */
   readonly retryBackoff: RetryBackoff | undefined;
-  /** By queue name (the short name, as in logs and metrics); empty by default. */
+  /** By queue name (the short name, as in logs and metrics). */
   readonly queueOptions: ReadonlyMap<string, QueueOptions>;
-  /** --adaptive-concurrency with its --min-concurrency; undefined (default): every loop receives. */
+  /** --adaptive-concurrency with its --min-concurrency; undefined: every loop receives. */
   readonly adaptiveConcurrency: AdaptiveConcurrency | undefined;
 }
 
-const LIMIT_MAX = 10_000;
-const BACKOFF_FLAGS = ['retry-backoff', 'retry-backoff-max', 'retry-backoff-jitter'] as const;
-const QUEUE_KEYS = ['max-concurrency', 'min-concurrency', 'rate', 'rate-burst', 'filters', 'filter-action', ...BACKOFF_FLAGS] as const;
+const QUEUE_KEYS = QUEUE_SETTINGS.map((s) => s.key);
+/** The flags that set a `queue-options` key by `name=N,...` lists, with the key's definition. */
+const PER_QUEUE_FLAGS = (OPTIONS as readonly OptionDef[]).flatMap((d) => {
+  const setting = d.perQueue === undefined ? undefined : queueSettingDef(d.perQueue);
+  return setting?.kind === 'integer' || setting?.kind === 'rate' ? [{ flag: d.flag as Flag, setting }] : [];
+});
 
 /** The --retry-backoff values given (and valid), which a queue's own settings fall back to. */
 interface BackoffGiven {
@@ -64,7 +75,7 @@ interface Draft {
   burst?: number;
   filter?: EventFilter;
   filterAction?: FilterAction;
-  /** The queue's raw retry-backoff settings, by camelCase flag, read through the flags' definitions later. */
+  /** The queue's raw retry-backoff settings, by flag, read through the flags' definitions later. */
   backoff?: Map<string, RawValue>;
 }
 
@@ -72,7 +83,7 @@ interface Draft {
  * Reads the delivery options. `queues` is the parsed --queues (undefined when it is missing or invalid, in
  * which case per-queue settings cannot be checked against it and are only checked for form).
  */
-export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
+export function resolveDeliveryConfig(r: OptionsWithDefaults, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
   const backoff = resolveRetryBackoff(r);
   return {
     retryBackoff: backoff.policy,
@@ -81,7 +92,7 @@ export function resolveDeliveryConfig(r: OptionReader, queues: QueueList | undef
   };
 }
 
-function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): AdaptiveConcurrency | undefined {
+function resolveAdaptiveConcurrency(r: OptionsWithDefaults, concurrency: number): AdaptiveConcurrency | undefined {
   const minConcurrency = r.read('min-concurrency');
   const adaptive = r.given('adaptive-concurrency');
   if (adaptive !== true) {
@@ -98,7 +109,7 @@ function resolveAdaptiveConcurrency(r: OptionReader, concurrency: number): Adapt
  * (`inherited`). Returns the values `r` holds too, for the queues to inherit.
  */
 function resolveRetryBackoff(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   inherited: BackoffGiven = {},
   queue?: string,
 ): { policy: RetryBackoff | undefined; given: BackoffGiven } {
@@ -126,7 +137,7 @@ function resolveRetryBackoff(
 }
 
 function resolveQueueOptions(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   queues: QueueList | undefined,
   concurrency: number,
   backoff: BackoffGiven,
@@ -158,18 +169,8 @@ function resolveQueueOptions(
   }
 
   // The flags win over the file, field by field.
-  const lists: [
-    'queue-max-concurrency' | 'queue-min-concurrency' | 'queue-rate',
-    keyof Draft,
-    (text: string) => number | undefined,
-    string,
-  ][] = [
-    ['queue-max-concurrency', 'maxConcurrency', (t) => integerIn(t, 1, LIMIT_MAX), `an integer from 1 to ${LIMIT_MAX}`],
-    ['queue-min-concurrency', 'minConcurrency', (t) => integerIn(t, 0, LIMIT_MAX), `an integer from 0 to ${LIMIT_MAX}`],
-    ['queue-rate', 'ratePerSec', (t) => rateOf(t), `a number of invocations per second above 0, at most ${LIMIT_MAX}`],
-  ];
-  for (const [flag, field, parse, what] of lists) {
-    const text = r.read(flag);
+  for (const { flag, setting } of PER_QUEUE_FLAGS) {
+    const text = r.read(flag) as string | undefined;
     if (text === undefined) continue;
     const origin = r.origin(flag);
     const where = `--${flag}${origin === `--${flag}` ? '' : ` (from ${origin})`}`;
@@ -179,13 +180,15 @@ function resolveQueueOptions(
         r.problem(`${where} entries take the form name=value, got "${entry.trim()}"`);
         continue;
       }
-      const value = parse(entry.slice(at + 1).trim());
+      const value = settingNumber(setting, entry.slice(at + 1).trim());
       if (value === undefined) {
-        r.problem(`${where} value for "${entry.slice(0, at).trim()}" must be ${what}, got "${entry.slice(at + 1).trim()}"`);
+        r.problem(
+          `${where} value for "${entry.slice(0, at).trim()}" must be ${queueSettingRange(setting)}, got "${entry.slice(at + 1).trim()}"`,
+        );
         continue;
       }
       const d = draftFor(entry.slice(0, at), where);
-      if (d) (d as Record<string, unknown>)[field] = value;
+      if (d) (d as Record<string, unknown>)[setting.field] = value;
     }
   }
 
@@ -199,7 +202,7 @@ function resolveQueueOptions(
     if (d.filterAction !== undefined && d.filter === undefined) r.problem(`queue "${name}": filter-action is only used with filters`);
     reserved += d.minConcurrency ?? 0;
     const retryBackoff = backoffRaw && queueRetryBackoff(r, name, backoffRaw, backoff);
-    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? 'delete', ...(retryBackoff && { retryBackoff }) }));
+    out.set(name, Object.freeze({ ...d, filterAction: d.filterAction ?? FILTER_ACTION_DEFAULT, ...(retryBackoff && { retryBackoff }) }));
   }
   if (reserved > concurrency) {
     r.problem(
@@ -214,14 +217,14 @@ function resolveQueueOptions(
  * its own, so each problem names the queue as where the value came from), over the flags' values.
  */
 function queueRetryBackoff(
-  r: OptionReader,
+  r: OptionsWithDefaults,
   name: string,
   raw: Map<string, RawValue>,
   inherited: BackoffGiven,
 ): RetryBackoff | 'off' | undefined {
-  const base = raw.get(camel('retry-backoff'));
+  const base = raw.get('retry-backoff');
   const off = base !== undefined && (base.value === false || (typeof base.value === 'string' && base.value.trim().toLowerCase() === 'off'));
-  const own = new OptionReader(off ? new Map([...raw].filter(([key]) => key !== camel('retry-backoff'))) : raw);
+  const own = addDefaults(off ? new Map([...raw].filter(([key]) => key !== 'retry-backoff')) : raw);
   let policy: RetryBackoff | 'off' | undefined = 'off';
   if (off) {
     own.reject('retry-backoff-max', `is not used: queue "${name}" has retry-backoff off`);
@@ -233,7 +236,7 @@ function queueRetryBackoff(
   return policy;
 }
 
-function readQueueSettings(r: OptionReader, where: string, origin: string, settings: unknown, d: Draft): void {
+function readQueueSettings(r: OptionsWithDefaults, where: string, origin: string, settings: unknown, d: Draft): void {
   if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
     r.problem(`${where} must be a mapping of ${QUEUE_KEYS.join(', ')}, got ${JSON.stringify(settings)}`);
     return;
@@ -241,34 +244,18 @@ function readQueueSettings(r: OptionReader, where: string, origin: string, setti
   for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
     const text = typeof value === 'number' || typeof value === 'string' ? String(value).trim() : undefined;
     const bad = (what: string) => r.problem(`${where}: ${key} must be ${what}, got ${JSON.stringify(value)}`);
-    switch (key) {
-      case 'max-concurrency': {
-        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
-        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
-        else d.maxConcurrency = n;
-        break;
-      }
-      case 'min-concurrency': {
-        const n = text !== undefined ? integerIn(text, 0, LIMIT_MAX) : undefined;
-        if (n === undefined) bad(`an integer from 0 to ${LIMIT_MAX}`);
-        else d.minConcurrency = n;
-        break;
-      }
+    const setting = queueSettingDef(key);
+    switch (setting?.kind) {
+      case 'integer':
       case 'rate': {
-        const n = text !== undefined ? rateOf(text) : undefined;
-        if (n === undefined) bad(`a number of invocations per second above 0, at most ${LIMIT_MAX}`);
-        else d.ratePerSec = n;
+        const n = text !== undefined ? settingNumber(setting, text) : undefined;
+        if (n === undefined) bad(queueSettingRange(setting));
+        else (d as Record<string, unknown>)[setting.field] = n;
         break;
       }
-      case 'rate-burst': {
-        const n = text !== undefined ? integerIn(text, 1, LIMIT_MAX) : undefined;
-        if (n === undefined) bad(`an integer from 1 to ${LIMIT_MAX}`);
-        else d.burst = n;
-        break;
-      }
-      case 'filter-action':
-        if (value === 'delete' || value === 'leave') d.filterAction = value;
-        else bad('delete or leave');
+      case 'enum': // filter-action, the one enum key
+        if (typeof value === 'string' && setting.values.includes(value)) d.filterAction = value as FilterAction;
+        else bad(setting.values.join(' or '));
         break;
       case 'filters': {
         // A list of patterns, or the trigger's FilterCriteria as is: { Filters: [{ Pattern: "..." }] }.
@@ -286,23 +273,20 @@ function readQueueSettings(r: OptionReader, where: string, origin: string, setti
         if (compiled.filter) d.filter = compiled.filter;
         break;
       }
-      case 'retry-backoff':
-      case 'retry-backoff-max':
-      case 'retry-backoff-jitter':
-        (d.backoff ??= new Map()).set(camel(key), { value, origin });
+      case 'flag':
+        // Checked later through the flag's own definition (queueRetryBackoff), over the flags' values.
+        (d.backoff ??= new Map()).set(key, { value, origin });
         break;
-      default:
+      case undefined:
         r.problem(`${where}: unknown setting "${key}" (known: ${QUEUE_KEYS.join(', ')})`);
     }
   }
 }
 
-function integerIn(text: string, min: number, max: number): number | undefined {
+/** A numeric `queue-options` value from its text, within the key's range; undefined when it is not. */
+function settingNumber(setting: NumericQueueSettingDef, text: string): number | undefined {
   const n = Number(text);
-  return text !== '' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-}
-
-function rateOf(text: string): number | undefined {
-  const n = Number(text);
-  return text !== '' && Number.isFinite(n) && n > 0 && n <= LIMIT_MAX ? n : undefined;
+  if (text === '' || !Number.isFinite(n) || n > setting.max) return undefined;
+  if (setting.kind === 'rate') return n > 0 ? n : undefined;
+  return Number.isInteger(n) && n >= setting.min ? n : undefined;
 }

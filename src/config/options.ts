@@ -1,28 +1,36 @@
 /**
- * Every option the daemon accepts, each defined once: its flag (from which the WORKERLESS_* env var and the
- * camelCase config key are derived), kind, range or allowed values, typed default, --help text and README
- * row. The OptionReader reads values by flag through these definitions, --help is generated from them
- * (cli.ts) and so are the README's option tables (`npm run docs:options`; test/unit/config/options-readme.test.ts
- * fails when the README differs).
+ * Every option the daemon accepts, each defined once: its flag (also its config-file key; the WORKERLESS_* env var
+ * is derived from it), kind, range or allowed values, typed default, --help text and docs row, and the nested
+ * settings: which route options each route gives itself, and the keys of `queue-options`. Every stage of the
+ * configuration reads these (see config.ts): with-defaults.ts reads values by flag through them, --help is
+ * generated from them (cli.ts) and so are the option tables of docs/configuration.md (`npm run docs:options`;
+ * test/unit/config/options-docs.test.ts fails when the page differs).
  */
 
 interface Common {
-  /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE> and the config-file key. */
+  /** kebab-case flag name without dashes; also WORKERLESS_<UPPER_SNAKE>, the config-file key and the raw options' key. */
   readonly flag: string;
-  /** --help heading the option is listed under; also picks the README table. */
+  /** --help heading the option is listed under; also picks the docs table. */
   readonly group: string;
   /** The --help line; the range or allowed values and the default are added from the definition. */
   readonly describe: string;
-  /** The README's "meaning" cell (markdown), when it says more than `describe`. */
+  /** The docs table's "meaning" cell (markdown), when it says more than `describe`. */
   readonly doc?: string;
-  /** When the option is required, in words ("with queues"); shown in the README's default column. */
+  /** When the option is required, in words ("with queues"); shown in the docs table's default column. */
   readonly required?: string;
   /** The default in words, when there is no fixed `default` or it depends on other values. */
   readonly defaultText?: string;
-  /** The README's "values" cell for a string option (markdown); numeric and enum options derive theirs. */
+  /** The docs table's "values" cell for a string option (markdown); numeric and enum options derive theirs. */
   readonly valuesText?: string;
   /** A credential: error messages show "***" instead of its value. */
   readonly secret?: boolean;
+  /**
+   * A route option (ROUTE_GROUPS) that names queues: each route of the `routes` list gives its own, and one given
+   * outside `routes` is an error with them. The other route options given outside `routes` are every route's default.
+   */
+  readonly ownToRoute?: true;
+  /** A `name=N,...` list that sets this `queue-options` key per queue, read with the key's range. */
+  readonly perQueue?: string;
 }
 
 /** A whole number (`integer`) or any number (`number`) from `min` to `max`. */
@@ -100,6 +108,7 @@ export const CORE_OPTIONS = [
   {
     flag: 'function',
     group: SQS,
+    ownToRoute: true,
     kind: 'string',
     pattern: FUNCTION_PATTERN,
     mismatch: 'must be a function name, name:alias or function ARN',
@@ -111,6 +120,7 @@ export const CORE_OPTIONS = [
   {
     flag: 'queues',
     group: SQS,
+    ownToRoute: true,
     kind: 'string',
     describe: 'Queues (names or URLs): "a,b,c" strict order, "a:3,b:1" weighted, equal weights random',
     doc: 'names or full queue URLs; see [Priority](#priority)',
@@ -210,6 +220,8 @@ export const CORE_OPTIONS = [
   {
     flag: 'queue-max-concurrency',
     group: DELIVERY,
+    ownToRoute: true,
+    perQueue: 'max-concurrency',
     kind: 'string',
     describe: 'Most loops per queue, "name=N,..."',
     doc: 'most loops per queue; see [Per-queue limits](#per-queue-limits)',
@@ -219,6 +231,8 @@ export const CORE_OPTIONS = [
   {
     flag: 'queue-min-concurrency',
     group: DELIVERY,
+    ownToRoute: true,
+    perQueue: 'min-concurrency',
     kind: 'string',
     describe: 'Loops reserved per queue while it has messages, "name=N,..."',
     doc: 'loops reserved per queue while it has messages',
@@ -228,6 +242,8 @@ export const CORE_OPTIONS = [
   {
     flag: 'queue-rate',
     group: DELIVERY,
+    ownToRoute: true,
+    perQueue: 'rate',
     kind: 'string',
     describe: 'Most invocations per second per queue, "name=N,..." (token bucket, burst 1)',
     doc: 'most invocations per second per queue (token bucket, burst 1)',
@@ -237,8 +253,9 @@ export const CORE_OPTIONS = [
   {
     flag: 'queue-options',
     group: DELIVERY,
+    ownToRoute: true,
     kind: 'structured',
-    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see README',
+    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see docs/delivery.md',
     doc: 'per-queue limits, [filters](#filters) and [retry back-off](#retry-back-off)',
     defaultText: 'none',
     valuesText: 'a mapping in the `--config` file, or JSON',
@@ -349,7 +366,8 @@ export const CORE_OPTIONS = [
     flag: 'routes',
     group: RUN,
     kind: 'structured',
-    describe: 'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see README',
+    describe:
+      'Several functions in one daemon: a list of routes, each with its function, queues and pool options; see docs/delivery.md#routes',
     doc: 'several functions in one daemon, each with its own pool; see [Routes](#routes)',
     defaultText: 'one route, from the flags',
     valuesText: 'a list in the `--config` file, or JSON',
@@ -362,6 +380,59 @@ export const CORE_OPTIONS = [
     defaultText: 'none',
   },
 ] as const satisfies readonly OptionDef[];
+
+/** Most loops, or invocations per second, one queue may be given: the pool's own ceiling (--concurrency's). */
+const QUEUE_LIMIT_MAX = 10_000;
+
+/**
+ * The keys of one queue's mapping under `queue-options` (src/config/delivery-options.ts reads them), in the order
+ * an error lists them. `max-concurrency`, `min-concurrency` and `rate` are also set by the `name=N,...` flags
+ * (`perQueue` above), which read them with these ranges; the retry-backoff keys are read through the flags of the
+ * same name (their definitions above). Every key left out is off; `filter-action`'s default is `delete`.
+ */
+export const QUEUE_SETTINGS = [
+  { key: 'max-concurrency', field: 'maxConcurrency', kind: 'integer', min: 1, max: QUEUE_LIMIT_MAX },
+  { key: 'min-concurrency', field: 'minConcurrency', kind: 'integer', min: 0, max: QUEUE_LIMIT_MAX },
+  /** Invocations per second: any number above 0 (a token bucket). */
+  { key: 'rate', field: 'ratePerSec', kind: 'rate', max: QUEUE_LIMIT_MAX },
+  { key: 'rate-burst', field: 'burst', kind: 'integer', min: 1, max: QUEUE_LIMIT_MAX },
+  /** A list of EventBridge-style patterns, or the trigger's FilterCriteria as is. */
+  { key: 'filters', kind: 'filters' },
+  { key: 'filter-action', kind: 'enum', values: ['delete', 'leave'], default: 'delete' },
+  { key: 'retry-backoff', kind: 'flag' },
+  { key: 'retry-backoff-max', kind: 'flag' },
+  { key: 'retry-backoff-jitter', kind: 'flag' },
+] as const satisfies readonly QueueSettingDef[];
+
+/** A numeric `queue-options` key; `field` is its name in the compiled QueueOptions. */
+export type NumericQueueSettingDef =
+  | { readonly key: string; readonly field: string; readonly kind: 'integer'; readonly min: number; readonly max: number }
+  | { readonly key: string; readonly field: string; readonly kind: 'rate'; readonly max: number };
+
+export type QueueSettingDef =
+  | NumericQueueSettingDef
+  | { readonly key: string; readonly kind: 'enum'; readonly values: readonly string[]; readonly default: string }
+  | { readonly key: string; readonly kind: 'filters' }
+  /** Read through the flag of the same name. */
+  | { readonly key: string; readonly kind: 'flag' };
+
+type FilterActionDef = Extract<(typeof QUEUE_SETTINGS)[number], { key: 'filter-action' }>;
+/** delete: a message no filter matches is deleted unseen (the trigger's semantics); leave: it stays on the queue. */
+export type FilterAction = FilterActionDef['values'][number];
+/** `filter-action` when a queue with filters leaves it out. */
+export const FILTER_ACTION_DEFAULT: FilterAction = (queueSettingDef('filter-action') as FilterActionDef).default;
+
+/** What a numeric `queue-options` key must be, as an error says it ("an integer from 1 to 10000"). */
+export function queueSettingRange(def: NumericQueueSettingDef): string {
+  return def.kind === 'rate'
+    ? `a number of invocations per second above 0, at most ${def.max}`
+    : `an integer from ${def.min} to ${def.max}`;
+}
+
+/** The definition of a `queue-options` key; undefined for a key that is not one. */
+export function queueSettingDef(key: string): QueueSettingDef | undefined {
+  return (QUEUE_SETTINGS as readonly QueueSettingDef[]).find((s) => s.key === key);
+}
 
 const DURATION_HELP = 'a duration such as 500ms, 5s or 10m; a bare number means seconds';
 
@@ -536,7 +607,7 @@ export const TEMPORAL_OPTIONS = [
   },
 ] as const satisfies readonly OptionDef[];
 
-/** Every option, in --help and README order. */
+/** Every option, in --help and docs table order. */
 export const OPTIONS = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS] as const satisfies readonly OptionDef[];
 
 type Defined = (typeof OPTIONS)[number];
@@ -574,6 +645,19 @@ export function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** batchSize -> batch-size: the kebab-case form of a name, in which flags, env names and raw options are keyed. */
+export function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * The flag a config-file or route key names: flags are kebab-case (`batch-size`); the file also takes the
+ * camelCase spelling (`batchSize`), as it always has.
+ */
+export function flagOf(key: string): string {
+  return kebab(camel(key));
+}
+
 /** 0, 500ms, 5s, 10m: the largest unit the value is a whole number of (no hours: the parser takes ms, s and m). */
 export function formatMs(ms: number): string {
   if (ms === 0) return '0';
@@ -582,7 +666,7 @@ export function formatMs(ms: number): string {
   return `${ms}ms`;
 }
 
-/** The default as --help and the README show it, or undefined when there is none to show. */
+/** The default as --help and docs/configuration.md show it, or undefined when there is none to show. */
 export function defaultText(d: OptionDef): string | undefined {
   if (d.defaultText !== undefined) return d.defaultText;
   if (!('default' in d) || d.default === undefined) return undefined;

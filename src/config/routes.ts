@@ -1,9 +1,10 @@
-import type { RawOptions, RawValue } from './cli.ts';
+import type { RawValue } from './cli.ts';
 import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.ts';
-import { OptionReader } from './option-reader.ts';
-import { OPTIONS, ROUTE_GROUPS, camel, type Flag, type OptionDef, type OptionValue } from './options.ts';
-import { resolveBatchWindowMs } from '../receive/batch-window.ts';
-import { parseQueueList, type QueueList } from '../receive/queue-order.ts';
+import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
+import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
+import { resolveBatchWindowMs } from './batch-window-rules.ts';
+import { parseQueueList } from './queue-list.ts';
+import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
 
 /**
@@ -30,9 +31,9 @@ export interface RouteConfig {
   readonly pollForSec: number;
   /** --sleep. */
   readonly sleepSec: number;
-  /** --batch-size (by default one record per invocation, as Workerless and Laravel Vapor expect). */
+  /** --batch-size: records per invocation. */
   readonly batchSize: number;
-  /** --batch-window, in milliseconds; 0 (default): one receive per batch. */
+  /** --batch-window, in milliseconds; 0: one receive per batch. */
   readonly batchWindowMs: number;
   /** --visibility-timeout; undefined: each queue's own. */
   readonly visibilityTimeoutSec: number | undefined;
@@ -40,26 +41,25 @@ export interface RouteConfig {
   readonly visibilityRefreshMs: number;
   /** --delete. */
   readonly deleteMode: OptionValue<'delete'>;
-  /** --retry-backoff; undefined (default): failed messages return after their visibility timeout. */
+  /** --retry-backoff; undefined: failed messages return after their visibility timeout. */
   readonly retryBackoff: DeliveryConfig['retryBackoff'];
-  /** Per-queue limits and filters by queue name; empty by default. */
+  /** --queue-options and the --queue-* flags: per-queue limits and filters by queue name. */
   readonly queueOptions: DeliveryConfig['queueOptions'];
-  /** --adaptive-concurrency; undefined (default): every loop receives, throttled or not. */
+  /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
 }
 
-/** Route options that name queues: each route gives its own, never inherited from outside `routes`. */
-const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set<Flag>([
-  'function',
-  'queues',
-  'queue-options',
-  'queue-max-concurrency',
-  'queue-min-concurrency',
-  'queue-rate',
-]);
+/** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
+const OWN_TO_ROUTE: ReadonlySet<Flag> = new Set(
+  (OPTIONS as readonly OptionDef[])
+    .filter((d) => d.ownToRoute === true)
+    // Reported in this order: the options that hold the queues first, then the name=N lists.
+    .sort((a, b) => Number(a.perQueue !== undefined) - Number(b.perQueue !== undefined))
+    .map((d) => d.flag as Flag),
+);
 
 const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
-  (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [camel(d.flag), d]),
+  (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [d.flag, d]),
 );
 
 /**
@@ -67,7 +67,7 @@ const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
  * given, else none (Temporal spillover only). Problems go to `r` (with where each value came from); a route
  * with problems is left out.
  */
-export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
+export function resolveRoutes(r: OptionsWithDefaults): RouteConfig[] {
   const list = r.structured('routes');
   if (list === undefined) {
     if (r.has('routes')) return []; // invalid JSON, reported by structured()
@@ -91,12 +91,12 @@ export function resolveRoutes(r: OptionReader, raw: RawOptions): RouteConfig[] {
     );
     return [];
   }
-  const inherited = new Map([...raw].filter(([name]) => ROUTE_DEFS.has(name) && !OWN_TO_ROUTE.has(ROUTE_DEFS.get(name)!.flag as Flag)));
+  const inherited = new Map([...r.raw].filter(([flag]) => ROUTE_DEFS.has(flag) && !OWN_TO_ROUTE.has(flag as Flag)));
   const routes: { index: number; route: RouteConfig }[] = [];
   list.value.forEach((entry: unknown, index) => {
     const own = routeOptions(entry, index, list.origin, r);
     if (own === undefined) return;
-    const reader = new OptionReader(new Map([...inherited, ...own]));
+    const reader = addDefaults(new Map([...inherited, ...own]));
     const route = resolveRoute(reader, placeOf(list.origin, `routes[${index}]`));
     for (const p of reader.problems) r.problem(p);
     if (route) routes.push({ index, route });
@@ -111,7 +111,7 @@ function placeOf(listOrigin: string, path: string): string {
 }
 
 /** One route's own options as raw values, with origins such as `routes[1].concurrency in wl.yaml`. */
-function routeOptions(entry: unknown, index: number, listOrigin: string, r: OptionReader): Map<string, RawValue> | undefined {
+function routeOptions(entry: unknown, index: number, listOrigin: string, r: OptionsWithDefaults): Map<string, RawValue> | undefined {
   const where = placeOf(listOrigin, `routes[${index}]`);
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
     r.problem(`${where} must be a mapping of route options (function, queues, concurrency, ...), got ${JSON.stringify(entry)}`);
@@ -119,10 +119,10 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
   }
   const own = new Map<string, RawValue>();
   for (const [key, value] of Object.entries(entry)) {
-    const name = camel(key);
-    const def = ROUTE_DEFS.get(name);
+    const flag = flagOf(key);
+    const def = ROUTE_DEFS.get(flag);
     if (def === undefined) {
-      const known = (OPTIONS as readonly OptionDef[]).some((d) => camel(d.flag) === name);
+      const known = (OPTIONS as readonly OptionDef[]).some((d) => d.flag === flag);
       r.problem(
         known
           ? `${where}: ${key} applies to the whole daemon; set it outside routes`
@@ -130,7 +130,7 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
       );
       continue;
     }
-    own.set(name, { value, origin: placeOf(listOrigin, `routes[${index}].${def.flag}`) });
+    own.set(flag, { value, origin: placeOf(listOrigin, `routes[${index}].${def.flag}`) });
   }
   return own;
 }
@@ -139,7 +139,7 @@ function routeOptions(entry: unknown, index: number, listOrigin: string, r: Opti
  * The route options read by `r`; undefined when --function or --queues is missing or invalid. `where` names a
  * route of the list (`routes[1] in wl.yaml`); without it the route comes from the flags.
  */
-function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined {
+function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | undefined {
   const functionName = r.read('function');
   const queuesText = r.read('queues');
   let queues: QueueList | undefined;
@@ -178,7 +178,7 @@ function resolveRoute(r: OptionReader, where?: string): RouteConfig | undefined 
  * One route per function and per queue: two pools on one queue would split its messages at random, and two
  * routes of one function would share its metrics and concurrency gauges.
  */
-function checkDistinct(routes: readonly { index: number; route: RouteConfig }[], r: OptionReader): void {
+function checkDistinct(routes: readonly { index: number; route: RouteConfig }[], r: OptionsWithDefaults): void {
   const byFunction = new Map<string, number>();
   const byQueue = new Map<string, number>();
   for (const { index: i, route } of routes) {

@@ -17,7 +17,7 @@ import { releaseUnsettled } from '../settle/release.ts';
 import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
 import { setRetryBackoff } from '../settle/set-retry-backoff.ts';
 import { settleChunk, type ChunkOutcome } from '../settle/settle-chunk.ts';
-import type { DeleteBatcher } from '../settle/settle.ts';
+import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import type { LoopCapacity } from './loop-capacity.ts';
 import type { DispatchEvents } from './dispatch-events.ts';

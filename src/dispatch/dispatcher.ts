@@ -20,7 +20,7 @@ import { QueueVisibility } from '../settle/queue-visibility.ts';
 import { Receiver } from '../receive/receiver.ts';
 import type { MessageSource, QueueLookup, ResolvedQueue } from '../aws/sqs-source.ts';
 import { ids } from '../settle/receipts.ts';
-import { DeleteBatcher } from '../settle/settle.ts';
+import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 import { processBatch, type Batch, type BatchDeps } from './batch.ts';

@@ -6,7 +6,7 @@ import { toRecord } from '../invoke/sqs-event.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { ids, receipts } from '../settle/receipts.ts';
-import type { DeleteBatcher } from '../settle/settle.ts';
+import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from '../settle/settle-deadline.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import { matchesRecord } from './event-filter.ts';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
+import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
 
@@ -22,8 +22,9 @@ export class QueueVisibility {
   readonly #current: Map<ResolvedQueue, number>;
 
   /**
-   * `overrideSec`: --visibility-timeout (the queues then hold it already). `lookup` reads the queues'
-   * attributes; without it, or with an override, nothing is ever re-read.
+   * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
+   * src/aws/sqs-source.ts), so the queues hold it already; here it only says that there is nothing to re-read.
+   * `lookup` reads the queues' attributes; without it, or with an override, nothing is ever re-read.
    */
   constructor(
     queues: readonly ResolvedQueue[],
@@ -33,7 +34,7 @@ export class QueueVisibility {
     this.#lookup = deps.lookup;
     this.#logger = deps.logger;
     this.#overridden = overrideSec !== undefined;
-    this.#current = new Map(queues.map((q) => [q, overrideSec ?? q.visibilityTimeoutSec]));
+    this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
   }
 
   /** The visibility timeout to state on the next receive from `queue`, seconds. */
@@ -47,7 +48,7 @@ export class QueueVisibility {
     if (this.#overridden || lookup === undefined) return;
     await Promise.all(
       [...this.#current.keys()].map(async (queue) => {
-        const signal = stop ? AbortSignal.any([stop, AbortSignal.timeout(CALL_DEADLINE_MS)]) : AbortSignal.timeout(CALL_DEADLINE_MS);
+        const signal = withDeadline(CALL_DEADLINE_MS, stop);
         try {
           const attrs = await lookup.queueAttributes(queue.url, ['VisibilityTimeout'], signal);
           const toSec = Number(attrs['VisibilityTimeout']);

@@ -5,7 +5,7 @@ import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import type { Receiver } from '../receive/receiver.ts';
 import { ids, receipts } from './receipts.ts';
-import { changeVisibility } from './settle.ts';
+import { changeVisibility } from './visibility-change.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 

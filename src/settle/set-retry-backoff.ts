@@ -4,7 +4,7 @@ import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
 import type { Random } from '../receive/queue-order.ts';
 import { ids, receipts } from './receipts.ts';
 import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, type RetryBackoff } from './retry-backoff.ts';
-import { changeVisibility } from './settle.ts';
+import { changeVisibility } from './visibility-change.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 
 export interface BackOffDeps {

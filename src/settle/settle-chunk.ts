@@ -7,7 +7,7 @@ import type { InvokeError } from '../invoke/lambda-invoker.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { ids } from './receipts.ts';
-import type { DeleteBatcher } from './settle.ts';
+import type { DeleteBatcher } from './delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 

@@ -1,188 +1,55 @@
-// Temporal spillover options' resolution into a frozen, fully defaulted TemporalConfig. The options themselves
-// (flags, each also WORKERLESS_TEMPORAL_* and a config-file key, with their ranges and defaults) are defined in
-// ../options.ts and read with the same OptionReader as every other option, so that precedence
-// (flag > env > file > default) and error messages are the same.
-import type { OptionReader } from '../config/option-reader.ts';
-import { TEMPORAL_OPTIONS, defaultOf } from '../config/options.ts';
-
+// The shape of the Temporal spillover configuration; src/config/temporal.ts validates the options into it. Each
+// field names its option; defaults and ranges are written once, in src/config/options.ts.
 export interface TemporalTlsConfig {
-  /** PEM client certificate for mTLS (path). */
+  /** --temporal-tls-cert: PEM client certificate for mTLS (path). */
   readonly certPath: string | undefined;
-  /** PEM client private key for mTLS (path). */
+  /** --temporal-tls-key: PEM client private key for mTLS (path). */
   readonly keyPath: string | undefined;
-  /** PEM CA bundle to trust instead of the system roots (path). */
+  /** --temporal-tls-ca: PEM CA bundle to trust instead of the system roots (path). */
   readonly caPath: string | undefined;
-  /** TLS server name override. */
+  /** --temporal-tls-server-name: TLS server name override. */
   readonly serverName: string | undefined;
 }
 
 export interface TemporalConfig {
-  /** Frontend host:port; default localhost:7233. */
+  /** --temporal-address: the frontend's host:port. */
   readonly address: string;
-  /** Default "default". */
+  /** --temporal-namespace. */
   readonly namespace: string;
-  /** Task queues to watch (at least one). */
+  /** --temporal-task-queues: the task queues to watch (at least one). */
   readonly taskQueues: readonly string[];
-  /** The Lambda function (name, ARN or name:alias) that hosts the Temporal worker. */
+  /** --temporal-function: the Lambda function (name, ARN or name:alias) that hosts the Temporal worker. */
   readonly functionName: string;
-  /** Workers alive at once per task queue; default 10. */
+  /** --temporal-max-workers: workers alive at once per task queue. */
   readonly maxWorkers: number;
-  /** Workers alive at once across all task queues; undefined (default) = only the per-queue maximum. */
+  /** --temporal-max-workers-total: workers alive at once across all task queues; undefined: only the per-queue maximum. */
   readonly maxWorkersTotal: number | undefined;
-  /** How long one invoked worker runs (set it to the function's timeout); default 600 s. */
+  /** --temporal-worker-lifetime: how long one invoked worker runs (set it to the function's timeout). */
   readonly workerLifetimeMs: number;
-  /** How long an invoked worker may take to start polling before it counts as lost; default 30 s. */
+  /** --temporal-worker-start-timeout: how long an invoked worker may take to start polling before it counts as lost. */
   readonly workerStartTimeoutMs: number;
-  /** How often to read the queue statistics; default 5 s. */
+  /** --temporal-poll-interval: how often to read the queue statistics. */
   readonly pollIntervalMs: number;
-  /** Spill over only when more tasks than this wait; default 0. */
+  /** --temporal-backlog-threshold: spill over only when more tasks than this wait. */
   readonly backlogThreshold: number;
-  /** Spill over when the oldest task has waited longer than this, whatever the count; undefined (default) = off. */
+  /** --temporal-max-backlog-age: spill over when the oldest task has waited longer, whatever the count; undefined: off. */
   readonly maxBacklogAgeMs: number | undefined;
-  /** Minimum time between scale-ups, and how long a backlog must persist while other workers poll; default 10 s. */
+  /** --temporal-cool-off: minimum time between scale-ups, and how long a backlog must persist while other workers poll. */
   readonly coolOffMs: number;
-  /** Backlog one worker is expected to absorb; default 10. */
+  /** --temporal-tasks-per-worker: backlog one worker is expected to absorb. */
   readonly tasksPerWorker: number;
   /**
-   * Worker Versioning: the function (version or alias) to invoke for each Build ID; empty (default) = invoke
-   * --temporal-function for every version. With a mapping, versions it does not name get no spillover.
+   * --temporal-versions (Worker Versioning): the function (version or alias) to invoke for each Build ID; empty:
+   * invoke --temporal-function for every version. With a mapping, versions it does not name get no spillover.
    */
   readonly versionFunctions: Readonly<Record<string, string>>;
-  /** TLS settings, undefined for plain-text connections. */
+  /** --temporal-tls and its files; undefined for plain-text connections. */
   readonly tls: TemporalTlsConfig | undefined;
-  /** Temporal Cloud API key (implies TLS). Never log it. */
+  /** --temporal-api-key: Temporal Cloud API key (implies TLS). Never log it. */
   readonly apiKey: string | undefined;
-}
-
-/**
- * Validates the Temporal options. Problems go to the reader (one per invalid option, with the rest of the
- * configuration's); returns undefined when spillover is not configured (no task queues) or when a problem
- * was found. The TLS certificate, key and CA files must be readable (checked through the reader's FileCheck).
- */
-export function resolveTemporalConfig(r: OptionReader): TemporalConfig | undefined {
-  if (!r.has('temporal-task-queues')) {
-    // Without task queues spillover is off, so any other Temporal option would be silently ignored: a
-    // namespace from a shared env file or a misspelt task-queue variable would start a daemon that does nothing.
-    for (const d of TEMPORAL_OPTIONS) {
-      if (d.flag !== 'temporal-task-queues') r.reject(d.flag, 'is only used with --temporal-task-queues (none given)');
-    }
-    return undefined;
-  }
-  const before = r.problems.length;
-
-  const address = r.read('temporal-address');
-  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):\d{1,5}$/.test(address)) {
-    r.problem(`--temporal-address must be host:port, got ${JSON.stringify(address)}`);
-  }
-  const namespace = r.read('temporal-namespace');
-  const taskQueues = taskQueueList(r);
-  const functionName = r.read('temporal-function');
-  if (functionName === undefined) {
-    r.problem(
-      '--temporal-function is required with --temporal-task-queues (env WORKERLESS_TEMPORAL_FUNCTION): the function that hosts the Temporal worker',
-    );
-  }
-  const maxWorkers = r.read('temporal-max-workers');
-  const maxWorkersTotal = r.read('temporal-max-workers-total');
-  const workerLifetimeMs = r.read('temporal-worker-lifetime');
-  // Unset, the start timeout is the default but at most the lifetime; set above it, it is an error.
-  const workerStartTimeoutMs =
-    r.given('temporal-worker-start-timeout') ?? Math.min(defaultOf('temporal-worker-start-timeout'), workerLifetimeMs);
-  if (workerStartTimeoutMs > workerLifetimeMs && r.has('temporal-worker-start-timeout')) {
-    r.reject('temporal-worker-start-timeout', `must not exceed --temporal-worker-lifetime (${workerLifetimeMs} ms)`);
-  }
-  const pollIntervalMs = r.read('temporal-poll-interval');
-  const backlogThreshold = r.read('temporal-backlog-threshold');
-  const maxBacklogAgeMs = r.read('temporal-max-backlog-age');
-  const coolOffMs = r.read('temporal-cool-off');
-  const tasksPerWorker = r.read('temporal-tasks-per-worker');
-  const versionFunctions = versionFunctionMap(r);
-
-  const apiKey = r.read('temporal-api-key');
-  // Read now: the connection only reads them when it connects, and would retry an unreadable file forever.
-  const certPath = r.read('temporal-tls-cert');
-  const keyPath = r.read('temporal-tls-key');
-  const caPath = r.read('temporal-tls-ca');
-  const serverName = r.read('temporal-tls-server-name');
-  // has(), not the paths: an unreadable file is reported once, not also as half a pair.
-  if (r.has('temporal-tls-cert') !== r.has('temporal-tls-key')) {
-    r.problem('--temporal-tls-cert and --temporal-tls-key must be given together (mTLS needs both)');
-  }
-  const tlsDefault =
-    apiKey !== undefined ||
-    (['temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-tls-server-name'] as const).some((f) => r.has(f));
-  const tlsOn = r.read('temporal-tls') ?? tlsDefault;
-  if (!tlsOn && tlsDefault) {
-    r.problem('--temporal-tls is false but an API key or TLS certificate option is set: those need TLS');
-  }
-
-  if (r.problems.length > before || functionName === undefined) return undefined;
-  return Object.freeze({
-    address,
-    namespace,
-    taskQueues: Object.freeze(taskQueues),
-    functionName,
-    maxWorkers,
-    maxWorkersTotal,
-    workerLifetimeMs,
-    workerStartTimeoutMs,
-    pollIntervalMs,
-    backlogThreshold,
-    maxBacklogAgeMs,
-    coolOffMs,
-    tasksPerWorker,
-    versionFunctions,
-    tls: tlsOn ? Object.freeze({ certPath, keyPath, caPath, serverName }) : undefined,
-    apiKey,
-  });
 }
 
 /** The config with the API key masked, for logging. */
 export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfig, 'apiKey'> & { apiKey?: string } {
   return { ...config, ...(config.apiKey !== undefined ? { apiKey: '***' } : {}) };
-}
-
-/** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
-function taskQueueList(r: OptionReader): string[] {
-  const value = r.read('temporal-task-queues');
-  const names: string[] = [];
-  for (const part of (value ?? '').split(',')) {
-    const name = part.trim();
-    if (name === '') continue;
-    if (name.length > 1000)
-      r.problem(`--temporal-task-queues names must be at most 1000 characters, got ${JSON.stringify(name.slice(0, 40) + '...')}`);
-    else if (!names.includes(name)) names.push(name);
-  }
-  // A value such as " , " (a list of blanks); a value of the wrong type was reported by r.string().
-  if (names.length === 0 && value !== undefined) r.reject('temporal-task-queues', 'needs at least one task queue name');
-  return names;
-}
-
-/** "v1=fn:1,v2=fn:2" (a YAML list arrives joined with commas) -> { v1: 'fn:1', v2: 'fn:2' }, frozen. */
-function versionFunctionMap(r: OptionReader): Readonly<Record<string, string>> {
-  const value = r.read('temporal-versions');
-  const entries: Array<[string, string]> = [];
-  for (const part of (value ?? '').split(',')) {
-    const entry = part.trim();
-    if (entry === '') continue;
-    // Function names and ARNs never contain "=", Build IDs may: split at the last one.
-    const at = entry.lastIndexOf('=');
-    const buildId = entry.slice(0, Math.max(0, at)).trim();
-    const fn = entry.slice(at + 1).trim();
-    if (at <= 0 || buildId === '' || !/^[A-Za-z0-9_:.$-]{1,256}$/.test(fn)) {
-      r.problem(
-        `--temporal-versions entries must be BUILD_ID=FUNCTION (e.g. v1=temporal-worker:1), got ${JSON.stringify(entry)}${originText(r)}`,
-      );
-    } else if (entries.some(([id]) => id === buildId)) {
-      r.problem(`--temporal-versions names Build ID ${JSON.stringify(buildId)} twice${originText(r)}`);
-    } else {
-      entries.push([buildId, fn]);
-    }
-  }
-  return Object.freeze(Object.fromEntries(entries));
-}
-
-function originText(r: OptionReader): string {
-  const origin = r.origin('temporal-versions');
-  return origin === undefined || origin === '--temporal-versions' ? '' : ` (from ${origin})`;
 }

@@ -2,7 +2,7 @@
 // function whose reserved concurrency is 20, over three queues in strict order (maxReceiveCount 3). Without
 // the adaptive limit they would run 90 loops against 20 slots. Measured from the test Lambda endpoint's own
 // records (every accepted invocation with its start and end, every 429 it answered); the figures are logged
-// with t.diagnostic and quoted in the README.
+// with t.diagnostic and quoted in docs/delivery.md ("Adaptive concurrency").
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { countMessages, createQueueWithDlq, messageCounts, sendMessages, type TestQueue } from '../support/aws.ts';
@@ -27,7 +27,7 @@ const CONVERGE_MS = 30_000;
 /**
  * Share of the budget in use once converged. The issue asks 0.9: measured 0.912-0.92 on this machine beside other
  * work, 0.868-0.886 in full CI runs (the chaos run and other LocalStack tests on the same two cores). The bound
- * leaves CI load room so that it alone cannot fail the run; the README gives the figures.
+ * leaves CI load room so that it alone cannot fail the run; docs/delivery.md gives the figures.
  */
 const MIN_IN_USE = 0.82;
 
@@ -164,7 +164,7 @@ describe('adaptive concurrency across replicas (issue 10)', { timeout: 300_000 }
     assert.ok(midAfterLow <= RESERVED + REPLICAS * 5, `${midAfterLow} mid invocations after low began`);
     assert.equal(highAfterLow, 0);
     assert.ok(inUse >= MIN_IN_USE * RESERVED, `mean in use ${inUse.toFixed(2)} of ${RESERVED}`);
-    // The issue's 5 %: measured 1.6 % with invocations received ahead (README gives the figures).
+    // The issue's 5 %: measured 1.6 % with invocations received ahead (docs/delivery.md gives the figures).
     assert.ok(share < 0.05, `${(share * 100).toFixed(2)}% of invocations throttled after the first 30 s`);
     for (const l of limits) assert.ok(l !== undefined && l >= 1 && l < LOOPS, `ConcurrencyLimit ${l}: lowered from ${LOOPS}`);
   });

@@ -1,5 +1,5 @@
 // Issue 8, case 4: an Invoke whose outcome is unknown (the connection reset after the request was sent, a
-// Lambda 5xx) must not be retried while the first invocation may still run. Documented policy (README, "When
+// Lambda 5xx) must not be retried while the first invocation may still run. Documented policy (docs/failure-modes.md, "When
 // AWS misbehaves"): the batch is held, invisible, for one visibility timeout and then invoked again; after 3
 // such holds it is left to the queue's redrive rules. Faults sit between the real CLI and the test Lambda
 // endpoint; SQS goes through a fault proxy without faults, so every delete is seen.

@@ -112,7 +112,7 @@ describe('fault injection between workerless and SQS', () => {
         const first = Math.min(...ids.map((id) => runs.get(id)?.[0]?.startedAt ?? Infinity));
         assert.ok(first >= back, 'nothing was received while SQS refused connections');
         latencies.push(first - back);
-        // Deleted before the next outage: a delete caught by an outage is another case (see settle.ts).
+        // Deleted before the next outage: a delete caught by an outage is another case (see src/settle/delete-batcher.ts).
         await until(async () => (await countMessages(q.url)) === 0, 10_000, `the messages of outage ${outage} deleted`, 50);
       }
       assert.equal(await stopDaemon(daemon), 0);

@@ -14,7 +14,8 @@ import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
 import { classifyInvokeError } from '../../../src/invoke/lambda-invoker.ts';
 import type { MessageSource, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
-import { changeVisibility, DeleteBatcher } from '../../../src/settle/settle.ts';
+import { DeleteBatcher } from '../../../src/settle/delete-batcher.ts';
+import { changeVisibility } from '../../../src/settle/visibility-change.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
 
 const errno = (code: string, syscall: string, message = `${syscall} ${code}`) => Object.assign(new Error(message), { code, syscall });

@@ -8,7 +8,7 @@ import { CORE_OPTIONS, defaultText, envName } from '../../../src/config/options.
 
 const DEFS = OPTIONS;
 import { OPTIONS, resolveConfig, type Config, type RouteConfig } from '../../../src/config/config.ts';
-import { OptionReader } from '../../../src/config/option-reader.ts';
+import { addDefaults } from '../../../src/config/with-defaults.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const NOTHING_TO_DO =
@@ -17,7 +17,7 @@ const NOTHING_TO_DO =
 /** Resolves as main does; `readable` replaces the file system for the TLS file checks (default: the real one). */
 function resolve(argv: string[], env: Record<string, string> = ENV, readable?: (path: string) => string | undefined) {
   const cli = collectOptions(argv, env, DEFS);
-  const r = resolveConfig(cli.raw, env, readable ? new OptionReader(cli.raw, readable) : undefined);
+  const r = resolveConfig(cli.raw, env, readable ? addDefaults(cli.raw, readable) : undefined);
   return { cli, problems: [...cli.problems, ...(r.ok ? [] : r.problems)], config: r.ok ? r.config : undefined };
 }
 
@@ -128,6 +128,26 @@ describe('configuration', () => {
       ['never', 'Workerless-app-staging', false, 10_000],
     );
     assert.deepEqual([c.region, c.endpointUrl, c.shutdownTimeoutMs, c.logLevel], ['eu-west-1', 'http://127.0.0.1:4566', 90_000, 'debug']);
+  });
+
+  it('one key style per layer: raw options by flag (kebab-case) from flags, env and either spelling in the file; camelCase only in the Config', () => {
+    const file = tempFile('wl.yaml', 'function: fn\nqueues: a\nbatchSize: 4\npoll-for: 7\n');
+    const cli = collectOptions(['--batch-window', '2s'], { ...ENV, WORKERLESS_CONFIG: file, WORKERLESS_VISIBILITY_TIMEOUT: '60' }, DEFS);
+    assert.deepEqual(cli.problems, []);
+    assert.deepEqual([...cli.raw.keys()].sort(), [
+      'batch-size',
+      'batch-window',
+      'config',
+      'function',
+      'poll-for',
+      'queues',
+      'visibility-timeout',
+    ]);
+    assert.equal(cli.raw.get('batch-size')?.origin, `batch-size in ${file}`);
+    const r = resolveConfig(cli.raw, ENV);
+    assert.ok(r.ok);
+    const route = r.config.routes[0]!;
+    assert.deepEqual([route.batchSize, route.batchWindowMs, route.pollForSec, route.visibilityTimeoutSec], [4, 2_000, 7, 60]);
   });
 
   it('every flag has a WORKERLESS_ env var, and flag > env > file > default', () => {

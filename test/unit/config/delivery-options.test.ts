@@ -8,8 +8,9 @@ import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { resolveDeliveryConfig } from '../../../src/config/delivery-options.ts';
 import { matchesRecord } from '../../../src/receive/event-filter.ts';
 import { retryBackoffFor } from '../../../src/settle/retry-backoff.ts';
-import { OptionReader } from '../../../src/config/option-reader.ts';
-import { parseQueueList } from '../../../src/receive/queue-order.ts';
+import { addDefaults } from '../../../src/config/with-defaults.ts';
+import { QUEUE_SETTINGS } from '../../../src/config/options.ts';
+import { parseQueueList } from '../../../src/config/queue-list.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };
 const BASE = ['--function', 'fn', '--queues', 'high,low,https://sqs.us-east-1.amazonaws.com/123456789012/orders'];
@@ -24,7 +25,7 @@ function resolve(argv: string[], env: Record<string, string> = ENV) {
 /** The delivery options alone, read as a route reads them (src/config/routes.ts) with --concurrency 10. */
 function delivery(argv: string[], env: Record<string, string> = ENV) {
   const cli = collectOptions([...BASE, ...argv], env, OPTIONS);
-  const r = new OptionReader(cli.raw);
+  const r = addDefaults(cli.raw);
   const config = resolveDeliveryConfig(r, parseQueueList(r.read('queues')!).list, 10);
   return { problems: [...cli.problems, ...r.problems], config };
 }
@@ -162,6 +163,35 @@ describe('delivery options', () => {
       'queue "low": rate-burst is only used with a rate',
       "the queues' min-concurrency add up to 12, more than --concurrency 10: the reserved loops must fit in the pool",
     ]);
+  });
+
+  it('a queue-options key and the name=N flag that sets it check the one range of the options table', () => {
+    const perQueue = OPTIONS.flatMap((d) => ('perQueue' in d ? [{ flag: d.flag, key: d.perQueue }] : []));
+    assert.deepEqual(
+      perQueue.map((p) => p.key),
+      ['max-concurrency', 'min-concurrency', 'rate'],
+    );
+    for (const { flag, key } of perQueue) {
+      const def = QUEUE_SETTINGS.find((s) => s.key === key)!;
+      assert.ok(def.kind === 'integer' || def.kind === 'rate');
+      const below = def.kind === 'rate' ? 0 : def.min - 1;
+      for (const value of [def.max, below, def.max + 1]) {
+        // A pool of the most loops, so that a reservation of the most is not refused for the pool's size.
+        const viaFlag = resolve(['--concurrency', '10000', `--${flag}`, `high=${value}`]);
+        const viaFile = resolve(['--concurrency', '10000', '--queue-options', JSON.stringify({ high: { [key]: value } })]);
+        const ok: boolean = value === def.max;
+        assert.equal(viaFlag.problems.length === 0, ok, `--${flag} high=${value}: ${viaFlag.problems.join('; ')}`);
+        assert.equal(viaFile.problems.length === 0, ok, `queue-options ${key}: ${value}: ${viaFile.problems.join('; ')}`);
+        if (ok) {
+          assert.deepEqual(viaFlag.config!.queueOptions.get('high'), viaFile.config!.queueOptions.get('high'));
+          continue;
+        }
+        // The same words for the range, from the one definition.
+        const range = (p: string) => /must be (.*), got/.exec(p)?.[1];
+        assert.equal(range(viaFlag.problems[0]!), range(viaFile.problems[0]!));
+        assert.match(viaFlag.problems[0]!, new RegExp(`${def.max}`));
+      }
+    }
   });
 
   it('filters with $or from the config file; an invalid $or is a config error that names the queue and the place', () => {

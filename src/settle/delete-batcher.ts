@@ -1,22 +1,7 @@
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
-import { backoffMs, sleep } from '../util/backoff.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../aws/sqs-source.ts';
-
-/** SQS batch calls take at most 10 entries. */
-const SQS_BATCH_MAX = 10;
-/**
- * Attempts for a delete or a release that fails. The visibility lease keeps the messages invisible while a
- * delete is retried, so a few seconds of SQS errors cost a delay, not a second delivery.
- */
-const SETTLE_ATTEMPTS = 8;
-
-export interface SettleResult {
-  /** How many entries SQS confirmed. */
-  done: number;
-  failed: EntryFailure[];
-}
+import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
 
 interface Pending {
   entry: ReceiptEntry;
@@ -85,85 +70,20 @@ export class DeleteBatcher {
     const onRetry = () => {
       for (const p of batch) p.onRetry();
     };
-    void withRetry(
-      this.#log,
-      'DeleteMessageBatch',
+    void retryBatchCall(this.#log, {
+      operation: 'DeleteMessageBatch',
       queue,
-      () => this.#source.deleteBatch(queue, entries),
-      entries.length,
+      send: () => this.#source.deleteBatch(queue, entries),
+      entryCount: entries.length,
       retryUntil,
       onRetry,
-      this.#now,
-    ).then((failures) => {
+      now: this.#now,
+    }).then((failures) => {
       const byId = new Map(failures.map((f) => [f.id, f]));
       batch.forEach((p, i) => {
         const f = byId.get(String(i));
         p.resolve(f ? { ...f, id: p.entry.id } : undefined);
       });
     });
-  }
-}
-
-/**
- * Changes the visibility of messages (0 releases them now), in batches of 10, with retries. `onChunk` is called
- * before each batch call after the first: each has its own retries, so a caller's step deadline (liveness) is
- * renewed per call, as a delete's is per retry; 10,000 messages released during an SQS outage are not one step.
- */
-export async function changeVisibility(
-  source: MessageSource,
-  logger: Logger,
-  queue: ResolvedQueue,
-  entries: readonly ReceiptEntry[],
-  timeoutSec: number,
-  onChunk: () => void = () => {},
-): Promise<SettleResult> {
-  const failed: EntryFailure[] = [];
-  for (let i = 0; i < entries.length; i += SQS_BATCH_MAX) {
-    if (i > 0) onChunk();
-    const chunk = entries.slice(i, i + SQS_BATCH_MAX).map((e, k) => ({ id: String(k), receiptHandle: e.receiptHandle, original: e.id }));
-    const failures = await withRetry(
-      logger,
-      'ChangeMessageVisibilityBatch',
-      queue,
-      () => source.changeVisibility(queue, chunk, timeoutSec),
-      chunk.length,
-    );
-    for (const f of failures) failed.push({ ...f, id: chunk[Number(f.id)]?.original ?? f.id });
-  }
-  return { done: entries.length - failed.length, failed };
-}
-
-/**
- * Runs a batch call, retrying retryable errors with jittered back-off: at least SETTLE_ATTEMPTS times, and
- * beyond that until `retryUntil` (while the messages are still invisible, a retry can still prevent a second
- * delivery). After that, or on a fatal error, every entry is reported failed: the messages then come back
- * after their visibility timeout, so nothing is lost, only delayed.
- */
-async function withRetry(
-  logger: Logger,
-  operation: string,
-  queue: ResolvedQueue,
-  call: () => Promise<EntryFailure[]>,
-  entryCount: number,
-  retryUntil: () => number = () => 0,
-  onRetry: () => void = () => {},
-  now: () => number = monotonicNow,
-): Promise<EntryFailure[]> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      // The adapter gives each call its deadline; a call past it comes back as a retryable TimeoutError.
-      return await call();
-    } catch (err) {
-      const e = callErrorOf(err);
-      const delayMs = backoffMs(attempt, 100, 1_000);
-      const last = e.kind === 'fatal' || (attempt + 1 >= SETTLE_ATTEMPTS && now() + delayMs >= retryUntil());
-      logger[last ? 'error' : 'warn'](
-        { queue: queue.name, operation, attempt, err: { code: e.code, message: e.message } },
-        `${operation} failed`,
-      );
-      if (last) return Array.from({ length: entryCount }, (_, i) => ({ id: String(i), code: e.code, message: e.message }));
-      onRetry();
-      await sleep(delayMs);
-    }
   }
 }

@@ -4,20 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { RawValue } from '../../../src/config/cli.ts';
-import { OptionReader, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/option-reader.ts';
+import { addDefaults, parseDurationMs, readableFile, type FileCheck } from '../../../src/config/with-defaults.ts';
 import { TEMPORAL_OPTIONS, envName } from '../../../src/config/options.ts';
-import { redactTemporalConfig, resolveTemporalConfig } from '../../../src/temporal/options.ts';
+import { resolveTemporalConfig } from '../../../src/config/temporal.ts';
+import { redactTemporalConfig } from '../../../src/temporal/options.ts';
 
 /** The files the fake FileCheck can read; any other path is ENOENT. No test here touches the file system. */
 const FILES = new Set(['/c.pem', '/k.pem', '/ca.pem']);
 const fakeFiles: FileCheck = (path) => (FILES.has(path) ? undefined : 'ENOENT');
 
-/** Raw values as the CLI collects them (camelCase names), given as flags unless `origins` says otherwise. */
+/** Raw values as the CLI collects them (keyed by flag; written here in camelCase), given as flags unless `origins` says otherwise. */
 function resolve(raw: Record<string, unknown>, checkFile: FileCheck = fakeFiles, origins: Record<string, string> = {}) {
   const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  const map = new Map<string, RawValue>(Object.entries(raw).map(([k, value]) => [k, { value, origin: origins[k] ?? `--${kebab(k)}` }]));
+  const map = new Map<string, RawValue>(
+    Object.entries(raw).map(([k, value]) => [kebab(k), { value, origin: origins[k] ?? `--${kebab(k)}` }]),
+  );
   const checked: string[] = [];
-  const reader = new OptionReader(map, (path) => {
+  const reader = addDefaults(map, (path) => {
     checked.push(path);
     return checkFile(path);
   });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { RawOptions, RawValue } from './cli.ts';
-import { camel, defaultOf, formatMs, optionDef, type Flag, type OptionDef, type OptionValue } from './options.ts';
+import { defaultOf, formatMs, optionDef, type Flag, type OptionDef, type OptionValue } from './options.ts';
 
 /** Whether a file can be read: undefined if it can, else the reason (ENOENT, EACCES, EISDIR). */
 export type FileCheck = (path: string) => string | undefined;
@@ -17,20 +17,31 @@ export function readableFile(path: string): string | undefined {
 }
 
 /**
- * Reads typed values out of raw options by flag, through the option's definition (src/config/options.ts): its kind,
+ * Stage 2 of the configuration's three (cli.ts: raw -> here: with defaults -> config.ts: compiled): the raw
+ * options (`RawOptions`, by flag) with every default of the options table filled in. `addDefaults(raw)` makes them;
+ * the compile stage reads them.
+ */
+export function addDefaults(raw: RawOptions, checkFile: FileCheck = readableFile): OptionsWithDefaults {
+  return new OptionsWithDefaults(raw, checkFile);
+}
+
+/**
+ * Typed values out of raw options by flag, through the option's definition (src/config/options.ts): its kind,
  * range or allowed values and default. Records one problem per invalid value in the form
  * `--flag must be ..., got "value" (from WORKERLESS_FLAG)`. Unset or empty values read as the default
- * (undefined without one), and so do invalid ones, whose problem is recorded. Read each option once:
- * every read of an invalid value records its problem again.
+ * (undefined without one), and so do invalid ones, whose problem is recorded. A value is checked when the
+ * compile stage reads it, so problems come in the order its rules ask and an unused option's file is never
+ * read. Read each option once: every read of an invalid value records its problem again.
  */
-export class OptionReader {
+export class OptionsWithDefaults {
   readonly problems: string[] = [];
-  readonly #raw: RawOptions;
+  /** The raw options these were made from (a route's options inherit some of them). */
+  readonly raw: RawOptions;
   readonly #checkFile: FileCheck;
 
-  /** `checkFile` is the only I/O the reader does (for path options); tests pass a fake. */
+  /** `checkFile` is the only I/O done here (for path options); tests pass a fake. */
   constructor(raw: RawOptions, checkFile: FileCheck = readableFile) {
-    this.#raw = raw;
+    this.raw = raw;
     this.#checkFile = checkFile;
   }
 
@@ -73,7 +84,7 @@ export class OptionReader {
 
   /** The raw value, or undefined when unset or empty (an empty env var, as compose files often pass, is unset). */
   #get(flag: string): RawValue | undefined {
-    const v = this.#raw.get(camel(flag));
+    const v = this.raw.get(flag);
     if (v === undefined || v.value === null || v.value === undefined) return undefined;
     if (typeof v.value === 'string' && v.value.trim() === '') return undefined;
     if (Array.isArray(v.value) && v.value.length === 0) return undefined;
@@ -196,7 +207,7 @@ export class OptionReader {
 
   /** Where the value came from (`--flag`, `WORKERLESS_FLAG`, `flag in wl.yaml`); undefined when unset. */
   origin(flag: Flag): string | undefined {
-    return this.#raw.get(camel(flag))?.origin;
+    return this.raw.get(flag)?.origin;
   }
 }
 
