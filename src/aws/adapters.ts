@@ -36,7 +36,7 @@ export interface AwsAdapters {
 }
 
 export interface AwsAdapterOptions {
-  /** Sockets per host (SQS and Lambda): every worker loop may hold one long poll and one invocation open at a time. */
+  /** Sockets per host (SQS and Lambda); a run sizes it with socketsPerHost. */
   readonly maxSockets: number;
   /** Counts calls by operation and outcome, on the lean path as on the SDK clients (countAwsCalls). */
   readonly metrics?: MetricsSink | undefined;
@@ -64,6 +64,33 @@ export function logClockSkew(logger: Logger | undefined, service: string): ((off
  * each, a turn of 32 starts leaves the event loop to its I/O every ~7 ms during a burst.
  */
 const CALLS_PER_TURN = 32;
+
+/**
+ * Sockets per host beyond one per worker loop: room for the calls that run beside the loops' long polls and
+ * invocations (DeleteMessageBatch and ChangeMessageVisibilityBatch from settling and the visibility lease),
+ * so that they do not wait for a socket behind them.
+ */
+const SPARE_SOCKETS_PER_HOST = 16;
+
+/**
+ * The socket pool: sockets per host (SQS, Lambda) for `loops` worker loops in all, since every worker loop may
+ * hold one long poll and one invocation open at a time.
+ */
+export function socketsPerHost(loops: number): number {
+  return loops + SPARE_SOCKETS_PER_HOST;
+}
+
+/** PutMetricData is sent one call at a time (flushes are serialized): one socket, opened only when metrics are on. */
+const CLOUDWATCH_SOCKETS = 1;
+
+/**
+ * The most AWS sockets the daemon opens: `maxSocketsPerHost` each to SQS and to Lambda (src/aws/agent-options.ts
+ * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData. The fd budget
+ * (src/operator/http/fd-budget.ts) counts with it.
+ */
+export function awsSocketCeiling(maxSocketsPerHost: number): number {
+  return 2 * maxSocketsPerHost + CLOUDWATCH_SOCKETS;
+}
 
 /**
  * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as
@@ -126,7 +153,6 @@ export async function createAwsAdapters(
     clock: clock('lambda'),
   });
   const lambdaCalls = callCounter('lambda', options.metrics);
-  // One PutMetricData at a time (flushes are serialized): one socket, opened only when metrics are on.
   let cloudwatchHttp: InstanceType<typeof SignedHttp> | undefined;
   let cloudwatch: Promise<MetricsPublisher> | undefined;
   let destroyed = false;
@@ -136,7 +162,13 @@ export async function createAwsAdapters(
     invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, endpoints.lambda.url, fn, lambdaCalls),
     cloudwatch: () =>
       (cloudwatch ??= import('../operator/metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
-        cloudwatchHttp = new SignedHttp({ service: 'monitoring', region, credentials, maxSockets: 1, clock: clock('cloudwatch') });
+        cloudwatchHttp = new SignedHttp({
+          service: 'monitoring',
+          region,
+          credentials,
+          maxSockets: CLOUDWATCH_SOCKETS,
+          clock: clock('cloudwatch'),
+        });
         // Built after destroy(): release it at once, as the SDK clients are.
         if (destroyed) cloudwatchHttp.destroy();
         return new CloudWatchHttpPublisher(cloudwatchHttp, endpoints.cloudwatch.url, callCounter('cloudwatch', options.metrics));

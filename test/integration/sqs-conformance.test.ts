@@ -252,7 +252,7 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
         );
       });
 
-      // A stop lets a throttled batch retry for --shutdown-timeout minus 15 s (main.ts), then releases it: 15 releases
+      // A stop lets a throttled batch retry for --shutdown-timeout minus 15 s (drainRetryMs in src/daemon/shutdown.ts), then releases it: 15 releases
       // at once; 17 retries for 2 s first. With --adaptive-concurrency the Invoke also waits for a permit.
       const releasePaths = [
         { name: 'released at once', args: ['--shutdown-timeout', '15'] },

@@ -24,14 +24,6 @@ const HTTP_MIN_CONNECTIONS = 4;
  */
 export const RESERVED_FDS = 64;
 
-/**
- * The most AWS sockets the daemon opens: `maxSocketsPerHost` each to SQS and to Lambda (src/aws/agent-options.ts
- * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData.
- */
-export function awsSocketCeiling(maxSocketsPerHost: number): number {
-  return 2 * maxSocketsPerHost + 1;
-}
-
 export interface FdBudget {
   /** The HTTP server's connection cap (server.maxConnections). */
   readonly httpMaxConnections: number;
@@ -50,7 +42,8 @@ export interface FdBudget {
 
 /**
  * How many connections the HTTP server may hold under the process's open-file limit (RLIMIT_NOFILE), after the
- * AWS pool and the reserve. `openFileLimit` undefined (not Linux, unreadable): the fixed cap.
+ * AWS pool and the reserve. `awsSockets`: the pool's ceiling, as its owner counts it (awsSocketCeiling in
+ * src/aws/adapters.ts). `openFileLimit` undefined (not Linux, unreadable): the fixed cap.
  */
 export function fdBudget(opts: { openFileLimit: number | undefined; awsSockets: number; httpServer: boolean }): FdBudget {
   const { openFileLimit, awsSockets, httpServer } = opts;

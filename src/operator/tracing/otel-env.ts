@@ -1,6 +1,6 @@
 /**
  * Reads the standard OpenTelemetry environment variables that concern traces into a frozen settings object,
- * or undefined when tracing is off. Pure: no I/O and no OpenTelemetry package, so main.ts can decide whether
+ * or undefined when tracing is off. Pure: no I/O and no OpenTelemetry package, so the daemon can decide whether
  * to load the SDK at all. Every invalid variable is reported at once, in one OtelConfigError.
  *
  * Tracing is opt in: it is on when OTEL_TRACES_EXPORTER lists `otlp` or an OTLP endpoint is set, and off when
@@ -52,7 +52,7 @@ export interface OtelProblem {
   readonly reason: string;
 }
 
-/** Invalid OTEL_* configuration: main.ts reports each problem and exits 2. */
+/** Invalid OTEL_* configuration: the daemon and `workerless check` report each problem and exit 2. */
 export class OtelConfigError extends Error {
   override readonly name = 'OtelConfigError';
   readonly problems: readonly OtelProblem[];

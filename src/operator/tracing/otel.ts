@@ -58,7 +58,7 @@ export type FailureOf<T> = (result: T) => string | undefined;
  * Builds the OpenTelemetry tracer when the standard OTEL_* environment asks for traces, undefined otherwise.
  * The SDK and the exporter are imported only then, so a daemon without tracing never loads them. The provider
  * is local to the returned tracer: nothing is registered globally. Throws OtelConfigError for invalid OTEL_*
- * values (main.ts exits 2).
+ * values (the daemon exits 2, src/daemon/daemon.ts).
  */
 export async function createOtelTracer(
   env: NodeJS.ProcessEnv,

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
-import { checkFunction } from '../../../src/invoke/function-check.ts';
+import { checkFunction } from '../../../src/daemon/function-check.ts';
 import { QueueResolveError, resolveQueues, type QueueLookup } from '../../../src/aws/sqs-source.ts';
 import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
 

@@ -3,13 +3,8 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import {
-  HTTP_MAX_CONNECTIONS,
-  RESERVED_FDS,
-  awsSocketCeiling,
-  fdBudget,
-  parseOpenFileLimit,
-} from '../../../../src/operator/http/fd-budget.ts';
+import { awsSocketCeiling, socketsPerHost } from '../../../../src/aws/adapters.ts';
+import { HTTP_MAX_CONNECTIONS, RESERVED_FDS, fdBudget, parseOpenFileLimit } from '../../../../src/operator/http/fd-budget.ts';
 import { startHttpServer, type HttpRoutes } from '../../../../src/operator/http/server.ts';
 import { recordingLogger, silentLogger } from '../../../support/factories.ts';
 
@@ -27,8 +22,14 @@ describe('the file-descriptor budget', () => {
   });
 
   it('counts SQS and Lambda at maxSockets each, and one CloudWatch socket', () => {
-    // --concurrency 10: main.ts gives each host 10 + 16 sockets.
+    // --concurrency 10: socketsPerHost gives each host 10 + 16 sockets.
     assert.equal(awsSocketCeiling(26), 53);
+  });
+
+  it('sizes the pool at one socket per worker loop of every route, and 16 more per host', () => {
+    assert.equal(socketsPerHost(10), 26);
+    assert.equal(socketsPerHost(2 + 3), 21);
+    assert.equal(awsSocketCeiling(socketsPerHost(100)), 233);
   });
 
   it('gives the server its full cap, without a warning, when the limit covers the AWS sockets, the reserve and the server', () => {

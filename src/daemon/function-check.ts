@@ -1,6 +1,6 @@
 import { unreachableReason } from '../aws/errors.ts';
 import { NETWORK_HINT, StartupError, firstLine } from '../aws/sqs-source.ts';
-import type { FunctionInvoker } from './lambda-invoker.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 
 /**
  * Start-up check with InvocationType DryRun: proves the function exists and that we may invoke it, without

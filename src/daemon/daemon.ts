@@ -1,0 +1,255 @@
+import type { Logger } from 'pino';
+import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
+import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
+import { StartupError } from '../aws/sqs-source.ts';
+import type { Config } from '../config/config.ts';
+import { Dispatcher } from '../dispatch/dispatcher.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.ts';
+import { fdBudget, readOpenFileLimit } from '../operator/http/fd-budget.ts';
+import { fanOut, type MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import type { Operations } from '../operator/operations.ts';
+import type { RecentErrors } from '../operator/status/status-recorder.ts';
+import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';
+import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
+import { SharedReceiveSource } from '../receive/shared-receive.ts';
+import { redactTemporalConfig } from '../temporal/options.ts';
+import { awaitParts, drainRetryMs, handleShutdown } from './shutdown.ts';
+import { runStartupChecks, type CheckedRoute } from './startup-checks.ts';
+
+// The daemon's wiring: tracing, the HTTP server, the AWS adapters, the start-up checks, metrics, one Dispatcher
+// per route and Temporal spillover, started in that order; tracing, the server and the sockets are released in
+// runDaemon's `finally`, whatever the outcome. The policies live in their own files: the start-up checks in
+// startup-checks.ts, signals, drain and forced exit in shutdown.ts, the socket pool in src/aws/adapters.ts.
+// OpenTelemetry, prom-client, CloudWatch and the Temporal client are imported only when configured, since each
+// costs resident memory.
+
+/**
+ * The process, as main.ts hands it to the daemon: main stays the one module that touches `process` (argv, env,
+ * signals, stdio, exit), so the daemon's files can be read, and run, without it.
+ */
+export interface DaemonProcess {
+  /** The root controller: the first SIGTERM/SIGINT, or a failed part, aborts it (stop receiving, drain). */
+  readonly stop: AbortController;
+  /** Replaces main's start-up signal handler, once the daemon can report what is in flight. */
+  onSignal(handler: (signal: NodeJS.Signals) => void): void;
+  /** The environment: the OTEL_* variables configure tracing. */
+  readonly env: NodeJS.ProcessEnv;
+  /** One line for the operator on stderr, as `workerless: <line>`. */
+  tell(line: string): void;
+  /** Ends the process at once (a forced exit). */
+  exit(code: number): never;
+  readonly version: string;
+}
+
+/**
+ * Runs the daemon until it is stopped (exit 0), fails (1: a start-up check, the HTTP port, a failed part) or
+ * meets an invalid OTEL_* variable (2). Forced exits (a second signal, the shutdown timeout) end the process
+ * from shutdown.ts.
+ */
+export async function runDaemon(
+  config: Config,
+  endpoints: AwsEndpoints,
+  logger: Logger,
+  recentErrors: RecentErrors | undefined,
+  proc: DaemonProcess,
+): Promise<number> {
+  const { stop } = proc;
+  // Tracing is configured by the standard OTEL_* variables; an invalid one is a configuration error (exit 2).
+  // OpenTelemetry, like the HTTP server's prom-client below, is loaded only when it is configured.
+  let tracer: OtelDispatchTracer | undefined;
+  try {
+    tracer = resolveOtelEnv(proc.env)
+      ? await (await import('../operator/tracing/otel.ts')).createOtelTracer(proc.env, logger, { functionRegion: endpoints.region })
+      : undefined;
+  } catch (err) {
+    if (!(err instanceof OtelConfigError)) throw err;
+    for (const p of err.problems) proc.tell(describeProblem(p));
+    return EXIT_USAGE;
+  }
+  const maxSocketsPerHost = socketsPerHost(config.routes.reduce((loops, route) => loops + route.concurrency, 0));
+  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
+  const fds = fdBudget({
+    openFileLimit: readOpenFileLimit(),
+    awsSockets: awsSocketCeiling(maxSocketsPerHost),
+    httpServer: config.httpPort !== undefined,
+  });
+  if (fds.shortfall) {
+    logger.warn(
+      fds.shortfall,
+      'open-file limit below what the AWS sockets may need: AWS calls can fail with EMFILE; raise it (ulimit -n) or lower --concurrency',
+    );
+  }
+  // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
+  const ops =
+    config.httpPort !== undefined
+      ? new (await import('../operator/operations.ts')).Operations(config, logger.child({ component: 'http' }), proc.version, recentErrors)
+      : undefined;
+  try {
+    await ops?.start(fds.httpMaxConnections);
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    proc.tell(`cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}`);
+    return EXIT_FAILURE;
+  }
+  const dispatchers: Dispatcher[] = [];
+  const beginShutdown = handleShutdown(proc, config, logger, ops, dispatchers);
+
+  // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
+  // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
+  const aws = await createAwsAdapters(config.awsClient, config, endpoints, {
+    maxSockets: maxSocketsPerHost,
+    metrics: ops?.prometheus,
+    logger,
+  });
+  const lambdaEndpoint = endpointName(endpoints.lambda.url);
+  logEndpoints(logger, config, endpoints, lambdaEndpoint);
+
+  try {
+    const routes = await runStartupChecks(config, endpoints, aws, lambdaEndpoint, stop, logger);
+    if (stop.signal.aborted) return EXIT_OK;
+
+    const metrics = await startMetrics(config, aws, logger, ops);
+    logStarted(logger, config, routes, tracer !== undefined);
+    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer));
+    const work = dispatchers.map((d) => d.run(stop.signal));
+    if (config.temporal) {
+      // Loaded only when configured: the Temporal client is large and most deployments do not use it.
+      const { runTemporalSpillover } = await import('../temporal/spillover.ts');
+      work.push(runTemporalSpillover(config.temporal, { logger, metrics: metrics.sink, lambda: await aws.sdk.lambda() }, stop.signal));
+    }
+    ops?.running(dispatchers);
+    const failures = await awaitParts(work, stop, beginShutdown);
+    await metrics.finish();
+    if (failures.length > 0) {
+      const reason = failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ');
+      logger.fatal({ reason, err: failures[0] }, 'failed');
+      proc.tell(`failed: ${reason}`);
+      return EXIT_FAILURE;
+    }
+    logger.info('stopped cleanly');
+    return EXIT_OK;
+  } catch (err) {
+    // A signal during start-up aborts the start-up calls: that is a clean stop, not a failure.
+    if (stop.signal.aborted) {
+      logger.info('stopped during start-up');
+      return EXIT_OK;
+    }
+    if (err instanceof StartupError) {
+      logger.fatal({ reason: err.message }, 'cannot start');
+      proc.tell(err.message);
+      return EXIT_FAILURE;
+    }
+    throw err;
+  } finally {
+    await tracer?.shutdown();
+    await ops?.close();
+    aws.destroy();
+  }
+}
+
+/** Where the AWS calls go, once at start-up, as the SDK resolved it. */
+function logEndpoints(logger: Logger, config: Config, endpoints: AwsEndpoints, lambdaEndpoint: string): void {
+  logger.info(
+    {
+      region: endpoints.region,
+      regionFrom: config.regionOrigin,
+      fips: endpoints.useFips,
+      dualStack: endpoints.useDualStack,
+      sqs: endpointName(endpoints.sqs.url),
+      // Without a configured endpoint, SQS calls for a queue URL go to that URL's host, as the SDK sends them.
+      sqsQueueUrlCalls: endpoints.sqs.custom ? 'to the sqs endpoint' : "to the queue URL's host",
+      lambda: lambdaEndpoint,
+      cloudwatch: endpointName(endpoints.cloudwatch.url),
+      awsClient: config.awsClient,
+    },
+    'AWS endpoints',
+  );
+}
+
+/**
+ * The metrics sinks: CloudWatch (with --metrics on, publishing every --metrics-interval) and the HTTP server's
+ * Prometheus registry. `finish` stops the publishing loop and flushes what is left, once every part has stopped.
+ */
+async function startMetrics(
+  config: Config,
+  aws: AwsAdapters,
+  logger: Logger,
+  ops: Operations | undefined,
+): Promise<{ readonly sink: MetricsSink; finish(): Promise<void> }> {
+  const cloudwatchMetrics = config.metricsEnabled
+    ? new (await import('../operator/metrics/cloudwatch.ts')).CloudWatchMetrics(
+        await aws.cloudwatch(),
+        logger.child({ component: 'metrics' }),
+        {
+          namespace: config.metricsNamespace,
+        },
+      )
+    : undefined;
+  const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
+  const metricsStop = new AbortController();
+  const metricsLoop = cloudwatchMetrics?.run(config.metricsIntervalMs, metricsStop.signal);
+  return {
+    sink,
+    async finish() {
+      metricsStop.abort();
+      await metricsLoop;
+      await cloudwatchMetrics?.flush();
+    },
+  };
+}
+
+/** What runs, once the start-up checks have passed. */
+function logStarted(logger: Logger, config: Config, routes: readonly CheckedRoute[], tracing: boolean): void {
+  logger.info(
+    {
+      routes: routes.map(({ route, queues }) => ({
+        function: route.functionName,
+        queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
+        order: route.queues.mode,
+        concurrency: route.concurrency,
+        batchSize: route.batchSize,
+        batchWindowMs: route.batchWindowMs,
+        pollForSec: route.pollForSec,
+        deleteMode: route.deleteMode,
+      })),
+      metrics: config.metricsEnabled ? config.metricsNamespace : 'off',
+      http: config.httpPort !== undefined ? `${config.httpHost}:${config.httpPort}` : 'off',
+      tracing: tracing ? 'otlp' : 'off',
+      temporal: config.temporal ? redactTemporalConfig(config.temporal) : 'off',
+    },
+    'workerless started',
+  );
+}
+
+/** One Dispatcher per route, over the route's checked queues and function. */
+function createDispatchers(
+  config: Config,
+  routes: readonly CheckedRoute[],
+  aws: AwsAdapters,
+  sink: MetricsSink,
+  logger: Logger,
+  tracer: OtelDispatchTracer | undefined,
+): Dispatcher[] {
+  return routes.map(
+    ({ route, queues, invoker }) =>
+      new Dispatcher(
+        {
+          // The route's options, with its queues resolved.
+          ...route,
+          queues,
+          orderMode: route.queues.mode,
+          drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
+        },
+        {
+          source: new SharedReceiveSource(aws.sqs),
+          lookup: aws.sqs,
+          invoker,
+          metrics: sink,
+          logger: logger.child(
+            routes.length === 1 ? { component: 'dispatcher' } : { component: 'dispatcher', function: route.functionName },
+          ),
+          ...(tracer ? { tracer } : {}),
+        },
+      ),
+  );
+}

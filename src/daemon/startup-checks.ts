@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { AwsAdapters } from '../aws/adapters.ts';
+import type { AwsEndpoints } from '../aws/endpoints.ts';
+import { resolveQueues, type ResolvedQueue } from '../aws/sqs-source.ts';
+import type { Config } from '../config/config.ts';
+import type { RouteConfig } from '../config/routes.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import { checkFunction } from './function-check.ts';
+
+/** A route whose queues and function passed the start-up checks. */
+export interface CheckedRoute {
+  readonly route: RouteConfig;
+  readonly queues: ResolvedQueue[];
+  readonly invoker: FunctionInvoker;
+}
+
+/**
+ * One deadline for all the start-up checks together. Each call has its own deadline and retries, but a start
+ * must not wait without end on an endpoint that accepts connections and never answers, nor on a credential
+ * chain that keeps retrying: the daemon would say "starting" for ever. A healthy start-up takes a few seconds
+ * at most; a minute leaves room for slow credential providers and throttled calls.
+ */
+const STARTUP_TIMEOUT_MS = 60_000;
+
+/** The start-up checks of a run; throws a StartupError with one line when one fails. */
+export async function runStartupChecks(
+  config: Config,
+  endpoints: AwsEndpoints,
+  aws: AwsAdapters,
+  lambdaEndpoint: string,
+  stop: AbortController,
+  logger: Logger,
+): Promise<CheckedRoute[]> {
+  const startup = AbortSignal.any([stop.signal, AbortSignal.timeout(STARTUP_TIMEOUT_MS)]);
+  // Each route's queues and function, checked before anything is received.
+  const routes = await Promise.all(
+    config.routes.map(async (route) => {
+      const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
+      const invoker = aws.invoker(route.functionName);
+      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
+      return { route, queues, invoker };
+    }),
+  );
+  for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
+    logger.warn(
+      { queue: q.name },
+      'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
+    );
+  }
+  // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
+  // --temporal-function would go unnoticed until the day it is needed.
+  const spillFn = config.temporal?.functionName;
+  if (spillFn !== undefined)
+    await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
+  return routes;
+}
