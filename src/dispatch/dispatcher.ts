@@ -184,6 +184,7 @@ export class Dispatcher {
 
   /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
   status(): DispatcherStatus {
+    const inFlight = [...this.#inFlight];
     return {
       state: this.#state,
       functionName: this.#opts.functionName,
@@ -191,7 +192,10 @@ export class Dispatcher {
       receivable: this.#receiver.anyHealthy,
       concurrencyLimit: this.#adaptive?.limit ?? this.#opts.concurrency,
       loops: this.#activities.snapshot(),
-      inFlight: [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) })),
+      // Listed only when read (the shutdown report): the probes read status() too, and a batch may hold 10,000 ids.
+      get inFlight() {
+        return inFlight.map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
+      },
     };
   }
 

@@ -20,6 +20,6 @@ export interface DispatcherStatus {
   readonly concurrencyLimit: number;
   /** Each worker loop's current activity and its deadline (undefined: idle), for the liveness probe. */
   readonly loops: readonly (LoopActivity | undefined)[];
-  /** Messages received and not yet settled, for the shutdown report. */
+  /** Messages received and not yet settled, for the shutdown report; listed when read, as of then. */
   readonly inFlight: readonly { readonly queue: string; readonly messageIds: string[] }[];
 }
