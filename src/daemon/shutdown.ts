@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from '../dispatch/dispatcher.ts';
+import type { DispatcherStatus } from '../dispatch/status.ts';
 import { EXIT_FAILURE } from '../exit-codes.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { DaemonProcess } from './daemon.ts';
@@ -38,13 +38,13 @@ export function handleShutdown(
   config: { readonly shutdownTimeoutMs: number },
   logger: Logger,
   ops: Pick<Operations, 'stopping'> | undefined,
-  dispatchers: readonly Pick<Dispatcher, 'inFlight'>[],
+  dispatchers: readonly { status(): Pick<DispatcherStatus, 'inFlight'> }[],
 ): (signal: ShutdownCause) => void {
   const { stop } = proc;
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   const forceExit = (reason: string) => {
     logger.error(
-      { reason, left: dispatchers.flatMap((d) => d.inFlight()) },
+      { reason, left: dispatchers.flatMap((d) => d.status().inFlight) },
       'forced exit; messages left in flight return after their visibility timeout',
     );
     proc.exit(EXIT_FAILURE);

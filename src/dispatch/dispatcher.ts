@@ -1,81 +1,48 @@
 import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { sleep } from '../util/backoff.ts';
-import { epochMsOf, monotonicNow } from '../util/clock.ts';
-import type { DeleteMode } from '../config/config.ts';
-import type { QueueOptions } from '../config/delivery-options.ts';
-import { matchesRecord } from '../receive/event-filter.ts';
-import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
+import { monotonicNow } from '../util/clock.ts';
+import type { RouteConfig } from '../config/routes.ts';
 import { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
-import type { AdaptiveConcurrency, LimitChange } from './concurrency-limit.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { LoopCapacity } from './loop-capacity.ts';
-import { interpretResult } from '../invoke/invoke-result.ts';
+import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
+import type { DispatcherState, DispatcherStatus } from './status.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import { composeInvoke } from '../invoke/compose.ts';
 import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
-import { EMPTY_EVENT_BYTES, MAX_SYNC_PAYLOAD_BYTES, buildSqsEvents, recordBytes, toRecord } from '../invoke/sqs-event.ts';
-import type { LoopStep } from '../operator/health.ts';
+import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
 import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import { gathers, nextGatherStep, type BatchWindow } from '../receive/batch-window.ts';
-import { idsToKeep } from '../settle/fifo-rule.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { QueueVisibility } from '../settle/queue-visibility.ts';
 import { Receiver } from '../receive/receiver.ts';
-import {
-  CALL_DEADLINE_MS,
-  RECEIVE_MARGIN_MS,
-  type MessageSource,
-  type QueueLookup,
-  type ReceiptEntry,
-  type ResolvedQueue,
-} from '../aws/sqs-source.ts';
+import type { MessageSource, QueueLookup, ResolvedQueue } from '../aws/sqs-source.ts';
+import { ids } from '../settle/receipts.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
-import { changeVisibility } from '../settle/visibility-change.ts';
 import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
+import { processBatch, type Batch, type BatchDeps } from './batch.ts';
+import { DispatchEvents } from './dispatch-events.ts';
 
-export interface DispatcherOptions {
-  readonly queues: readonly ResolvedQueue[];
-  readonly orderMode: OrderMode;
-  /** Number of worker loops = the most concurrent invocations. */
-  readonly concurrency: number;
-  /** Messages per invocation, 1-10,000 (above 10 only with a batch window). */
-  readonly batchSize: number;
-  /**
-   * --batch-window: how long a batch may gather (from its first receive) before it is invoked, 0-300,000 ms;
-   * default 0: one receive per batch. Never on FIFO queues (src/receive/batch-window.ts).
-   */
-  readonly batchWindowMs?: number | undefined;
-  /** Long-poll wait when every queue was empty, 0-20 s. */
-  readonly pollForSec: number;
-  /** Pause after an empty long poll. */
-  readonly sleepSec: number;
-  /** --visibility-timeout: stated on every ReceiveMessage; otherwise each queue's own (src/settle/queue-visibility.ts). */
-  readonly visibilityTimeoutSec?: number | undefined;
-  /** --visibility-refresh: how often the queues' own visibility timeout is re-read; default 60 s. */
-  readonly visibilityRefreshMs?: number | undefined;
-  readonly deleteMode: DeleteMode;
-  /** For logs only. */
-  readonly functionName: string;
-  /**
-   * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
-   * released (default 0: at once). Releasing raises the message's receive count, so a few seconds of retries
-   * usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
-   */
-  readonly drainRetryMs?: number | undefined;
-  /** Back-off for messages kept after a failed invocation; default none (they return after their visibility timeout). */
-  readonly retryBackoff?: RetryBackoff | undefined;
-  /** Per-queue limits and filters, by queue name; default none. */
-  readonly queueOptions?: ReadonlyMap<string, QueueOptions> | undefined;
-  /**
-   * --adaptive-concurrency: fewer loops may hold a batch while Lambda throttles (src/dispatch/concurrency-limit.ts);
-   * default off (every loop receives).
-   */
-  readonly adaptiveConcurrency?: AdaptiveConcurrency | undefined;
-}
+/**
+ * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
+ * resolved. The ones whose absence means "none" or "off" may be left out.
+ */
+export type DispatcherOptions = Pick<
+  RouteConfig,
+  'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
+> &
+  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency'>> & {
+    readonly queues: readonly ResolvedQueue[];
+    readonly orderMode: OrderMode;
+    /**
+     * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
+     * released (absent: released at once). Releasing raises the message's receive count, so a few seconds of
+     * retries usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
+     */
+    readonly drainRetryMs?: number | undefined;
+  };
 
 export interface DispatcherDeps {
   readonly source: MessageSource;
@@ -93,30 +60,10 @@ export interface DispatcherDeps {
   readonly now?: () => number;
 }
 
-export type DispatcherState = 'idle' | 'running' | 'draining' | 'stopped' | 'failed';
-
-/** Slack on top of a step's own deadline before liveness calls a loop stuck. */
-const STEP_GRACE_MS = 10_000;
-/** A settle step: DeleteMessageBatch's 8 attempts of at most CALL_DEADLINE_MS each, plus back-off. */
-const SETTLE_DEADLINE_MS = 8 * (CALL_DEADLINE_MS + 1_000);
-const DEFAULT_VISIBILITY_REFRESH_MS = 60_000;
-
 /** Thrown by run() when a worker loop failed; the other loops drained first. */
 export class DispatcherFailed extends Error {
   override readonly name = 'DispatcherFailed';
 }
-
-interface Batch {
-  /** The worker loop holding it. */
-  readonly loop: number;
-  readonly queue: ResolvedQueue;
-  readonly messages: Message[];
-  readonly receivedAt: number;
-  readonly lease: VisibilityLease;
-}
-
-/** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
-type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
 
 /**
  * The worker pool: `concurrency` async loops that each receive (Receiver), invoke, settle, repeat. Each
@@ -134,7 +81,6 @@ export class Dispatcher {
   readonly #random: Random;
   readonly #now: () => number;
   readonly #receiver: Receiver;
-  readonly #deleter: DeleteBatcher;
   readonly #gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
   readonly #adaptive: ConcurrencyGate | undefined;
@@ -142,19 +88,22 @@ export class Dispatcher {
   readonly #capacity: LoopCapacity;
   readonly #metrics: DispatchMetrics;
   readonly #tracer: DispatchTracer;
+  /** One chunk's Invoke with its retry, permit, lease check, span and deadline (src/invoke/compose.ts). */
+  readonly #invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
+  /** Where the loop's logs, metrics and spans go (src/dispatch/dispatch-events.ts). */
+  readonly #events: DispatchEvents;
   readonly #inFlight = new Set<Batch>();
-  /** Each loop's current step, for liveness. */
-  readonly #steps: (LoopStep | undefined)[];
+  /** Each loop's current activity, for liveness. */
+  readonly #activities: LoopActivities;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
-  readonly #window: BatchWindow;
+  /** What each batch's sequence uses (src/dispatch/batch.ts). */
+  readonly #batchDeps: BatchDeps;
   /** One for every lease. */
   readonly #leaseDeps: LeaseDeps;
   /** The visibility timeout each receive states, and its lease assumes. */
   readonly #visibility: QueueVisibility;
-  /** One chunk's Invoke with its retry, permit, lease check, span and deadline (src/invoke/compose.ts). */
-  readonly #invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
@@ -168,17 +117,23 @@ export class Dispatcher {
       { ...options, limits, visibilityOf: (queue) => this.#visibility.timeoutSec(queue) },
       { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
     );
-    this.#deleter = new DeleteBatcher(deps.source, deps.logger, undefined, this.#now);
     this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
     this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+    this.#tracer = deps.tracer ?? noopTracer;
+    this.#events = new DispatchEvents({
+      log: deps.logger,
+      metrics: this.#metrics,
+      tracer: this.#tracer,
+      now: this.#now,
+      functionName: options.functionName,
+    });
     const adaptive = options.adaptiveConcurrency;
     this.#adaptive = adaptive
       ? new ConcurrencyGate(
           { max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) },
-          { now: this.#now, onChange: (change) => this.#limitChanged(change) },
+          { now: this.#now, onChange: (change) => this.#events.limitChanged(change) },
         )
       : undefined;
-    this.#tracer = deps.tracer ?? noopTracer;
     this.#leaseDeps = {
       source: deps.source,
       logger: deps.logger,
@@ -186,7 +141,7 @@ export class Dispatcher {
       random: this.#random,
       onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
     };
-    this.#steps = Array.from({ length: options.concurrency }, () => undefined);
+    this.#activities = new LoopActivities(options.concurrency, this.#now);
     this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
     this.#invoke = composeInvoke({
       invoker: deps.invoker,
@@ -205,47 +160,50 @@ export class Dispatcher {
         paused: (paused) => this.#metrics.paused(paused),
       },
     });
-    this.#window = {
-      batchSize: options.batchSize,
-      windowMs: options.batchWindowMs ?? 0,
-      maxBytes: MAX_SYNC_PAYLOAD_BYTES,
-      // ReceiveMessage waits 20 s at most.
-      maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+    this.#batchDeps = {
+      window: {
+        batchSize: options.batchSize,
+        windowMs: options.batchWindowMs,
+        maxBytes: MAX_SYNC_PAYLOAD_BYTES,
+        // ReceiveMessage waits 20 s at most.
+        maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+      },
+      receiver: this.#receiver,
+      source: deps.source,
+      deleter: new DeleteBatcher(deps.source, deps.logger, undefined, this.#now),
+      log: this.#log,
+      metrics: this.#metrics,
+      tracer: this.#tracer,
+      now: this.#now,
+      random: this.#random,
+      functionName: options.functionName,
+      deleteMode: options.deleteMode,
+      queueOptions: options.queueOptions,
+      retryBackoff: options.retryBackoff,
+      receiveDeadlineMs: receiveDeadlineMs(options),
+      activities: this.#activities,
+      capacity: this.#capacity,
+      events: this.#events,
+      traceReceived: (queue, messages, startedAt) => this.#events.received(queue, messages, startedAt),
+      invoke: (batch, messages, unsettledIds, payload, halt) => this.#invokeWithRetry(batch, messages, unsettledIds, payload, halt),
     };
   }
 
-  get state(): DispatcherState {
-    return this.#state;
-  }
-
-  /** The function this pool invokes (its route, with several). */
-  get functionName(): string {
-    return this.#opts.functionName;
-  }
-
-  /** Whether the function is paused because it cannot be invoked. */
-  get functionPaused(): boolean {
-    return this.#gate.paused;
-  }
-
-  /** Whether some queue can be received from (not backing off after a failed receive). */
-  get receivable(): boolean {
-    return this.#receiver.anyHealthy;
-  }
-
-  /** Loops allowed to hold a batch: --concurrency, or less while adaptive concurrency backs off throttles. */
-  get concurrencyLimit(): number {
-    return this.#adaptive?.limit ?? this.#opts.concurrency;
-  }
-
-  /** Each worker loop's current step and its deadline, for the liveness probe. */
-  loopSteps(): readonly (LoopStep | undefined)[] {
-    return this.#steps;
-  }
-
-  /** Messages received and not yet settled, for the shutdown report. */
-  inFlight(): { queue: string; messageIds: string[] }[] {
-    return [...this.#inFlight].map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
+  /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
+  status(): DispatcherStatus {
+    const inFlight = [...this.#inFlight];
+    return {
+      state: this.#state,
+      functionName: this.#opts.functionName,
+      functionPaused: this.#gate.paused,
+      receivable: this.#receiver.anyHealthy,
+      concurrencyLimit: this.#adaptive?.limit ?? this.#opts.concurrency,
+      loops: this.#activities.snapshot(),
+      // Listed only when read (the shutdown report): the probes read status() too, and a batch may hold 10,000 ids.
+      get inFlight() {
+        return inFlight.map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
+      },
+    };
   }
 
   async run(stop: AbortSignal): Promise<void> {
@@ -262,13 +220,13 @@ export class Dispatcher {
     halt.addEventListener('abort', onHalt, { once: true });
     if (halt.aborted) onHalt();
     let failure: unknown;
-    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs ?? DEFAULT_VISIBILITY_REFRESH_MS, halt);
+    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs, halt);
     await Promise.all(
       Array.from({ length: this.#opts.concurrency }, (_, loop) =>
         this.#loop(loop, halt).catch((err: unknown) => {
           if (failure === undefined) {
             failure = err;
-            this.#log.fatal({ err }, 'a worker loop failed; draining the others');
+            this.#events.loopFailed(err);
           }
           failed.abort();
         }),
@@ -288,25 +246,15 @@ export class Dispatcher {
   #setState(state: DispatcherState): void {
     if (this.#state === state) return;
     this.#state = state;
-    this.#log.info({ state }, 'dispatcher state');
+    this.#events.state(state);
   }
 
   /**
-   * Marks the step a loop is in and the time by which it must be over (undefined: idle between steps). A step
-   * starts its deadline when it starts: every wait is a step of its own, so a wait never eats into the deadline
-   * of the call that follows it. `deadlineMs` Infinity: waiting for capacity (a permit, a place, a slot) is
-   * progress by definition, since the holders it waits for are in steps with deadlines of their own.
+   * Marks a loop's activity, for liveness (src/dispatch/loop-activity.ts). Kept under its old name for the two
+   * invoke methods below, which src/invoke/'s wrappers replace.
    */
   #step(loop: number, step: string | undefined, deadlineMs = 0): void {
-    const now = this.#now();
-    this.#steps[loop] = step === undefined ? undefined : { step, since: now, deadlineAt: now + deadlineMs + STEP_GRACE_MS };
-  }
-
-  /** The longest one receive pass can take: a short receive per queue, a long poll, then --sleep or a back-off. */
-  #receiveDeadlineMs(): number {
-    const { queues, pollForSec, sleepSec } = this.#opts;
-    // Short receives may be shared: a loop can wait for the call in flight and then its own.
-    return queues.length * 2 * RECEIVE_MARGIN_MS + pollForSec * 1000 + RECEIVE_MARGIN_MS + Math.max(sleepSec * 1000, 20_000);
+    this.#activities.mark(loop, step, deadlineMs);
   }
 
   async #loop(loop: number, halt: AbortSignal): Promise<void> {
@@ -314,22 +262,22 @@ export class Dispatcher {
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!halt.aborted) {
       if (this.#gate.paused) {
-        this.#metrics.paused(true);
+        this.#events.paused(true);
         // Renewed for each stretch of the pause: another loop's failed probe may lengthen it.
         await this.#gate.wait(halt, (ms) => this.#step(loop, 'paused', ms));
-        this.#metrics.paused(this.#gate.paused);
+        this.#events.paused(this.#gate.paused);
         continue;
       }
       // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
-      // take now stay on the queue, visible to other replicas and to this one once a slot frees.
+      // take now stay on the queue, visible to other replicas and to this one once a place frees.
       if (!(await this.#capacity.enter(loop, halt))) continue;
       try {
-        this.#step(loop, 'receive', this.#receiveDeadlineMs());
+        this.#step(loop, 'receive', this.#batchDeps.receiveDeadlineMs);
         const startedAt = this.#now();
         const received = await this.#receiver.next(halt);
         this.#step(loop, undefined);
         if (received) {
-          this.#traceReceived(received.queue, received.messages, startedAt);
+          this.#events.received(received.queue, received.messages, startedAt);
           await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
@@ -339,346 +287,25 @@ export class Dispatcher {
     this.#step(loop, undefined);
   }
 
-  /** Reports a receive to the tracer, whose spans need wall-clock times: converted here, once. */
-  #traceReceived(queue: ResolvedQueue, messages: readonly Message[], startedAt: number): void {
-    const now = this.#now();
-    const epochNow = Date.now();
-    this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
-  }
-
-  /** Adaptive concurrency moved the limit: record it and log it. */
-  #limitChanged(change: NonNullable<LimitChange>): void {
-    this.#metrics.limit(change.to);
-    this.#log.info(
-      { function: this.#opts.functionName, from: change.from, to: change.to },
-      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
-    );
-  }
-
   /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
   #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
     const receivedAt = this.#now();
     const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
-    this.#metrics.polled(queue.name, messages.length);
+    this.#events.batchStarted(queue, messages.length);
     return batch;
   }
 
-  /**
-   * Invokes and settles one received batch, in chunks when it exceeds the synchronous payload limit. Never
-   * throws: failures are logged and the messages kept (they return after their visibility timeout).
-   */
+  /** One batch's sequence (src/dispatch/batch.ts), then it leaves the in-flight set and its loop's capacity. */
   async #process(batch: Batch, halt: AbortSignal): Promise<void> {
-    const { queue } = batch;
-    let batchIds = ids(batch.messages);
     try {
-      if (gathers(this.#window, queue.fifo)) await this.#gather(batch, halt);
-      batchIds = ids(batch.messages);
-      const messages = await this.#filter(batch);
-      batchIds = ids(messages);
-      let offset = 0;
-      // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
-      // fields) would otherwise stay reachable until the last invocation of the batch is over.
-      const chunks = messages.length > 0 ? buildSqsEvents(messages, queue).map((c) => ({ payload: c.payload, messages: c.messages })) : [];
-      for (const chunk of chunks) {
-        // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-        const unsettled = messages.slice(offset);
-        offset += chunk.messages.length;
-        const end = await this.#invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt);
-        if (end.kind === 'released') break;
-        const kept = idsToKeep(batchIds, new Set(end.keptIds), queue.fifo);
-        if (queue.fifo && kept.length > 0 && offset < messages.length) {
-          this.#log.warn(
-            { queue: queue.name, messageIds: batchIds.slice(offset) },
-            'FIFO batch stopped at a failure; later messages stay on the queue',
-          );
-          break;
-        }
-      }
-    } catch (err) {
-      this.#log.error(
-        { queue: queue.name, messageIds: batchIds, function: this.#opts.functionName, err },
-        'unexpected error while processing a batch',
-      );
+      await processBatch(batch, halt, this.#batchDeps);
     } finally {
-      await batch.lease.end();
       this.#inFlight.delete(batch);
       this.#step(batch.loop, undefined);
-      this.#metrics.settled(queue.name, batch.messages.length, this.#now() - batch.receivedAt);
-      this.#capacity.settled(batch.loop, queue);
-    }
-  }
-
-  /**
-   * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
-   * messages to release on shutdown.
-   */
-  async #invokeAndSettle(batch: Batch, messages: Message[], unsettled: Message[], payload: string, halt: AbortSignal): Promise<ChunkEnd> {
-    const { queue, lease } = batch;
-    const started = this.#now();
-    const outcome = await this.#invokeWithRetry(batch, messages, ids(unsettled), payload, halt);
-    // Built after the call, so they are not kept for its whole duration.
-    const messageIds = ids(messages);
-    const context = { queue: queue.name, messageIds, function: this.#opts.functionName };
-    // Later chunks of a batch over the payload limit (rare) invoke without a slot rather than wait behind it.
-    this.#capacity.free(batch.loop);
-    if (outcome.kind === 'interrupted') {
-      if (outcome.release) {
-        // Still under the lease: released only once this dispatcher's own receives have returned (Receiver.quiet).
-        this.#step(batch.loop, 'release', this.#receiveDeadlineMs() + SETTLE_DEADLINE_MS);
-        await this.#receiver.quiet();
-      }
-      await lease.drop(unsettled);
-      if (outcome.release) {
-        await this.#tracer.settle(
-          queue,
-          'release',
-          unsettled,
-          () =>
-            changeVisibility(this.#deps.source, this.#log, queue, receipts(unsettled), 0, () =>
-              this.#step(batch.loop, 'release', SETTLE_DEADLINE_MS),
-            ),
-          (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-        );
-        this.#metrics.dropped(queue.name, unsettled.length);
-        this.#log.warn(
-          { ...context, messageIds: ids(unsettled) },
-          'shutting down while the function is throttled or unusable; released the messages',
-        );
-      } else {
-        this.#log.warn(
-          { ...context, messageIds: ids(unsettled) },
-          'shutting down while an earlier invocation may still run; the messages return after their visibility timeout',
-        );
-      }
-      return { kind: 'released' };
-    }
-    if (outcome.kind === 'lapsed') {
-      // The payload holds every message of the chunk: none of it is invoked. The messages still leased
-      // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
-      await lease.drop(messages);
-      this.#log.error(
-        { ...context, lapsedIds: ids(outcome.lapsed) },
-        'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
-      );
-      return { kind: 'settled', keptIds: messageIds };
-    }
-    if (outcome.kind === 'failed') {
-      this.#metrics.failedInvoke(queue.name, messages.length);
-      await lease.drop(messages);
-      const { code, message } = outcome.error;
-      this.#log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
-      return { kind: 'settled', keptIds: messageIds };
-    }
-    const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
-    this.#metrics.invoked(queue.name, messages.length, outcome.durationMs);
-    this.#log.debug({ ...context, durationMs: this.#now() - started, result: verdict.kind }, 'invoked');
-    if (verdict.kind === 'function-error') {
-      this.#log.error(
-        { ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage },
-        'function error; messages stay on the queue',
-      );
-    } else if (verdict.kind === 'invalid-response') {
-      this.#log.error({ ...context, reason: verdict.reason }, 'invalid batchItemFailures response; the whole batch stays on the queue');
-    } else if (verdict.kind === 'partial') {
-      this.#log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
-    }
-    if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') this.#metrics.failedInvoke(queue.name, messages.length);
-    const kept = new Set(verdict.keepIds);
-    // The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
-    // result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
-    // deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
-    // "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
-    // not counted as deleted.
-    const lapsed = new Set(lease.lapsedOf(messages));
-    if (lapsed.size > 0) {
-      this.#log.warn(
-        { ...context, lapsedIds: ids([...lapsed]) },
-        'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
-      );
-    }
-    // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
-    const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
-    await lease.drop(keptMessages);
-    await this.#backOff(
-      batch,
-      keptMessages.filter((m) => !lapsed.has(m)),
-    );
-    if (this.#opts.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
-      const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
-      const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-      // The lease keeps these invisible until the delete has completed, however long its retries take.
-      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
-      const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
-      const result = await this.#tracer.settle(
-        queue,
-        'delete',
-        toDelete,
-        () =>
-          this.#deleter.delete(
-            queue,
-            entries,
-            () => lease.expiresAt(toDelete),
-            // Each retry renews the step's deadline: a loop waiting out an SQS outage is not stuck.
-            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
-          ),
-        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-      );
-      const refused = new Set(result.failed.map((f) => f.id));
-      this.#metrics.deleted(queue.name, toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length);
-      if (result.failed.length > 0) {
-        this.#log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
-      }
-    }
-    await lease.drop(messages);
-    return { kind: 'settled', keptIds: verdict.keepIds };
-  }
-
-  /**
-   * --batch-window: receives more from the batch's queue until the batch is full, its window (from the first
-   * receive) is over, or the next message would take the payload past Lambda's limit (src/receive/batch-window.ts).
-   * What arrives joins the batch's lease at once, so a window longer than the visibility timeout hands nothing
-   * out twice; the queue's slot stays with the loop. A stop ends the gathering before the next receive (one
-   * already sent completes, and what it returns joins the batch), and so does a failed receive: either way what
-   * was gathered is invoked and settled.
-   */
-  async #gather(batch: Batch, halt: AbortSignal): Promise<void> {
-    const { queue, lease, messages } = batch;
-    let bytes = EMPTY_EVENT_BYTES;
-    let largestRecordBytes = 0;
-    const count = (added: readonly Message[]) => {
-      for (const m of added) {
-        const b = recordBytes(m, queue);
-        bytes += b;
-        largestRecordBytes = Math.max(largestRecordBytes, b);
-      }
-    };
-    count(messages);
-    let receives = 1;
-    let lastReceiveEmpty = false;
-    for (;;) {
-      const step = nextGatherStep(
-        { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty },
-        this.#window,
-        this.#now(),
-      );
-      const context = { queue: queue.name, messages: messages.length, bytes, receives, gatheredMs: this.#now() - batch.receivedAt };
-      if (step.action === 'invoke') {
-        this.#log.debug({ ...context, reason: step.reason }, 'batch gathered');
-        return;
-      }
-      // Liveness: each receive of a long window is a step of its own, with the deadline of that receive.
-      this.#step(batch.loop, 'gather', step.delayMs + step.waitSec * 1000 + RECEIVE_MARGIN_MS);
-      await sleep(step.delayMs, halt);
-      if (halt.aborted) {
-        this.#log.debug({ ...context, reason: 'stopping' }, 'batch gathered');
-        return;
-      }
-      const startedAt = this.#now();
-      const more = await this.#receiver.more(queue, step.max, step.waitSec, halt, lease.timeoutMs / 1000);
-      receives++;
-      if (more === undefined) {
-        this.#log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
-        return;
-      }
-      lastReceiveEmpty = more.length === 0;
-      if (lastReceiveEmpty) continue;
-      lease.add(more, this.#now());
-      messages.push(...more);
-      count(more);
-      this.#traceReceived(queue, more, startedAt);
-      this.#metrics.gathered(queue.name, more.length);
-    }
-  }
-
-  /**
-   * The queue's filter (FilterCriteria), applied before the invocation: returns the messages to invoke. The
-   * others are counted as filtered out, then deleted unseen (action delete, the trigger's semantics) or left to
-   * return after their visibility timeout (action leave). On a FIFO queue with leave, the later messages of a
-   * left message's group stay too, so the group keeps its order.
-   */
-  async #filter(batch: Batch): Promise<Message[]> {
-    const { queue, lease } = batch;
-    const options = this.#opts.queueOptions?.get(queue.name);
-    if (!options?.filter) return batch.messages;
-    const matched: Message[] = [];
-    const filtered: Message[] = [];
-    const behind: Message[] = [];
-    const leftGroups = new Set<string>();
-    const holdGroups = queue.fifo && options.filterAction === 'leave';
-    for (const m of batch.messages) {
-      const group = m.Attributes?.MessageGroupId ?? '';
-      if (holdGroups && leftGroups.has(group)) behind.push(m);
-      else if (matchesRecord(options.filter, toRecord(m, queue))) matched.push(m);
-      else {
-        filtered.push(m);
-        if (holdGroups) leftGroups.add(group);
-      }
-    }
-    if (filtered.length === 0) return matched;
-    this.#metrics.filtered(queue.name, filtered.length);
-    const context = { queue: queue.name, messageIds: ids(filtered), action: options.filterAction };
-    if (options.filterAction === 'delete') {
-      this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS);
-      const entries = receipts(filtered);
-      const result = await this.#tracer.settle(
-        queue,
-        'delete',
-        filtered,
-        () =>
-          this.#deleter.delete(
-            queue,
-            entries,
-            () => lease.expiresAt(filtered),
-            // As on the normal delete path: a loop waiting out an SQS outage is not stuck.
-            () => this.#step(batch.loop, 'delete', SETTLE_DEADLINE_MS),
-          ),
-        (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-      );
-      this.#log.debug(context, 'messages matched no filter pattern; deleted');
-      if (result.failed.length > 0)
-        this.#log.error(
-          { ...context, failed: result.failed },
-          'DeleteMessageBatch refused some filtered-out messages; they will be delivered again',
-        );
-    } else {
-      this.#log.debug({ ...context, heldBehind: ids(behind) }, 'messages matched no filter pattern; left on the queue');
-    }
-    await lease.drop([...filtered, ...behind]);
-    return matched;
-  }
-
-  /**
-   * --retry-backoff: gives messages kept after a failed invocation a visibility timeout from the back-off curve
-   * (src/settle/retry-backoff.ts), so they return sooner or later than the queue's own timeout. They have
-   * left the lease already, so no extension overrides it. On FIFO the delay is per message group. A queue's own
-   * policy (queue-options) comes before --retry-backoff.
-   */
-  async #backOff(batch: Batch, kept: Message[]): Promise<void> {
-    const { queue } = batch;
-    const policy = retryBackoffFor(this.#opts.queueOptions?.get(queue.name)?.retryBackoff, this.#opts.retryBackoff);
-    if (policy === undefined || kept.length === 0) return;
-    // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
-    const limitSec = Math.floor(MAX_VISIBILITY_SEC - (this.#now() - batch.receivedAt) / 1000) - 1;
-    for (const step of planRetryBackoff(kept, queue.fifo, policy, this.#random, limitSec)) {
-      // One step per call (with its retries): on FIFO there is a call per message group.
-      this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS);
-      const context = {
-        queue: queue.name,
-        messageIds: ids(step.messages),
-        delaySec: step.timeoutSec,
-        receiveCounts: step.messages.map(receiveCountOf),
-      };
-      const result = await changeVisibility(this.#deps.source, this.#log, queue, receipts(step.messages), step.timeoutSec, () =>
-        this.#step(batch.loop, 'back-off', SETTLE_DEADLINE_MS),
-      );
-      if (result.failed.length > 0)
-        this.#log.warn(
-          { ...context, failed: result.failed },
-          'could not set the retry back-off of some messages; they return after their visibility timeout',
-        );
-      else this.#log.debug(context, 'retry back-off set');
+      this.#events.batchSettled(batch.queue, batch.messages.length, this.#now() - batch.receivedAt);
+      this.#capacity.settled(batch.loop, batch.queue);
     }
   }
 
@@ -686,12 +313,4 @@ export class Dispatcher {
     const { loop, queue, lease } = batch;
     return this.#invoke(payload, { loop, queue, lease, messages, unsettledIds, halt });
   }
-}
-
-function ids(messages: readonly Message[]): string[] {
-  return messages.map((m) => m.MessageId ?? '');
-}
-
-function receipts(messages: readonly Message[]): ReceiptEntry[] {
-  return messages.map((m) => ({ id: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '' }));
 }

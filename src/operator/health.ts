@@ -1,17 +1,11 @@
+import type { LoopActivity } from '../dispatch/loop-activity.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 /**
  * Liveness: the process is alive when its event loop is not blocked and no worker loop is stuck past the
- * deadline of the step it is in. Every AWS call has its own deadline, so a loop past its step's deadline
+ * deadline of the activity it is in. Every AWS call has its own deadline, so a loop past its activity's deadline
  * means a bug (a promise that never settles), not a slow AWS: restarting the process is the right cure.
  */
-
-/** A worker loop's current step and when it must be over (monotonic ms, src/util/clock.ts; Infinity: no deadline). */
-export interface LoopStep {
-  readonly step: string;
-  readonly since: number;
-  readonly deadlineAt: number;
-}
 
 export interface Liveness {
   readonly ok: boolean;
@@ -62,15 +56,15 @@ export class EventLoopLag {
 export function checkLiveness(opts: {
   lagMs: number;
   maxLagMs: number;
-  loops: readonly (LoopStep | undefined)[];
+  loops: readonly (LoopActivity | undefined)[];
   now: number;
   graceMs: number;
 }): Liveness {
   const reasons: string[] = [];
   if (opts.lagMs > opts.maxLagMs) reasons.push(`event loop blocked for ${Math.round(opts.lagMs)} ms (limit ${opts.maxLagMs} ms)`);
-  opts.loops.forEach((step, i) => {
-    if (step && opts.now > step.deadlineAt + opts.graceMs) {
-      reasons.push(`worker loop ${i} stuck in ${step.step} for ${Math.round((opts.now - step.since) / 1000)} s, past its deadline`);
+  opts.loops.forEach((loop, i) => {
+    if (loop && opts.now > loop.deadlineAt + opts.graceMs) {
+      reasons.push(`worker loop ${i} stuck in ${loop.activity} for ${Math.round((opts.now - loop.since) / 1000)} s, past its deadline`);
     }
   });
   return { ok: reasons.length === 0, reasons };

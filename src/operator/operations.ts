@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import type { DispatcherState } from '../dispatch/dispatcher.ts';
-import { EventLoopLag, checkLiveness, type LoopStep } from './health.ts';
+import type { DispatcherStatus } from '../dispatch/status.ts';
+import { EventLoopLag, checkLiveness } from './health.ts';
 import { startHttpServer, type HttpServerHandle, type Probe } from './http/server.ts';
 import { STATUS_PAGE_HTML } from './http/status-page.ts';
 import type { MetricsSink } from './metrics/metrics-sink.ts';
@@ -16,11 +16,7 @@ const MAX_EVENT_LOOP_LAG_MS = 10_000;
 
 /** What the probes read from a route's dispatcher. */
 export interface DispatcherView {
-  readonly functionName: string;
-  readonly state: DispatcherState;
-  readonly functionPaused: boolean;
-  readonly receivable: boolean;
-  loopSteps(): readonly (LoopStep | undefined)[];
+  status(): Pick<DispatcherStatus, 'functionName' | 'state' | 'functionPaused' | 'receivable' | 'loops'>;
 }
 
 /**
@@ -92,7 +88,7 @@ export class Operations {
 
   /** The daemon's state: the worst of its routes' (a failed or paused route makes the daemon so). */
   state(): DaemonState {
-    const ds = this.#dispatchers;
+    const ds = this.#statuses();
     if (ds.some((d) => d.state === 'failed')) return 'failed';
     if (!this.#started) return this.#stopping ? 'stopped' : 'starting';
     if (ds.length > 0 && ds.every((d) => d.state === 'stopped')) return 'stopped';
@@ -101,16 +97,20 @@ export class Operations {
     return 'running';
   }
 
+  #statuses(): ReturnType<DispatcherView['status']>[] {
+    return this.#dispatchers.map((d) => d.status());
+  }
+
   readiness(): Probe {
     const state = this.state();
     const reasons: string[] = [];
     if (state === 'starting') reasons.push('starting: resolving queues and checking the function');
     else if (state === 'paused') {
-      for (const d of this.#dispatchers.filter((d) => d.functionPaused))
+      for (const d of this.#statuses().filter((d) => d.functionPaused))
         reasons.push(`function ${d.functionName} is paused: it cannot be invoked (see the logs)`);
     } else if (state !== 'running') reasons.push(`${state}: not taking new messages`);
     else {
-      for (const d of this.#dispatchers.filter((d) => !d.receivable))
+      for (const d of this.#statuses().filter((d) => !d.receivable))
         reasons.push(`no queue of ${d.functionName} can be received from (every ReceiveMessage is failing)`);
     }
     return { ok: reasons.length === 0, reasons };
@@ -121,8 +121,8 @@ export class Operations {
       lagMs: this.#lag.lagMs(),
       maxLagMs: MAX_EVENT_LOOP_LAG_MS,
       // With several routes a stuck loop is named by its function: "worker loop 3 stuck in fn-a: invoke".
-      loops: this.#dispatchers.flatMap((d) =>
-        this.#dispatchers.length === 1 ? d.loopSteps() : d.loopSteps().map((s) => s && { ...s, step: `${d.functionName}: ${s.step}` }),
+      loops: this.#statuses().flatMap((d, _, all) =>
+        all.length === 1 ? d.loops : d.loops.map((l) => l && { ...l, activity: `${d.functionName}: ${l.activity}` }),
       ),
       // The dispatchers' clock: a wall-clock step must not make every loop look stuck (or hide a stuck one).
       now: monotonicNow(),

@@ -5,8 +5,8 @@
  * or the next message would take the payload past Lambda's 6 MB synchronous limit, whichever comes first.
  * FIFO queues keep at most 10 and no window, as on the trigger.
  *
- * Pure: nextGatherStep() is told what was gathered and the time, and says whether to invoke now or what to
- * receive next. The Dispatcher does the receiving, and keeps what it gathered invisible with the batch's lease.
+ * Pure: decideGather() is told what was gathered and the time, and says whether to invoke now or what to
+ * receive next. src/receive/gather.ts does the receiving, and keeps what it gathered invisible with the batch's lease.
  */
 
 /** SQS returns at most 10 messages per ReceiveMessage. */
@@ -39,7 +39,7 @@ export interface Gathered {
   readonly lastReceiveEmpty: boolean;
 }
 
-export type GatherStep =
+export type GatherDecision =
   | { readonly action: 'invoke'; readonly reason: 'full' | 'window' | 'payload' }
   /** Receive up to `max` messages, long-polling `waitSec`; first wait `delayMs` (the window's last partial second). */
   | { readonly action: 'receive'; readonly max: number; readonly waitSec: number; readonly delayMs: number };
@@ -66,7 +66,7 @@ export function firstReceiveMax(batchSize: number): number {
  * comes back empty, the rest of the window is waited out and read with one more short receive, so the batch
  * is invoked when the window ends with what arrived in it, neither a second early nor a second late.
  */
-export function nextGatherStep(g: Gathered, window: BatchWindow, now: number): GatherStep {
+export function decideGather(g: Gathered, window: BatchWindow, now: number): GatherDecision {
   if (g.count >= window.batchSize) return { action: 'invoke', reason: 'full' };
   const fit = g.largestRecordBytes > 0 ? Math.floor((window.maxBytes - g.bytes) / g.largestRecordBytes) : SQS_RECEIVE_MAX;
   if (fit <= 0) return { action: 'invoke', reason: 'payload' };

@@ -7,29 +7,22 @@ import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { RouteConfig } from '../config/routes.ts';
 
-export interface ReceiverOptions {
-  readonly queues: readonly ResolvedQueue[];
-  readonly orderMode: OrderMode;
-  /** Messages per invocation, 1-10,000; one receive asks for at most 10 (the Dispatcher gathers more). */
-  readonly batchSize: number;
-  /** Long-poll wait when every queue was empty, 0-20 s. */
-  readonly pollForSec: number;
-  /** Pause after an empty long poll. */
-  readonly sleepSec: number;
-  /** --visibility-timeout: stated on every ReceiveMessage when set (and no visibilityOf). */
-  readonly visibilityTimeoutSec?: number | undefined;
-  /**
-   * The visibility timeout to state on a receive from this queue (src/settle/queue-visibility.ts); default
-   * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
-   * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
-   */
-  readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
-  /** Worker loops sharing this receiver; needed for minConcurrency reservations. Default 1. */
-  readonly concurrency?: number | undefined;
-  /** Per-queue limits, by index in `queues`; default none. */
-  readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
-}
+/** The route's receive options (src/config/routes.ts defines them), with its queues resolved. */
+export type ReceiverOptions = Pick<RouteConfig, 'batchSize' | 'pollForSec' | 'sleepSec'> &
+  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'concurrency'>> & {
+    readonly queues: readonly ResolvedQueue[];
+    readonly orderMode: OrderMode;
+    /**
+     * The visibility timeout to state on a receive from this queue (src/settle/queue-visibility.ts); without it
+     * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
+     * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
+     */
+    readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
+    /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
+    readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
+  };
 
 export interface ReceiverDeps {
   readonly source: MessageSource;

@@ -9,3 +9,18 @@ export function idsToKeep(orderedIds: readonly string[], failed: ReadonlySet<str
   const first = orderedIds.findIndex((id) => failed.has(id));
   return first < 0 ? [] : orderedIds.slice(first);
 }
+
+/**
+ * Whether a batch invoked in chunks stops after one: on a FIFO queue, when a message of the batch is kept and
+ * chunks remain (`invoked` of its `total` messages were handed to the function), the later ones stay on the
+ * queue, behind it. A standard queue never stops.
+ */
+export function stopsAfterChunk(
+  orderedIds: readonly string[],
+  kept: ReadonlySet<string>,
+  fifo: boolean,
+  invoked: number,
+  total: number,
+): boolean {
+  return fifo && idsToKeep(orderedIds, kept, fifo).length > 0 && invoked < total;
+}

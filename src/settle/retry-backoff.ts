@@ -32,7 +32,7 @@ export function retryBackoffFor(own: RetryBackoff | 'off' | undefined, global: R
 }
 
 /** One ChangeMessageVisibility timeout and the messages that get it. */
-export interface BackoffStep {
+export interface BackoffChange {
   readonly timeoutSec: number;
   readonly messages: Message[];
 }
@@ -56,7 +56,7 @@ export function retryDelaySec(receiveCount: number, policy: RetryBackoff, random
 }
 
 /**
- * Which visibility timeout each kept message gets, grouped into one step per distinct timeout (each step is
+ * Which visibility timeout each kept message gets, grouped into one change per distinct timeout (each change is
  * one ChangeMessageVisibilityBatch per 10 messages).
  * - Standard queue: each message by its own receive count and its own jitter.
  * - FIFO queue: per message group. SQS hands out nothing more of a group while one of its messages is
@@ -72,7 +72,7 @@ export function planRetryBackoff(
   policy: RetryBackoff,
   random: Random,
   limitSec = MAX_VISIBILITY_SEC,
-): BackoffStep[] {
+): BackoffChange[] {
   const byTimeout = new Map<number, Message[]>();
   const add = (timeoutSec: number, messages: Message[]) => {
     const list = byTimeout.get(timeoutSec);

@@ -48,8 +48,8 @@ export function extensionDeadlineMs(timeoutMs: number): number {
  * every message of the batch (later chunks of a split batch too) is kept invisible by extending its
  * visibility shortly before it runs out, so no message is handed out again while it is still ours.
  * - A failed call is retried with back-off for as long as visibility remains.
- * - An entry that SQS refuses (deleted by the function itself, receipt expired) drops that message only.
- * - drop() waits for an extension already on its way, so none lands after a release or a delete.
+ * - An entry that SQS refuses (deleted by the function itself, receipt expired) lapses that message only.
+ * - stop() waits for an extension already on its way, so none lands after a release or a delete.
  *
  * A message whose visibility the lease can no longer prove has **lapsed**: an extension failed until too
  * little visibility remained to retry, SQS refused its entry, or confirm() found less than half the lead left
@@ -150,8 +150,8 @@ export class VisibilityLease {
     return lapsed ? messages.filter((m) => lapsed.has(m)) : [];
   }
 
-  /** Ends the lease of these messages; resolves once no extension of them can land any more. */
-  async drop(messages: readonly Message[]): Promise<void> {
+  /** Stops extending these messages (they are settled or left to return); resolves once no extension of them can land any more. */
+  async stop(messages: readonly Message[]): Promise<void> {
     for (const m of messages) this.#held.delete(m);
     if (this.#held.size === 0) clearTimeout(this.#timer);
     if (this.#calls) await Promise.allSettled([...this.#calls]);
@@ -222,7 +222,7 @@ export class VisibilityLease {
       );
       clearTimeout(timer);
       this.#calls?.delete(call);
-      // Messages dropped while the call was on its way (settled meanwhile) are no longer ours to report on.
+      // Messages stopped while the call was on its way (settled meanwhile) are no longer ours to report on.
       const held = (h: Held) => this.#held.get(h.message) === h;
       if ('failures' in outcome) {
         const refused = new Map(outcome.failures.map((f) => [Number(f.id), f]));

@@ -332,6 +332,8 @@ export function startDispatcher(
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },

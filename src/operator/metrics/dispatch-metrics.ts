@@ -55,7 +55,8 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.filtered, queue, count);
   }
 
-  dropped(queue: string, count: number): void {
+  /** Messages released at shutdown (made visible at once, not invoked); the metric keeps its name, dropped. */
+  released(queue: string, count: number): void {
     this.#count(SQS_METRICS.dropped, queue, count);
   }
 

@@ -71,7 +71,7 @@ function fakeProcess() {
 }
 
 describe('signals and the forced exit', () => {
-  const inFlight = [{ inFlight: () => [{ queue: 'q', messageIds: ['m-1'] }] }];
+  const inFlight = [{ status: () => ({ inFlight: [{ queue: 'q', messageIds: ['m-1'] }] }) }];
 
   it('the first signal stops receiving and starts the drain; the second forces exit 1, naming what is left', () => {
     const { proc, exits, signal } = fakeProcess();

@@ -46,6 +46,8 @@ function setup(options: Partial<DispatcherOptions>, invoker: FakeInvoker) {
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },
@@ -65,14 +67,14 @@ describe('Dispatcher with --adaptive-concurrency', () => {
     stop.abort();
     await running;
     assert.deepEqual(limits(), [12]);
-    assert.equal(dispatcher.concurrencyLimit, 12);
+    assert.equal(dispatcher.status().concurrencyLimit, 12);
   });
 
   it('on: the limit falls towards the budget, at most the limit invoke at once, and nothing is lost', async () => {
     const invoker = budgetedFunction({ n: 3 });
     const { source, stop, running, limits, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
     source.push('q', ...Array.from({ length: 300 }, () => message()));
-    await until(() => dispatcher.concurrencyLimit <= 6, 5_000, 'the limit to fall');
+    await until(() => dispatcher.status().concurrencyLimit <= 6, 5_000, 'the limit to fall');
     // From now on an Invoke starts only while fewer run than the limit allows (test/unit/invoke/concurrency-gate.test.ts
     // covers the receive side). Batches held when the limit fell are not given back: they are invoked as permits free.
     let overLimit = 0;
@@ -86,7 +88,7 @@ describe('Dispatcher with --adaptive-concurrency', () => {
     const invoke = invoker.invoke.bind(invoker);
     invoker.invoke = (payload) => {
       invokes++;
-      if (invoker.active >= dispatcher.concurrencyLimit) overLimit++;
+      if (invoker.active >= dispatcher.status().concurrencyLimit) overLimit++;
       return invoke(payload);
     };
     await until(() => source.deleted.length === 300, 20_000, 'every message processed');
@@ -118,10 +120,10 @@ describe('Dispatcher with --adaptive-concurrency', () => {
       budgetedFunction(budget, 50),
     );
     source.push('q', ...Array.from({ length: 2_000 }, () => message()));
-    await until(() => dispatcher.concurrencyLimit <= 3, 5_000, 'the limit to fall');
+    await until(() => dispatcher.status().concurrencyLimit <= 3, 5_000, 'the limit to fall');
     budget.n = 100;
-    const low = dispatcher.concurrencyLimit;
-    await until(() => dispatcher.concurrencyLimit === low + 1, 4_000, 'one loop more');
+    const low = dispatcher.status().concurrencyLimit;
+    await until(() => dispatcher.status().concurrencyLimit === low + 1, 4_000, 'one loop more');
     stop.abort();
     await running;
   });
@@ -129,9 +131,9 @@ describe('Dispatcher with --adaptive-concurrency', () => {
   it('a stop wakes loops waiting for a slot', async () => {
     const { source, stop, running, dispatcher } = setup({ adaptiveConcurrency: { minConcurrency: 1 } }, budgetedFunction({ n: 1 }, 50));
     source.push('q', ...Array.from({ length: 1_000 }, () => message()));
-    await until(() => dispatcher.concurrencyLimit <= 3, 5_000, 'the limit to fall');
+    await until(() => dispatcher.status().concurrencyLimit <= 3, 5_000, 'the limit to fall');
     stop.abort();
     await running;
-    assert.equal(dispatcher.state, 'stopped');
+    assert.equal(dispatcher.status().state, 'stopped');
   });
 });

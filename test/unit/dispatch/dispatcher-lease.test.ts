@@ -58,6 +58,8 @@ function start(options: Partial<DispatcherOptions>, invoker: FakeInvoker, source
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },

@@ -22,6 +22,8 @@ describe('Dispatcher timing with fake timers', () => {
           pollForSec: 0,
           sleepSec: 60,
           deleteMode: 'on-success',
+          batchWindowMs: 0,
+          visibilityRefreshMs: 60_000,
           functionName: 'fn',
         },
         { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, now: Date.now },
@@ -63,6 +65,8 @@ describe('Dispatcher timing with fake timers', () => {
           pollForSec: 0,
           sleepSec: 1000,
           deleteMode: 'on-success',
+          batchWindowMs: 0,
+          visibilityRefreshMs: 60_000,
           functionName: 'fn',
         },
         // random() = 0.999: each back-off is just under its ceiling (100, 200, 400, 800, then the 1 s cap).

@@ -56,6 +56,8 @@ function start(
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
       ...options,
     },
@@ -81,7 +83,7 @@ describe('Dispatcher: waiting never holds capacity', () => {
     });
     const { source, dispatcher, stop, running } = start({ adaptiveConcurrency: { minConcurrency: 1 } }, invoker);
     source.push('q', withId('throttle-1'));
-    await until(() => dispatcher.concurrencyLimit === 2, 5_000, 'the throttle to lower the limit');
+    await until(() => dispatcher.status().concurrencyLimit === 2, 5_000, 'the throttle to lower the limit');
     await until(() => source.deleted.some((d) => d.id === 'throttle-1'), 10_000, 'throttle-1 to be settled');
     source.push('q', withId('bad-1'), withId('bad-2'), withId('bad-3'));
     await until(() => ['bad-1', 'bad-2', 'bad-3'].every((id) => attempts.get(id) === 1), 5_000, 'each bad message answered 5xx');
@@ -95,7 +97,7 @@ describe('Dispatcher: waiting never holds capacity', () => {
       assert.equal(attempts.get(id), 1, id);
       assert.ok(!source.deleted.some((d) => d.id === id), id);
     }
-    assert.equal(dispatcher.inFlight().length, 3, 'the three held batches still count as in flight');
+    assert.equal(dispatcher.status().inFlight.length, 3, 'the three held batches still count as in flight');
     stop.abort();
     await running;
   });
@@ -131,7 +133,7 @@ describe('Dispatcher: liveness is true', () => {
       queues: [q],
     });
     source.push('q', withId('throttle-1'));
-    await until(() => dispatcher.concurrencyLimit === 1, 5_000, 'the throttle to lower the limit to 1');
+    await until(() => dispatcher.status().concurrencyLimit === 1, 5_000, 'the throttle to lower the limit to 1');
     await until(() => source.deleted.some((d) => d.id === 'throttle-1'), 10_000, 'throttle-1 settled');
     source.push('q', withId('long-1'));
     await until(() => ends.has('long-1'), 5_000, 'long-1 invoking');
@@ -142,7 +144,7 @@ describe('Dispatcher: liveness is true', () => {
     await until(() => ends.has('waiting-1'), 5_000, 'waiting-1 invoking once long-1 is over');
     now += 7 * 60_000;
     // waiting-1's Invoke is 7 minutes old: within its 16 minutes, however long it waited for the permit.
-    const invoking = dispatcher.loopSteps().filter((s) => s?.step === 'invoke');
+    const invoking = dispatcher.status().loops.filter((s) => s?.activity === 'invoke');
     assert.equal(invoking.length, 1);
     const probe = checkLiveness({ lagMs: 0, maxLagMs: 10_000, loops: invoking, now, graceMs: 0 });
     assert.deepEqual(probe, { ok: true, reasons: [] });
@@ -178,8 +180,8 @@ describe('Dispatcher: liveness is true', () => {
     now += 120_000;
     const calls = source.deleteCalls.length;
     await until(() => source.deleteCalls.length > calls, 5_000, 'another retry');
-    const step = dispatcher.loopSteps()[0];
-    assert.equal(step?.step, 'delete');
+    const step = dispatcher.status().loops[0];
+    assert.equal(step?.activity, 'delete');
     assert.deepEqual(checkLiveness({ lagMs: 0, maxLagMs: 10_000, loops: [step], now, graceMs: 0 }), { ok: true, reasons: [] });
     failing = false;
     await until(() => source.deleted.some((d) => d.id === 'filtered-1'), 10_000, 'filtered-1 deleted once SQS answers');

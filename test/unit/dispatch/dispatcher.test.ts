@@ -137,15 +137,15 @@ describe('Dispatcher', () => {
     source.push('q', m);
     await until(() => invoker.active === 1);
     stop.abort();
-    assert.equal(dispatcher.state, 'draining');
-    assert.deepEqual(dispatcher.inFlight(), [{ queue: 'q', messageIds: [m.MessageId] }]);
+    assert.equal(dispatcher.status().state, 'draining');
+    assert.deepEqual(dispatcher.status().inFlight, [{ queue: 'q', messageIds: [m.MessageId] }]);
     let resolved = false;
     void running.then(() => (resolved = true));
     await delay(50);
     assert.equal(resolved, false, 'run() waits for the in-flight batch');
     release();
     await running;
-    assert.equal(dispatcher.state, 'stopped');
+    assert.equal(dispatcher.status().state, 'stopped');
     assert.deepEqual(
       source.deleted.map((d) => d.id),
       [m.MessageId],
@@ -324,6 +324,8 @@ describe('Dispatcher', () => {
       pollForSec: 1,
       sleepSec: 0,
       deleteMode: 'on-success',
+      batchWindowMs: 0,
+      visibilityRefreshMs: 60_000,
       functionName: 'fn',
     };
     const dispatcher = new Dispatcher(options, { source, invoker, metrics, logger: silentLogger });
@@ -336,15 +338,15 @@ describe('Dispatcher', () => {
     source.push('q', a, b);
     await until(() => invoker.active === 2, 2000, 'two loops holding a batch');
     source.push('q', c); // the third loop takes it, settles it, and then fails
-    await until(() => dispatcher.state === 'draining', 2000, 'draining after the failure');
+    await until(() => dispatcher.status().state === 'draining', 2000, 'draining after the failure');
     assert.deepEqual(
       source.deleted.map((d) => d.id),
       [c.MessageId],
     );
     assert.deepEqual(
       dispatcher
-        .inFlight()
-        .flatMap((f) => f.messageIds)
+        .status()
+        .inFlight.flatMap((f) => f.messageIds)
         .sort(),
       [a.MessageId, b.MessageId].sort(),
     );
@@ -356,13 +358,13 @@ describe('Dispatcher', () => {
       running,
       (err: unknown) => err instanceof DispatcherFailed && err.cause === bug && err.message.includes(bug.message),
     );
-    assert.equal(dispatcher.state, 'failed');
+    assert.equal(dispatcher.status().state, 'failed');
     assert.deepEqual(
       source.deleted.map((d) => d.id).sort(),
       [a.MessageId, b.MessageId, c.MessageId].sort(),
       'the other loops settled their batches',
     );
-    assert.deepEqual(dispatcher.inFlight(), []);
+    assert.deepEqual(dispatcher.status().inFlight, []);
     assert.ok(!idsOf(invoker).includes(late.MessageId!), 'nothing is received after the failure');
     assert.deepEqual(
       source.visible.get('q')?.map((m) => m.MessageId),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
-import type { LoopStep } from '../../../src/operator/health.ts';
+import type { LoopActivity } from '../../../src/dispatch/loop-activity.ts';
 import { Operations, type DispatcherView } from '../../../src/operator/operations.ts';
 import { silentLogger } from '../../support/factories.ts';
 
@@ -20,8 +20,12 @@ function operations(): Operations {
   return new Operations(r.config, silentLogger, '1.0.0');
 }
 
-function view(functionName: string, overrides: Partial<DispatcherView> = {}, steps: (LoopStep | undefined)[] = []): DispatcherView {
-  return { functionName, state: 'running', functionPaused: false, receivable: true, loopSteps: () => steps, ...overrides };
+function view(
+  functionName: string,
+  overrides: Partial<ReturnType<DispatcherView['status']>> = {},
+  loops: (LoopActivity | undefined)[] = [],
+): DispatcherView {
+  return { status: () => ({ functionName, state: 'running', functionPaused: false, receivable: true, loops, ...overrides }) };
 }
 
 describe('Operations with several routes', () => {
@@ -62,7 +66,7 @@ describe('Operations with several routes', () => {
     const ops = operations();
     // Liveness compares on the monotonic clock (src/util/clock.ts), as the dispatchers record their steps.
     const now = performance.now();
-    const stuck: LoopStep = { step: 'invoke', since: now - 60_000, deadlineAt: now - 1_000 };
+    const stuck: LoopActivity = { activity: 'invoke', since: now - 60_000, deadlineAt: now - 1_000 };
     ops.running([view('a-fn', {}, [undefined]), view('b-fn', {}, [undefined, stuck])]);
     const probe = ops.liveness();
     assert.equal(probe.ok, false);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { idsToKeep } from '../../../src/settle/fifo-rule.ts';
+import { idsToKeep, stopsAfterChunk } from '../../../src/settle/fifo-rule.ts';
 
 const batch = ['m1', 'm2', 'm3', 'm4', 'm5'];
 
@@ -58,5 +58,25 @@ describe('idsToKeep (the FIFO rule)', () => {
     const failed = new Set(['m2']);
     assert.deepEqual(idsToKeep(batch, failed, false), ['m2']);
     assert.deepEqual(idsToKeep(batch, failed, true), ['m2', 'm3', 'm4', 'm5']);
+  });
+});
+
+describe('stopsAfterChunk (the FIFO stop between chunks of a batch over the payload limit)', () => {
+  it('FIFO: stops once a message of the batch is kept and chunks remain', () => {
+    // Two chunks of the batch were invoked (m1..m3), m2 failed: m4 and m5 must not run before it.
+    assert.equal(stopsAfterChunk(batch, new Set(['m2']), true, 3, 5), true);
+  });
+
+  it('FIFO: carries on while nothing is kept, and has nothing to stop after the last chunk', () => {
+    assert.equal(stopsAfterChunk(batch, new Set(), true, 3, 5), false);
+    assert.equal(stopsAfterChunk(batch, new Set(['m5']), true, 5, 5), false);
+  });
+
+  it('FIFO: a kept id that is not in the batch does not stop it', () => {
+    assert.equal(stopsAfterChunk(batch, new Set(['other']), true, 3, 5), false);
+  });
+
+  it('standard queue: never stops; failed messages are kept and the other chunks still run', () => {
+    assert.equal(stopsAfterChunk(batch, new Set(['m1', 'm2']), false, 2, 5), false);
   });
 });

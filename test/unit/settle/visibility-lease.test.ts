@@ -391,7 +391,7 @@ describe('VisibilityLease', () => {
     await advance(20_000);
     assert.equal(source.calls.length, 1);
     const events: string[] = [];
-    const dropped = lease.drop([messages[0]!]).then(() => events.push('dropped'));
+    const dropped = lease.stop([messages[0]!]).then(() => events.push('dropped'));
     await flush();
     assert.equal(events.length, 0, 'drop() still waiting for the call');
     assert.deepEqual(
@@ -416,7 +416,7 @@ describe('VisibilityLease', () => {
     const inFlight = deferred<EntryFailure[]>();
     source.respond = () => inFlight.promise;
     await advance(20_000);
-    const dropped = lease.drop([messages[0]!]);
+    const dropped = lease.stop([messages[0]!]);
     await advance(9_700, 100);
     inFlight.reject(retryable());
     await dropped;
@@ -433,7 +433,7 @@ describe('VisibilityLease', () => {
     const inFlight = deferred<EntryFailure[]>();
     source.respond = () => inFlight.promise;
     await advance(20_000);
-    const dropped = lease.drop([messages[0]!]);
+    const dropped = lease.stop([messages[0]!]);
     inFlight.resolve([{ id: '0', code: 'ReceiptHandleIsInvalid', message: 'The receipt handle has expired.' }]);
     await dropped;
     assert.equal(lines.filter((l) => l.msg === REFUSED_MSG).length, 0, 'nothing to warn about: the message was no longer ours');
@@ -453,7 +453,7 @@ describe('VisibilityLease', () => {
     await advance(20_000);
     assert.equal(source.calls.length, 1, 'sleeping 99 ms before the retry');
     let done = false;
-    const dropping = lease.drop([messages[0]!]).then(() => (done = true));
+    const dropping = lease.stop([messages[0]!]).then(() => (done = true));
     await flush();
     assert.equal(done, true, 'no call in flight to wait for');
     await dropping;
@@ -467,7 +467,7 @@ describe('VisibilityLease', () => {
 
   it('drop() of every message stops the ticks', async () => {
     const { source, lease, messages } = setup(3);
-    await lease.drop(messages);
+    await lease.stop(messages);
     assert.deepEqual(lease.messages, []);
     await advance(120_000, 10_000);
     assert.equal(source.calls.length, 0);
@@ -535,7 +535,7 @@ describe('VisibilityLease', () => {
       ids,
       'the messages are still tracked until dropped',
     );
-    await lease.drop(lease.messages);
+    await lease.stop(lease.messages);
     assert.deepEqual(lease.messages, []);
   });
 
@@ -621,7 +621,7 @@ describe('VisibilityLease', () => {
 
   it('a dropped (settled) message is not lapsed, and a queue with visibility timeout 0 never lapses', async () => {
     const { lease, messages } = setup(2);
-    await lease.drop([messages[0]!]);
+    await lease.stop([messages[0]!]);
     assert.deepEqual(lease.confirm(messages), []);
     const zero = setup(1, 0);
     await advance(60_000, 10_000);

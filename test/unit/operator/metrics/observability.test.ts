@@ -65,7 +65,7 @@ describe('DispatchMetrics into Prometheus and CloudWatch', () => {
 
 describe('liveness', () => {
   it('fails on a blocked event loop and on a loop past its step deadline', () => {
-    const loops = [undefined, { step: 'invoke', since: 0, deadlineAt: 1_000 }];
+    const loops = [undefined, { activity: 'invoke', since: 0, deadlineAt: 1_000 }];
     assert.deepEqual(checkLiveness({ lagMs: 10, maxLagMs: 5_000, loops, now: 500, graceMs: 0 }), { ok: true, reasons: [] });
     const stuck = checkLiveness({ lagMs: 10, maxLagMs: 5_000, loops, now: 2_000, graceMs: 0 });
     assert.equal(stuck.ok, false);
@@ -144,6 +144,8 @@ describe('liveness of the dispatcher', () => {
         pollForSec: 0,
         sleepSec: 0,
         deleteMode: 'on-success',
+        batchWindowMs: 0,
+        visibilityRefreshMs: 60_000,
         functionName: 'fn',
       },
       { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, now: () => now },
@@ -151,7 +153,7 @@ describe('liveness of the dispatcher', () => {
     void dispatcher.run(new AbortController().signal);
     const deadline = Date.now() + 2_000;
     while (invoker.active === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    const probe = () => checkLiveness({ lagMs: 0, maxLagMs: 10_000, loops: dispatcher.loopSteps(), now, graceMs: 0 });
+    const probe = () => checkLiveness({ lagMs: 0, maxLagMs: 10_000, loops: dispatcher.status().loops, now, graceMs: 0 });
     assert.equal(probe().ok, true, 'invoking, within the deadline');
     now += 16 * 60_000;
     assert.equal(probe().ok, true, 'at the Invoke deadline, inside the grace');

@@ -122,7 +122,7 @@ describe('Dispatcher with a batching window', () => {
       undefined,
       (s) => s.push('q', ...many(3)),
     );
-    await until(() => dispatcher.loopSteps()[0]?.step === 'gather', 2_000, 'gathering');
+    await until(() => dispatcher.status().loops[0]?.activity === 'gather', 2_000, 'gathering');
     source.push('q', ...many(2));
     // The first receive (3), a gathering one (2), and the next gathering long poll, in flight.
     await until(() => source.receives.length === 3 && source.inflight.size === 5, 2_000, 'a gathering receive in flight');
@@ -133,7 +133,7 @@ describe('Dispatcher with a batching window', () => {
     assert.equal(source.receives.length, 3, 'no receive after the stop');
     assert.deepEqual(sizes(invoker), [6]);
     assert.equal(source.deleted.length, 6);
-    assert.equal(dispatcher.state, 'stopped');
+    assert.equal(dispatcher.status().state, 'stopped');
   });
 
   it('a failed receive while gathering invokes what was gathered', async () => {
@@ -166,10 +166,10 @@ describe('Dispatcher with a batching window', () => {
     const { source, dispatcher, stop, running } = startDispatcher([queue('q')], { batchSize: 50, batchWindowMs: 60_000 }, undefined, (s) =>
       s.push('q', message()),
     );
-    await until(() => dispatcher.loopSteps()[0]?.step === 'gather', 2_000, 'gathering');
+    await until(() => dispatcher.status().loops[0]?.activity === 'gather', 2_000, 'gathering');
     await delay(2_500);
-    const step = dispatcher.loopSteps()[0]!;
-    assert.equal(step.step, 'gather');
+    const step = dispatcher.status().loops[0]!;
+    assert.equal(step.activity, 'gather');
     // Renewed by each 1 s long poll (--poll-for 1): its deadline is that receive's, not the 60 s window's.
     // Steps are on the monotonic clock (src/util/clock.ts).
     assert.ok(performance.now() - step.since < 1_500, `step began ${performance.now() - step.since} ms ago`);

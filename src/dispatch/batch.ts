@@ -1,0 +1,137 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { DeleteMode } from '../config/config.ts';
+import type { QueueOptions } from '../config/delivery-options.ts';
+import { buildSqsEvents } from '../invoke/sqs-event.ts';
+import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import { filterBatch } from '../receive/batch-filter.ts';
+import { gathers, type BatchWindow } from '../receive/batch-window.ts';
+import { gather } from '../receive/gather.ts';
+import type { Random } from '../receive/queue-order.ts';
+import type { Receiver } from '../receive/receiver.ts';
+import { stopsAfterChunk } from '../settle/fifo-rule.ts';
+import { ids } from '../settle/receipts.ts';
+import { releaseUnsettled } from '../settle/release.ts';
+import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
+import { setRetryBackoff } from '../settle/set-retry-backoff.ts';
+import { settleChunk, type ChunkOutcome } from '../settle/settle-chunk.ts';
+import type { DeleteBatcher } from '../settle/delete-batcher.ts';
+import type { VisibilityLease } from '../settle/visibility-lease.ts';
+import type { LoopCapacity } from './loop-capacity.ts';
+import type { DispatchEvents } from './dispatch-events.ts';
+import type { LoopActivities } from './loop-activity.ts';
+
+export interface Batch {
+  /** The worker loop holding it. */
+  readonly loop: number;
+  readonly queue: ResolvedQueue;
+  readonly messages: Message[];
+  readonly receivedAt: number;
+  readonly lease: VisibilityLease;
+}
+
+/** How the invocation of one chunk ended; `interrupted`: a stop came first, and `release` says it is safe to release. */
+export type InvokeOutcome = ChunkOutcome | { kind: 'interrupted'; release: boolean };
+
+/** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
+type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
+
+/** What a batch's sequence uses, built once by its Dispatcher. */
+export interface BatchDeps {
+  readonly window: BatchWindow;
+  readonly receiver: Receiver;
+  readonly source: MessageSource;
+  readonly deleter: DeleteBatcher;
+  readonly log: Logger;
+  readonly metrics: DispatchMetrics;
+  readonly tracer: DispatchTracer;
+  readonly now: () => number;
+  readonly random: Random;
+  readonly functionName: string;
+  readonly deleteMode: DeleteMode;
+  readonly queueOptions: ReadonlyMap<string, QueueOptions> | undefined;
+  readonly retryBackoff: RetryBackoff | undefined;
+  /** The longest one receive pass can take. */
+  readonly receiveDeadlineMs: number;
+  readonly activities: LoopActivities;
+  /** Where the sequence's own logs go (its steps log their own). */
+  readonly events: DispatchEvents;
+  readonly capacity: LoopCapacity;
+  readonly traceReceived: (queue: ResolvedQueue, messages: readonly Message[], startedAt: number) => void;
+  /** Invokes one chunk, with its retries (src/invoke/). `unsettledIds`: the chunk and every later one. */
+  readonly invoke: (
+    batch: Batch,
+    messages: readonly Message[],
+    unsettledIds: string[],
+    payload: string,
+    halt: AbortSignal,
+  ) => Promise<InvokeOutcome>;
+}
+
+/**
+ * One received batch, from gathering to settling: gather (the batching window), filter, then each chunk of
+ * the payload limit is invoked and settled, in order. Never throws: failures are logged and the messages kept
+ * (they return after their visibility timeout). The lease ends here; the Dispatcher does the rest.
+ */
+export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchDeps): Promise<void> {
+  const { queue } = batch;
+  const mark = (activity: string, deadlineMs: number) => deps.activities.mark(batch.loop, activity, deadlineMs);
+  let batchIds = ids(batch.messages);
+  try {
+    if (gathers(deps.window, queue.fifo)) await gather(batch, halt, { ...deps, mark });
+    batchIds = ids(batch.messages);
+    const messages = await filterBatch(batch, { ...deps, options: deps.queueOptions?.get(queue.name), mark });
+    batchIds = ids(messages);
+    let offset = 0;
+    // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
+    // fields) would otherwise stay reachable until the last invocation of the batch is over.
+    const chunks = messages.length > 0 ? buildSqsEvents(messages, queue).map((c) => ({ payload: c.payload, messages: c.messages })) : [];
+    for (const chunk of chunks) {
+      // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
+      const unsettled = messages.slice(offset);
+      offset += chunk.messages.length;
+      const end = await invokeAndSettle(batch, chunk.messages, unsettled, chunk.payload, halt, deps, mark);
+      if (end.kind === 'released') break;
+      if (stopsAfterChunk(batchIds, new Set(end.keptIds), queue.fifo, offset, messages.length)) {
+        deps.events.fifoStopped(queue, batchIds.slice(offset));
+        break;
+      }
+    }
+  } catch (err) {
+    deps.events.batchFailed(queue, batchIds, err);
+  } finally {
+    await batch.lease.end();
+  }
+}
+
+/**
+ * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
+ * messages to release on shutdown.
+ */
+async function invokeAndSettle(
+  batch: Batch,
+  messages: Message[],
+  unsettled: Message[],
+  payload: string,
+  halt: AbortSignal,
+  deps: BatchDeps,
+  mark: (activity: string, deadlineMs: number) => void,
+): Promise<ChunkEnd> {
+  const started = deps.now();
+  const outcome = await deps.invoke(batch, messages, ids(unsettled), payload, halt);
+  // Later chunks of a batch over the payload limit (rare) invoke without an adaptive place rather than wait behind it.
+  deps.capacity.free(batch.loop);
+  if (outcome.kind === 'interrupted') {
+    await releaseUnsettled(batch, messages, unsettled, outcome.release, { ...deps, mark });
+    return { kind: 'released' };
+  }
+  const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);
+  const keptIds = await settleChunk(batch, messages, outcome, started, {
+    ...deps,
+    mark,
+    backOff: (kept) => setRetryBackoff(batch, kept, { ...deps, policy, mark }),
+  });
+  return { kind: 'settled', keptIds };
+}

@@ -1,0 +1,91 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import { epochMsOf } from '../util/clock.ts';
+import type { LimitChange } from './concurrency-limit.ts';
+import type { DispatcherState } from './status.ts';
+
+export interface DispatchEventsDeps {
+  readonly log: Logger;
+  readonly metrics: DispatchMetrics;
+  readonly tracer: DispatchTracer;
+  /** The dispatcher's monotonic clock; the tracer's spans are converted to epoch ms here, once. */
+  readonly now: () => number;
+  readonly functionName: string;
+}
+
+/**
+ * What the loop and a batch's sequence report as they go, each turned into its log line, metric or span here,
+ * so that the loop reads as a sequence: one method per event, in one place (graphile-worker's events).
+ * Unlike graphile-worker's safeEmit, a report that throws is not swallowed: the sinks, the tracer and the
+ * logger are this daemon's own code, and a bug in them fails the dispatcher as any bug in a loop does (the
+ * failed state; test/unit/dispatch/dispatcher.test.ts, 'a loop that fails (a bug, here in the metrics sink)').
+ */
+export class DispatchEvents {
+  readonly #log: Logger;
+  readonly #metrics: DispatchMetrics;
+  readonly #tracer: DispatchTracer;
+  readonly #now: () => number;
+  readonly #fn: string;
+
+  constructor(deps: DispatchEventsDeps) {
+    this.#log = deps.log;
+    this.#metrics = deps.metrics;
+    this.#tracer = deps.tracer;
+    this.#now = deps.now;
+    this.#fn = deps.functionName;
+  }
+
+  /** The dispatcher's state changed (src/dispatch/dispatcher.ts documents the transitions). */
+  state(state: DispatcherState): void {
+    this.#log.info({ state }, 'dispatcher state');
+  }
+
+  /** A worker loop failed (a bug): the others drain. */
+  loopFailed(err: unknown): void {
+    this.#log.fatal({ err }, 'a worker loop failed; draining the others');
+  }
+
+  /** Whether the function is paused because it cannot be invoked. */
+  paused(paused: boolean): void {
+    this.#metrics.paused(paused);
+  }
+
+  /** Adaptive concurrency moved the limit. */
+  limitChanged(change: NonNullable<LimitChange>): void {
+    this.#metrics.limit(change.to);
+    this.#log.info(
+      { function: this.#fn, from: change.from, to: change.to },
+      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
+    );
+  }
+
+  /** A receive that returned messages, which began at `startedAt` (monotonic). */
+  received(queue: ResolvedQueue, messages: readonly Message[], startedAt: number): void {
+    const now = this.#now();
+    const epochNow = Date.now();
+    this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
+  }
+
+  /** A loop holds a new batch. */
+  batchStarted(queue: ResolvedQueue, count: number): void {
+    this.#metrics.polled(queue.name, count);
+  }
+
+  /** A batch is settled (deleted, kept or released): it leaves the in-flight count. */
+  batchSettled(queue: ResolvedQueue, count: number, receiveToSettleMs: number): void {
+    this.#metrics.settled(queue.name, count, receiveToSettleMs);
+  }
+
+  /** A chunk of a FIFO batch kept a message: the later chunks are not invoked (src/settle/fifo-rule.ts). */
+  fifoStopped(queue: ResolvedQueue, messageIds: readonly string[]): void {
+    this.#log.warn({ queue: queue.name, messageIds }, 'FIFO batch stopped at a failure; later messages stay on the queue');
+  }
+
+  /** A bug while processing a batch: its messages are kept (they return after their visibility timeout). */
+  batchFailed(queue: ResolvedQueue, messageIds: readonly string[], err: unknown): void {
+    this.#log.error({ queue: queue.name, messageIds, function: this.#fn, err }, 'unexpected error while processing a batch');
+  }
+}

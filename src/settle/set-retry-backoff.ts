@@ -1,0 +1,56 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { Random } from '../receive/queue-order.ts';
+import { ids, receipts } from './receipts.ts';
+import { MAX_VISIBILITY_SEC, planRetryBackoff, receiveCountOf, type RetryBackoff } from './retry-backoff.ts';
+import { changeVisibility } from './visibility-change.ts';
+import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
+
+export interface BackOffDeps {
+  /** The queue's policy, resolved (retryBackoffFor); undefined: none. */
+  readonly policy: RetryBackoff | undefined;
+  readonly source: MessageSource;
+  readonly log: Logger;
+  readonly random: Random;
+  readonly now: () => number;
+  /** Marks the loop's activity for liveness (src/dispatch/loop-activity.ts). */
+  readonly mark: (activity: string, deadlineMs: number) => void;
+}
+
+/**
+ * --retry-backoff: gives messages kept after a failed invocation a visibility timeout from the back-off curve
+ * (src/settle/retry-backoff.ts), so they return sooner or later than the queue's own timeout. They have
+ * left the lease already, so no extension overrides it. On FIFO the delay is per message group. A queue's own
+ * policy (queue-options) comes before --retry-backoff.
+ */
+export async function setRetryBackoff(
+  batch: { readonly queue: ResolvedQueue; readonly receivedAt: number },
+  kept: Message[],
+  deps: BackOffDeps,
+): Promise<void> {
+  const { queue } = batch;
+  const policy = deps.policy;
+  if (policy === undefined || kept.length === 0) return;
+  // SQS refuses a timeout that ends more than 12 hours after the receive that returned the handle.
+  const limitSec = Math.floor(MAX_VISIBILITY_SEC - (deps.now() - batch.receivedAt) / 1000) - 1;
+  for (const change of planRetryBackoff(kept, queue.fifo, policy, deps.random, limitSec)) {
+    // One activity per call (with its retries): on FIFO there is a call per message group.
+    deps.mark('back-off', SETTLE_DEADLINE_MS);
+    const context = {
+      queue: queue.name,
+      messageIds: ids(change.messages),
+      delaySec: change.timeoutSec,
+      receiveCounts: change.messages.map(receiveCountOf),
+    };
+    const result = await changeVisibility(deps.source, deps.log, queue, receipts(change.messages), change.timeoutSec, () =>
+      deps.mark('back-off', SETTLE_DEADLINE_MS),
+    );
+    if (result.failed.length > 0)
+      deps.log.warn(
+        { ...context, failed: result.failed },
+        'could not set the retry back-off of some messages; they return after their visibility timeout',
+      );
+    else deps.log.debug(context, 'retry back-off set');
+  }
+}

@@ -1,0 +1,124 @@
+// The retry back-off executor (src/settle/set-retry-backoff.ts), through the Dispatcher with the in-memory fakes.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { QueueOptions } from '../../../src/config/delivery-options.ts';
+import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
+import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { FakeInvoker, FakeSource, functionError, message, ok, queue, until, startDispatcher } from '../../support/factories.ts';
+
+const setup = (
+  queues: ResolvedQueue[],
+  options: Partial<DispatcherOptions>,
+  invoker: FakeInvoker,
+  preload: (source: FakeSource) => void = () => {},
+) => startDispatcher(queues, options, invoker, preload, () => 0);
+
+const opts = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
+  new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));
+
+const counted = (n: number) => ({ Attributes: { ApproximateReceiveCount: String(n), SentTimestamp: '1' } });
+
+describe('Dispatcher: retry back-off', () => {
+  const policy = { baseSec: 2, maxSec: 60, jitter: 0 };
+
+  it('off by default: a failed message keeps its visibility timeout (no visibility change)', async () => {
+    const { source, stop, running } = setup([queue('q')], {}, new FakeInvoker(() => functionError()), (s) =>
+      s.push('q', message(counted(3))),
+    );
+    await until(() => source.receives.length >= 2);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.visibilityChanges, []);
+  });
+
+  it('a function error sets the visibility of the batch from its receive counts', async () => {
+    const a = message(counted(1));
+    const b = message(counted(4));
+    const { source, stop, running } = setup(
+      [queue('q')],
+      { retryBackoff: policy, batchSize: 10 },
+      new FakeInvoker(() => functionError()),
+      (s) => s.push('q', a, b),
+    );
+    await until(() => source.visibilityChanges.length === 2);
+    stop.abort();
+    await running;
+    assert.deepEqual(
+      source.visibilityChanges.map((c) => [c.ids, c.timeoutSec]),
+      [
+        [[a.MessageId], 2],
+        [[b.MessageId], 16],
+      ],
+    );
+  });
+
+  it("per queue: a queue's own policy, none where it is off, --retry-backoff's for the others", async () => {
+    const invoker = new FakeInvoker(() => functionError());
+    const { source, stop, running } = setup(
+      [queue('own'), queue('off'), queue('plain')],
+      {
+        retryBackoff: policy,
+        queueOptions: opts({ own: { retryBackoff: { baseSec: 5, maxSec: 60, jitter: 0 } }, off: { retryBackoff: 'off' } }),
+      },
+      invoker,
+      (s) => {
+        s.push('own', message(counted(2)));
+        s.push('off', message(counted(2)));
+        s.push('plain', message(counted(2)));
+      },
+    );
+    await until(() => invoker.payloads.length >= 3 && source.visibilityChanges.length >= 2);
+    stop.abort();
+    await running;
+    // Receive count 2: twice the first delay. Each queue's message was invoked once (none came back yet).
+    assert.equal(invoker.payloads.length, 3);
+    assert.deepEqual(source.visibilityChanges.map((c) => [c.queue, c.timeoutSec]).sort(), [
+      ['own', 10],
+      ['plain', 4],
+    ]);
+  });
+
+  it('batchItemFailures: only the listed messages back off; the others are deleted', async () => {
+    const msgs = [message(counted(2)), message(counted(2)), message(counted(2))];
+    const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: msgs[1]!.MessageId }] }));
+    const { source, stop, running } = setup([queue('q')], { retryBackoff: policy, batchSize: 10 }, invoker, (s) => s.push('q', ...msgs));
+    await until(() => source.deleted.length === 2 && source.visibilityChanges.length === 1);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.visibilityChanges[0], { queue: 'q', ids: [msgs[1]!.MessageId], timeoutSec: 4 });
+  });
+
+  it('an invalid response backs off the whole batch', async () => {
+    const msgs = [message(counted(1)), message(counted(1))];
+    const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: 'not-in-batch' }] }));
+    const { source, stop, running } = setup([queue('q')], { retryBackoff: policy, batchSize: 10 }, invoker, (s) => s.push('q', ...msgs));
+    await until(() => source.visibilityChanges.length === 1);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.visibilityChanges[0]!.ids.sort(), msgs.map((m) => m.MessageId).sort());
+    assert.equal(source.deleted.length, 0);
+  });
+
+  it("FIFO: the failed message and every later one of its group get one delay, from the group's highest count", async () => {
+    const q = queue('q.fifo');
+    const g = (n: number, group: string) => message({ Attributes: { ApproximateReceiveCount: String(n), MessageGroupId: group } });
+    const msgs = [g(1, 'a'), g(3, 'a'), g(1, 'b'), g(1, 'a')];
+    // The second message fails: FIFO keeps it and everything after it.
+    const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: msgs[1]!.MessageId }] }));
+    const { source, stop, running } = setup([q], { retryBackoff: policy, batchSize: 10 }, invoker, (s) => s.push('q.fifo', ...msgs));
+    await until(() => source.visibilityChanges.length === 2);
+    stop.abort();
+    await running;
+    assert.deepEqual(
+      source.deleted.map((d) => d.id),
+      [msgs[0]!.MessageId],
+    );
+    assert.deepEqual(
+      source.visibilityChanges.map((c) => [c.ids, c.timeoutSec]),
+      [
+        [[msgs[1]!.MessageId, msgs[3]!.MessageId], 8],
+        [[msgs[2]!.MessageId], 2],
+      ],
+    );
+  });
+});
