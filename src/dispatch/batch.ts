@@ -16,9 +16,10 @@ import { ids } from '../settle/receipts.ts';
 import { releaseUnsettled } from '../settle/release.ts';
 import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
 import { setRetryBackoff } from '../settle/set-retry-backoff.ts';
-import { settleChunk, type ChunkOutcome } from '../settle/settle-chunk.ts';
+import { settleChunk } from '../settle/settle-chunk.ts';
 import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
+import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
 import type { LoopCapacity } from './loop-capacity.ts';
 import type { DispatchEvents } from './dispatch-events.ts';
 import type { LoopActivities } from './loop-activity.ts';
@@ -31,9 +32,6 @@ export interface Batch {
   readonly receivedAt: number;
   readonly lease: VisibilityLease;
 }
-
-/** How the invocation of one chunk ended; `interrupted`: a stop came first, and `release` says it is safe to release. */
-export type InvokeOutcome = ChunkOutcome | { kind: 'interrupted'; release: boolean };
 
 /** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
 type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
@@ -60,14 +58,8 @@ export interface BatchDeps {
   readonly events: DispatchEvents;
   readonly capacity: LoopCapacity;
   readonly traceReceived: (queue: ResolvedQueue, messages: readonly Message[], startedAt: number) => void;
-  /** Invokes one chunk, with its retries (src/invoke/). `unsettledIds`: the chunk and every later one. */
-  readonly invoke: (
-    batch: Batch,
-    messages: readonly Message[],
-    unsettledIds: string[],
-    payload: string,
-    halt: AbortSignal,
-  ) => Promise<InvokeOutcome>;
+  /** Invokes one chunk, with its retries, permit, lease check, span and deadline (src/invoke/compose.ts). */
+  readonly invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
 }
 
 /**
@@ -120,11 +112,13 @@ async function invokeAndSettle(
   mark: (activity: string, deadlineMs: number) => void,
 ): Promise<ChunkEnd> {
   const started = deps.now();
-  const outcome = await deps.invoke(batch, messages, ids(unsettled), payload, halt);
+  const { loop, queue, lease } = batch;
+  // `unsettledIds`: the chunk and every later one, what a stop releases.
+  const outcome = await deps.invoke(payload, { loop, queue, lease, messages, unsettledIds: ids(unsettled), halt });
   // Later chunks of a batch over the payload limit (rare) invoke without an adaptive place rather than wait behind it.
   deps.capacity.free(batch.loop);
-  if (outcome.kind === 'interrupted') {
-    await releaseUnsettled(batch, messages, unsettled, outcome.release, { ...deps, mark });
+  if (outcome.kind === 'released') {
+    await releaseUnsettled(batch, messages, unsettled, outcome.atOnce, { ...deps, mark });
     return { kind: 'released' };
   }
   const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);

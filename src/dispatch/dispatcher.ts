@@ -1,29 +1,17 @@
 import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { monotonicNow } from '../util/clock.ts';
-import type { RouteConfig } from '../config/routes.ts';
-import { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
-import { FunctionGate } from '../invoke/function-gate.ts';
-import { LoopCapacity } from './loop-capacity.ts';
-import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
-import type { DispatcherState, DispatcherStatus } from './status.ts';
-import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
-import { composeInvoke } from '../invoke/compose.ts';
-import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
-import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
-import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import type { OrderMode, Random } from '../receive/queue-order.ts';
-import { QueueVisibility } from '../settle/queue-visibility.ts';
-import { Receiver } from '../receive/receiver.ts';
 import type { MessageSource, QueueLookup, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { RouteConfig } from '../config/routes.ts';
+import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { ids } from '../settle/receipts.ts';
-import { DeleteBatcher } from '../settle/delete-batcher.ts';
-import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
-import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
-import { processBatch, type Batch, type BatchDeps } from './batch.ts';
-import { DispatchEvents } from './dispatch-events.ts';
+import { VisibilityLease } from '../settle/visibility-lease.ts';
+import { processBatch, type Batch } from './batch.ts';
+import { assembleParts, type DispatcherParts } from './parts.ts';
+import type { DispatcherState, DispatcherStatus } from './status.ts';
 
 /**
  * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
@@ -39,7 +27,8 @@ export type DispatcherOptions = Pick<
     /**
      * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
      * released (absent: released at once). Releasing raises the message's receive count, so a few seconds of
-     * retries usually settle it instead; main.ts leaves room for that inside --shutdown-timeout.
+     * retries usually settle it instead; src/daemon/shutdown.ts (drainRetryMs) leaves room for that inside
+     * --shutdown-timeout.
      */
     readonly drainRetryMs?: number | undefined;
   };
@@ -76,117 +65,16 @@ export class DispatcherFailed extends Error {
  */
 export class Dispatcher {
   readonly #opts: DispatcherOptions;
-  readonly #deps: DispatcherDeps;
-  readonly #log: Logger;
-  readonly #random: Random;
-  readonly #now: () => number;
-  readonly #receiver: Receiver;
-  readonly #gate: FunctionGate;
-  /** Undefined unless --adaptive-concurrency is on. */
-  readonly #adaptive: ConcurrencyGate | undefined;
-  /** Each loop's adaptive place and queue slot, given up while its batch waits (src/dispatch/loop-capacity.ts). */
-  readonly #capacity: LoopCapacity;
-  readonly #metrics: DispatchMetrics;
-  readonly #tracer: DispatchTracer;
-  /** One chunk's Invoke with its retry, permit, lease check, span and deadline (src/invoke/compose.ts). */
-  readonly #invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
-  /** Where the loop's logs, metrics and spans go (src/dispatch/dispatch-events.ts). */
-  readonly #events: DispatchEvents;
+  /** Each step's part, shared by the loops (src/dispatch/parts.ts). */
+  readonly #parts: DispatcherParts;
   readonly #inFlight = new Set<Batch>();
-  /** Each loop's current activity, for liveness. */
-  readonly #activities: LoopActivities;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
-  /** What each batch's sequence uses (src/dispatch/batch.ts). */
-  readonly #batchDeps: BatchDeps;
-  /** One for every lease. */
-  readonly #leaseDeps: LeaseDeps;
-  /** The visibility timeout each receive states, and its lease assumes. */
-  readonly #visibility: QueueVisibility;
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
-    this.#deps = deps;
-    this.#log = deps.logger;
-    this.#random = deps.random ?? Math.random;
-    this.#now = deps.now ?? monotonicNow;
-    const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
-    this.#visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: deps.logger });
-    this.#receiver = new Receiver(
-      { ...options, limits, visibilityOf: (queue) => this.#visibility.timeoutSec(queue) },
-      { source: deps.source, logger: deps.logger, random: this.#random, now: this.#now },
-    );
-    this.#gate = new FunctionGate({ logger: deps.logger, random: this.#random, now: this.#now });
-    this.#metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
-    this.#tracer = deps.tracer ?? noopTracer;
-    this.#events = new DispatchEvents({
-      log: deps.logger,
-      metrics: this.#metrics,
-      tracer: this.#tracer,
-      now: this.#now,
-      functionName: options.functionName,
-    });
-    const adaptive = options.adaptiveConcurrency;
-    this.#adaptive = adaptive
-      ? new ConcurrencyGate(
-          { max: options.concurrency, min: Math.min(adaptive.minConcurrency, options.concurrency) },
-          { now: this.#now, onChange: (change) => this.#events.limitChanged(change) },
-        )
-      : undefined;
-    this.#leaseDeps = {
-      source: deps.source,
-      logger: deps.logger,
-      now: this.#now,
-      random: this.#random,
-      onLapse: (queue, messages) => this.#metrics.lapsed(queue.name, messages.length),
-    };
-    this.#activities = new LoopActivities(options.concurrency, this.#now);
-    this.#capacity = new LoopCapacity(options.concurrency, this.#adaptive, this.#receiver);
-    this.#invoke = composeInvoke({
-      invoker: deps.invoker,
-      tracer: this.#tracer,
-      adaptive: this.#adaptive,
-      logger: this.#log,
-      functionName: options.functionName,
-      now: this.#now,
-      random: this.#random,
-      gate: this.#gate,
-      capacity: this.#capacity,
-      drainOver: this.#drainOver.signal,
-      events: {
-        activity: (loop, activity, deadlineMs) => this.#step(loop, activity, deadlineMs),
-        throttled: (queue) => this.#metrics.throttled(queue),
-        paused: (paused) => this.#metrics.paused(paused),
-      },
-    });
-    this.#batchDeps = {
-      window: {
-        batchSize: options.batchSize,
-        windowMs: options.batchWindowMs,
-        maxBytes: MAX_SYNC_PAYLOAD_BYTES,
-        // ReceiveMessage waits 20 s at most.
-        maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
-      },
-      receiver: this.#receiver,
-      source: deps.source,
-      deleter: new DeleteBatcher(deps.source, deps.logger, undefined, this.#now),
-      log: this.#log,
-      metrics: this.#metrics,
-      tracer: this.#tracer,
-      now: this.#now,
-      random: this.#random,
-      functionName: options.functionName,
-      deleteMode: options.deleteMode,
-      queueOptions: options.queueOptions,
-      retryBackoff: options.retryBackoff,
-      receiveDeadlineMs: receiveDeadlineMs(options),
-      activities: this.#activities,
-      capacity: this.#capacity,
-      events: this.#events,
-      traceReceived: (queue, messages, startedAt) => this.#events.received(queue, messages, startedAt),
-      invoke: (batch, messages, unsettledIds, payload, halt) => this.#invokeWithRetry(batch, messages, unsettledIds, payload, halt),
-    };
+    this.#parts = assembleParts(options, deps, this.#drainOver.signal);
   }
 
   /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
@@ -195,10 +83,10 @@ export class Dispatcher {
     return {
       state: this.#state,
       functionName: this.#opts.functionName,
-      functionPaused: this.#gate.paused,
-      receivable: this.#receiver.anyHealthy,
-      concurrencyLimit: this.#adaptive?.limit ?? this.#opts.concurrency,
-      loops: this.#activities.snapshot(),
+      functionPaused: this.#parts.gate.paused,
+      receivable: this.#parts.receiver.anyHealthy,
+      concurrencyLimit: this.#parts.adaptive?.limit ?? this.#opts.concurrency,
+      loops: this.#parts.activities.snapshot(),
       // Listed only when read (the shutdown report): the probes read status() too, and a batch may hold 10,000 ids.
       get inFlight() {
         return inFlight.map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
@@ -220,13 +108,13 @@ export class Dispatcher {
     halt.addEventListener('abort', onHalt, { once: true });
     if (halt.aborted) onHalt();
     let failure: unknown;
-    const refreshing = this.#visibility.run(this.#opts.visibilityRefreshMs, halt);
+    const refreshing = this.#parts.visibility.run(this.#opts.visibilityRefreshMs, halt);
     await Promise.all(
       Array.from({ length: this.#opts.concurrency }, (_, loop) =>
         this.#loop(loop, halt).catch((err: unknown) => {
           if (failure === undefined) {
             failure = err;
-            this.#events.loopFailed(err);
+            this.#parts.events.loopFailed(err);
           }
           failed.abort();
         }),
@@ -246,71 +134,58 @@ export class Dispatcher {
   #setState(state: DispatcherState): void {
     if (this.#state === state) return;
     this.#state = state;
-    this.#events.state(state);
-  }
-
-  /**
-   * Marks a loop's activity, for liveness (src/dispatch/loop-activity.ts). Kept under its old name for the two
-   * invoke methods below, which src/invoke/'s wrappers replace.
-   */
-  #step(loop: number, step: string | undefined, deadlineMs = 0): void {
-    this.#activities.mark(loop, step, deadlineMs);
+    this.#parts.events.state(state);
   }
 
   async #loop(loop: number, halt: AbortSignal): Promise<void> {
     // Every check of `halt` happens before a receive, never between a receive and its settlement: a batch
     // that was received is always invoked and settled (SIGTERM semantics of the original Workerless).
     while (!halt.aborted) {
-      if (this.#gate.paused) {
-        this.#events.paused(true);
+      if (this.#parts.gate.paused) {
+        this.#parts.events.paused(true);
         // Renewed for each stretch of the pause: another loop's failed probe may lengthen it.
-        await this.#gate.wait(halt, (ms) => this.#step(loop, 'paused', ms));
-        this.#events.paused(this.#gate.paused);
+        await this.#parts.gate.wait(halt, (ms) => this.#parts.activities.mark(loop, 'paused', ms));
+        this.#parts.events.paused(this.#parts.gate.paused);
         continue;
       }
       // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
       // take now stay on the queue, visible to other replicas and to this one once a place frees.
-      if (!(await this.#capacity.enter(loop, halt))) continue;
+      if (!(await this.#parts.capacity.enter(loop, halt))) continue;
       try {
-        this.#step(loop, 'receive', this.#batchDeps.receiveDeadlineMs);
-        const startedAt = this.#now();
-        const received = await this.#receiver.next(halt);
-        this.#step(loop, undefined);
+        this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
+        const startedAt = this.#parts.now();
+        const received = await this.#parts.receiver.next(halt);
+        this.#parts.activities.mark(loop, undefined);
         if (received) {
-          this.#events.received(received.queue, received.messages, startedAt);
+          this.#parts.events.received(received.queue, received.messages, startedAt);
           await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
         }
       } finally {
-        this.#capacity.free(loop);
+        this.#parts.capacity.free(loop);
       }
     }
-    this.#step(loop, undefined);
+    this.#parts.activities.mark(loop, undefined);
   }
 
   /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
   #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
-    const receivedAt = this.#now();
-    const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#leaseDeps);
+    const receivedAt = this.#parts.now();
+    const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight.add(batch);
-    this.#events.batchStarted(queue, messages.length);
+    this.#parts.events.batchStarted(queue, messages.length);
     return batch;
   }
 
   /** One batch's sequence (src/dispatch/batch.ts), then it leaves the in-flight set and its loop's capacity. */
   async #process(batch: Batch, halt: AbortSignal): Promise<void> {
     try {
-      await processBatch(batch, halt, this.#batchDeps);
+      await processBatch(batch, halt, this.#parts.batchDeps);
     } finally {
       this.#inFlight.delete(batch);
-      this.#step(batch.loop, undefined);
-      this.#events.batchSettled(batch.queue, batch.messages.length, this.#now() - batch.receivedAt);
-      this.#capacity.settled(batch.loop, batch.queue);
+      this.#parts.activities.mark(batch.loop, undefined);
+      this.#parts.events.batchSettled(batch.queue, batch.messages.length, this.#parts.now() - batch.receivedAt);
+      this.#parts.capacity.settled(batch.loop, batch.queue);
     }
-  }
-
-  #invokeWithRetry(batch: Batch, messages: readonly Message[], unsettledIds: string[], payload: string, halt: AbortSignal) {
-    const { loop, queue, lease } = batch;
-    return this.#invoke(payload, { loop, queue, lease, messages, unsettledIds, halt });
   }
 }

@@ -13,7 +13,7 @@ import { lapsedOf } from './with-lease-check.ts';
 export type InvokeOutcome =
   | { kind: 'answered'; response: InvocationResponse; durationMs: number }
   | { kind: 'failed'; error: InvokeError }
-  | { kind: 'interrupted'; release: boolean }
+  | { kind: 'released'; atOnce: boolean }
   | { kind: 'lapsed'; lapsed: Message[] };
 
 /** The retry's context: an attempt's, less the start signal the retry gives each attempt itself. */
@@ -91,7 +91,7 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
       // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
       // until the drain's retry time is over.
       const stopped = () => (error.kind === 'unknown' ? ctx.halt.aborted : d.drainOver.aborted);
-      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
+      if (stopped()) return { kind: 'released', atOnce: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? ctx.halt : d.drainOver;
       if (error.kind === 'throttled') d.events.throttled(queue.name);
       // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
@@ -116,7 +116,7 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
         if (d.throttledBackOff && error.kind === 'throttled') await d.throttledBackOff(decision.delayMs, waitSignal);
         else await sleep(decision.delayMs, waitSignal);
       }
-      if (stopped()) return { kind: 'interrupted', release: safeToRelease(attempts) };
+      if (stopped()) return { kind: 'released', atOnce: safeToRelease(attempts) };
     }
   };
 }

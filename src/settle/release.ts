@@ -24,25 +24,25 @@ export interface ReleaseDeps {
 
 /**
  * Shutdown while a chunk could not be invoked: `unsettled` (the chunk and every later one of its batch) leave
- * the lease. `release`: they are made visible at once (nothing of theirs can still run); otherwise an earlier
+ * the lease. `atOnce`: they are made visible at once (nothing of theirs can still run); otherwise an earlier
  * invocation may still run, and they return after their visibility timeout.
  */
 export async function releaseUnsettled(
   batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'stop'> },
   messages: readonly Message[],
   unsettled: Message[],
-  release: boolean,
+  atOnce: boolean,
   deps: ReleaseDeps,
 ): Promise<void> {
   const { queue, lease } = batch;
   const context = { queue: queue.name, messageIds: ids(messages), function: deps.functionName };
-  if (release) {
+  if (atOnce) {
     // Still under the lease: released only once this dispatcher's own receives have returned (Receiver.quiet).
     deps.mark('release', deps.receiveDeadlineMs + SETTLE_DEADLINE_MS);
     await deps.receiver.quiet();
   }
   await lease.stop(unsettled);
-  if (release) {
+  if (atOnce) {
     await deps.tracer.settle(
       queue,
       'release',

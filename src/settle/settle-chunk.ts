@@ -2,20 +2,17 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DeleteMode } from '../config/config.ts';
-import { interpretResult, type InvocationResponse } from '../invoke/invoke-result.ts';
-import type { InvokeError } from '../invoke/lambda-invoker.ts';
+import { interpretResult } from '../invoke/invoke-result.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { ids } from './receipts.ts';
 import type { DeleteBatcher } from './delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
+import type { InvokeOutcome } from '../invoke/retry.ts';
 
 /** How an invocation of a chunk ended, short of a shutdown (src/settle/release.ts settles that). */
-export type ChunkOutcome =
-  | { kind: 'answered'; response: InvocationResponse; durationMs: number }
-  | { kind: 'failed'; error: InvokeError }
-  | { kind: 'lapsed'; lapsed: Message[] };
+export type ChunkOutcome = Exclude<InvokeOutcome, { kind: 'released' }>;
 
 export interface SettleDeps {
   readonly deleteMode: DeleteMode;

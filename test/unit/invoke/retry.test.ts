@@ -139,14 +139,14 @@ describe('withRetry', () => {
     const halted = new AbortController();
     halted.abort();
     assert.deepEqual(await retrying([serverError()]).invoke('{}', invokeContext({ halt: halted.signal })), {
-      kind: 'interrupted',
-      release: false,
+      kind: 'released',
+      atOnce: false,
     });
     const over = new AbortController();
     over.abort();
     assert.deepEqual(await retrying([throttled()], { drainOver: over.signal }).invoke('{}', invokeContext()), {
-      kind: 'interrupted',
-      release: true,
+      kind: 'released',
+      atOnce: true,
     });
   });
 

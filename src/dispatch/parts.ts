@@ -1,0 +1,118 @@
+import { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
+import { composeInvoke } from '../invoke/compose.ts';
+import { FunctionGate } from '../invoke/function-gate.ts';
+import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
+import { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import { noopTracer } from '../operator/tracing/tracer.ts';
+import { Receiver } from '../receive/receiver.ts';
+import { DeleteBatcher } from '../settle/delete-batcher.ts';
+import { QueueVisibility } from '../settle/queue-visibility.ts';
+import type { LeaseDeps } from '../settle/visibility-lease.ts';
+import { monotonicNow } from '../util/clock.ts';
+import type { BatchDeps } from './batch.ts';
+import { DispatchEvents } from './dispatch-events.ts';
+import type { DispatcherDeps, DispatcherOptions } from './dispatcher.ts';
+import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
+import { LoopCapacity } from './loop-capacity.ts';
+
+/** What one Dispatcher's loops share: each step's part, built once from its route's options and its ports. */
+export interface DispatcherParts {
+  readonly now: () => number;
+  /** The visibility timeout each receive states, and its lease assumes. */
+  readonly visibility: QueueVisibility;
+  readonly receiver: Receiver;
+  /** Pauses every loop while the function cannot run. */
+  readonly gate: FunctionGate;
+  /** Undefined unless --adaptive-concurrency is on. */
+  readonly adaptive: ConcurrencyGate | undefined;
+  /** Each loop's adaptive place and queue slot, given up while its batch waits (src/dispatch/loop-capacity.ts). */
+  readonly capacity: LoopCapacity;
+  /** Where the loop's logs, metrics and spans go (src/dispatch/dispatch-events.ts). */
+  readonly events: DispatchEvents;
+  /** Each loop's current activity, for liveness. */
+  readonly activities: LoopActivities;
+  /** One for every lease. */
+  readonly leaseDeps: LeaseDeps;
+  /** What each batch's sequence uses (src/dispatch/batch.ts). */
+  readonly batchDeps: BatchDeps;
+}
+
+/**
+ * Builds a Dispatcher's parts. `drainOver` aborts drainRetryMs after the stop: waits between Invoke attempts
+ * end there.
+ */
+export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, drainOver: AbortSignal): DispatcherParts {
+  const random = deps.random ?? Math.random;
+  const now = deps.now ?? monotonicNow;
+  const log = deps.logger;
+  const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
+  const visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: log });
+  const receiver = new Receiver(
+    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue) },
+    { source: deps.source, logger: log, random, now },
+  );
+  const gate = new FunctionGate({ logger: log, random, now });
+  const metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+  const tracer = deps.tracer ?? noopTracer;
+  const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
+  const adaptive = options.adaptiveConcurrency
+    ? new ConcurrencyGate(
+        { max: options.concurrency, min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency) },
+        { now, onChange: (change) => events.limitChanged(change) },
+      )
+    : undefined;
+  const activities = new LoopActivities(options.concurrency, now);
+  const capacity = new LoopCapacity(options.concurrency, adaptive, receiver);
+  const invoke = composeInvoke({
+    invoker: deps.invoker,
+    tracer,
+    adaptive,
+    logger: log,
+    functionName: options.functionName,
+    now,
+    random,
+    gate,
+    capacity,
+    drainOver,
+    events: {
+      activity: (loop, activity, deadlineMs) => activities.mark(loop, activity, deadlineMs),
+      throttled: (queue) => metrics.throttled(queue),
+      paused: (paused) => metrics.paused(paused),
+    },
+  });
+  const leaseDeps: LeaseDeps = {
+    source: deps.source,
+    logger: log,
+    now,
+    random,
+    onLapse: (queue, messages) => metrics.lapsed(queue.name, messages.length),
+  };
+  const batchDeps: BatchDeps = {
+    window: {
+      batchSize: options.batchSize,
+      windowMs: options.batchWindowMs,
+      maxBytes: MAX_SYNC_PAYLOAD_BYTES,
+      // ReceiveMessage waits 20 s at most.
+      maxWaitSec: Math.max(1, Math.min(20, options.pollForSec)),
+    },
+    receiver,
+    source: deps.source,
+    deleter: new DeleteBatcher(deps.source, log, undefined, now),
+    log,
+    metrics,
+    tracer,
+    now,
+    random,
+    functionName: options.functionName,
+    deleteMode: options.deleteMode,
+    queueOptions: options.queueOptions,
+    retryBackoff: options.retryBackoff,
+    receiveDeadlineMs: receiveDeadlineMs(options),
+    activities,
+    capacity,
+    events,
+    traceReceived: (queue, messages, startedAt) => events.received(queue, messages, startedAt),
+    invoke,
+  };
+  return { now, visibility, receiver, gate, adaptive, capacity, events, activities, leaseDeps, batchDeps };
+}
