@@ -21,7 +21,7 @@ export interface DispatchEventsDeps {
  * so that the loop reads as a sequence: one method per event, in one place (graphile-worker's events).
  * Unlike graphile-worker's safeEmit, a report that throws is not swallowed: the sinks, the tracer and the
  * logger are this daemon's own code, and a bug in them fails the dispatcher as any bug in a loop does (the
- * failed state; test/unit/dispatch/dispatcher.test.ts, 'a loop that fails (a bug, here in the metrics sink)').
+ * failed state; test/unit/dispatch/dispatcher/loop.test.ts, 'a loop that fails (a bug, here in the metrics sink)').
  */
 export class DispatchEvents {
   readonly #log: Logger;

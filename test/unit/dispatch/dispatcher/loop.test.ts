@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import { SQS_METRICS } from '../../../src/operator/metrics/names.ts';
-import type { MetricDatum, MetricsSink } from '../../../src/operator/metrics/metrics-sink.ts';
+import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
+import type { MetricDatum, MetricsSink } from '../../../../src/operator/metrics/metrics-sink.ts';
 import {
   FakeInvoker,
   FakeSource,
@@ -16,7 +16,7 @@ import {
   throttled,
   until,
   startDispatcher,
-} from '../../support/factories.ts';
+} from '../../../support/factories.ts';
 
 const setup = startDispatcher;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { Dispatcher } from '../../../src/dispatch/dispatcher.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, queue, silentLogger } from '../../support/factories.ts';
+import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { FakeInvoker, FakeSource, RecordingMetrics, queue, silentLogger } from '../../../support/factories.ts';
 
 /** Lets pending promise callbacks run (fake timers do not advance them). */
 const flush = async () => {

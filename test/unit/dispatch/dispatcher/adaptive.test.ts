@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, type DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import { FUNCTION_METRICS } from '../../../src/operator/metrics/names.ts';
+import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { FUNCTION_METRICS } from '../../../../src/operator/metrics/names.ts';
 import {
   FakeInvoker,
   FakeSource,
@@ -17,7 +17,7 @@ import {
   stopAfterTests,
   throttled,
   until,
-} from '../../support/factories.ts';
+} from '../../../support/factories.ts';
 
 /** A function with reserved concurrency `budget.n`: calls beyond it are throttled, as Lambda does. */
 function budgetedFunction(budget: { n: number }, durationMs = 20) {

@@ -3,11 +3,11 @@
 // invoker that counts overlapping invocations of one message id. Time is a fake clock.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { Dispatcher, type DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import { SQS_METRICS } from '../../../src/operator/metrics/names.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, recordingLogger, throttled } from '../../support/factories.ts';
+import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
+import { AwsCallError } from '../../../../src/aws/errors.ts';
+import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
+import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, recordingLogger, throttled } from '../../../support/factories.ts';
 
 const START = 1_000_000;
 

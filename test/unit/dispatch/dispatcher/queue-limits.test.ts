@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import type { QueueOptions } from '../../../src/config/delivery-options.ts';
-import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
-import { FakeInvoker, FakeSource, message, ok, queue, until, startDispatcher } from '../../support/factories.ts';
+import type { QueueOptions } from '../../../../src/config/delivery-options.ts';
+import type { DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import type { ResolvedQueue } from '../../../../src/aws/sqs-source.ts';
+import { FakeInvoker, FakeSource, message, ok, queue, until, startDispatcher } from '../../../support/factories.ts';
 
 const setup = (
   queues: ResolvedQueue[],

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import type { QueueOptions } from '../../../src/config/delivery-options.ts';
-import { Dispatcher, type DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import { checkLiveness } from '../../../src/operator/health.ts';
-import { compileFilter } from '../../../src/receive/event-filter.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
-import type { ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import type { QueueOptions } from '../../../../src/config/delivery-options.ts';
+import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { checkLiveness } from '../../../../src/operator/health.ts';
+import { compileFilter } from '../../../../src/receive/event-filter.ts';
+import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
+import type { ReceiptEntry, ResolvedQueue } from '../../../../src/aws/sqs-source.ts';
 import {
   FakeInvoker,
   FakeSource,
@@ -22,7 +22,7 @@ import {
   throttled,
   unusable,
   until,
-} from '../../support/factories.ts';
+} from '../../../support/factories.ts';
 
 /** The message id of a batch of one. */
 const idOf = (payload: string) => (JSON.parse(payload) as { Records: { messageId: string }[] }).Records[0]!.messageId;
