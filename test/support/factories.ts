@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatch/dispatcher.ts';
 import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/operator/metrics/metrics-sink.ts';
+import type { QueueOptions } from '../../src/config/delivery-options.ts';
 import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/aws/sqs-source.ts';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
@@ -360,3 +361,15 @@ export const SQS_RECORD_KEYS: readonly string[] = [
   'eventSourceARN',
   'awsRegion',
 ];
+
+/** startDispatcher with Math.random pinned to 0: the first queue of every draw, and no jitter. */
+export const startUnjittered = (
+  queues: ResolvedQueue[],
+  options: Partial<DispatcherOptions>,
+  invoker: FakeInvoker,
+  preload: (source: FakeSource) => void = () => {},
+) => startDispatcher(queues, options, invoker, preload, () => 0);
+
+/** Per-queue options by queue name, each with the table's filter-action default. */
+export const queueOptionsByName = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
+  new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));

@@ -1,24 +1,15 @@
 // Filters and deleting what they drop (src/receive/batch-filter.ts), through the Dispatcher with the in-memory fakes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { QueueOptions } from '../../../src/config/delivery-options.ts';
-import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
 import { compileFilter } from '../../../src/receive/event-filter.ts';
 import { SQS_METRICS } from '../../../src/operator/metrics/names.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { filterBatch, type FilterDeps } from '../../../src/receive/batch-filter.ts';
 import type { Message } from '@aws-sdk/client-sqs';
-import { FakeInvoker, FakeSource, message, queue, silentLogger, until, startDispatcher } from '../../support/factories.ts';
+import type { QueueOptions } from '../../../src/config/delivery-options.ts';
+import { FakeInvoker, message, queue, silentLogger, until, startUnjittered, queueOptionsByName } from '../../support/factories.ts';
 
-const setup = (
-  queues: ResolvedQueue[],
-  options: Partial<DispatcherOptions>,
-  invoker: FakeInvoker,
-  preload: (source: FakeSource) => void = () => {},
-) => startDispatcher(queues, options, invoker, preload, () => 0);
-
-const opts = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
-  new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));
+const setup = startUnjittered;
+const opts = queueOptionsByName;
 
 const filterOf = (...patterns: unknown[]) => compileFilter(patterns).filter!;
 describe('Dispatcher: filters', () => {

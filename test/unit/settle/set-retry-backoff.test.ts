@@ -1,20 +1,10 @@
 // The retry back-off executor (src/settle/set-retry-backoff.ts), through the Dispatcher with the in-memory fakes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { QueueOptions } from '../../../src/config/delivery-options.ts';
-import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
-import { FakeInvoker, FakeSource, functionError, message, ok, queue, until, startDispatcher } from '../../support/factories.ts';
+import { FakeInvoker, functionError, message, ok, queue, until, startUnjittered, queueOptionsByName } from '../../support/factories.ts';
 
-const setup = (
-  queues: ResolvedQueue[],
-  options: Partial<DispatcherOptions>,
-  invoker: FakeInvoker,
-  preload: (source: FakeSource) => void = () => {},
-) => startDispatcher(queues, options, invoker, preload, () => 0);
-
-const opts = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
-  new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));
+const setup = startUnjittered;
+const opts = queueOptionsByName;
 
 const counted = (n: number) => ({ Attributes: { ApproximateReceiveCount: String(n), SentTimestamp: '1' } });
 
