@@ -104,11 +104,11 @@ export async function createAwsAdapters(
 ): Promise<AwsAdapters> {
   const sdk = createSdkClients(config, endpoints.sqs, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
   const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
-    const [{ LambdaInvoker }, lambda] = await Promise.all([import('./lambda-sdk-invoker.ts'), sdk.lambda()]);
-    return new LambdaInvoker(lambda, fn);
+    const [{ LambdaSdkInvoker }, lambda] = await Promise.all([import('./lambda-sdk-invoker.ts'), sdk.lambda()]);
+    return new LambdaSdkInvoker(lambda, fn);
   };
   if (kind === 'sdk') {
-    const [{ SqsMessageSource }, { LambdaInvoker }, sqs, lambda] = await Promise.all([
+    const [{ SqsSdkSource }, { LambdaSdkInvoker }, sqs, lambda] = await Promise.all([
       import('./sqs-sdk-source.ts'),
       import('./lambda-sdk-invoker.ts'),
       sdk.sqs(),
@@ -117,8 +117,8 @@ export async function createAwsAdapters(
     let cloudwatch: Promise<MetricsPublisher> | undefined;
     return {
       endpoints,
-      sqs: new SqsMessageSource(sqs),
-      invoker: (fn) => new LambdaInvoker(lambda, fn),
+      sqs: new SqsSdkSource(sqs),
+      invoker: (fn) => new LambdaSdkInvoker(lambda, fn),
       cloudwatch: () =>
         (cloudwatch ??= Promise.all([import('../operator/metrics/cloudwatch-sdk.ts'), sdk.cloudwatch()]).then(
           ([{ CloudWatchSdkPublisher }, client]) => new CloudWatchSdkPublisher(client),

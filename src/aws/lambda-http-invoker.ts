@@ -5,7 +5,7 @@ import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts'
 
 /**
  * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,
- * POST /2015-03-31/functions/{name}/invocations) over SignedHttp. Like LambdaInvoker with the SDK: one
+ * POST /2015-03-31/functions/{name}/invocations) over SignedHttp. Like LambdaSdkInvoker with the SDK: one
  * attempt per call (the dispatcher's retry knows when a retry is safe), the caller's signal as the only
  * deadline, and every failure classified by classifyInvokeError (a reset after the request was sent is
  * "unknown", a refused connection "not-sent"). The payload string is sent as is, never copied into a Buffer first.

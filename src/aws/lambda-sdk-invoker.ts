@@ -8,7 +8,7 @@ import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts'
  */
 const decoder = new TextDecoder();
 
-export class LambdaInvoker implements FunctionInvoker {
+export class LambdaSdkInvoker implements FunctionInvoker {
   readonly #client: LambdaClient;
   readonly #functionName: string;
 

@@ -22,7 +22,7 @@ import {
  *   URL's own host (the SDK's useQueueUrlAsEndpoint) and the regional endpoint for GetQueueUrl;
  * - the error names: the SDK's exception names, not SQS's older awsQuery codes (QueueDoesNotExist, not
  *   AWS.SimpleQueueService.NonExistentQueue), so that messages and logs read the same on both paths;
- * - the deadlines and the classification (AwsCallError from classifyAwsError) of SqsMessageSource;
+ * - the deadlines and the classification (AwsCallError from classifyAwsError) of SqsSdkSource;
  * - the SDK's standard retries inside each call's deadline (3 attempts for throttling, 5xx and network errors,
  *   jittered exponential back-off);
  * - the MD5OfBody check of every received message (an "Invalid MD5 checksum" error, as the SDK throws);

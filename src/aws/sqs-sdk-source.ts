@@ -24,7 +24,7 @@ import {
  * MessageSource and QueueLookup on the AWS SDK's SQSClient (`--aws-client sdk`). Only loaded on that path:
  * the SDK client costs tens of MiB of memory that the lean path (sqs-http-source.ts) does without.
  */
-export class SqsMessageSource implements MessageSource, QueueLookup {
+export class SqsSdkSource implements MessageSource, QueueLookup {
   readonly #client: SQSClient;
 
   constructor(client: SQSClient) {

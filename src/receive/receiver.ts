@@ -67,7 +67,7 @@ interface Health {
  *
  * A receive is never aborted, not even by shutdown: SQS may hand messages to a call we abandon, and they
  * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
- * (see SqsMessageSource), so no loop waits on a hung call for longer than the poll plus a margin.
+ * (see SqsSdkSource), so no loop waits on a hung call for longer than the poll plus a margin.
  */
 export class Receiver {
   readonly #opts: ReceiverOptions;

@@ -14,20 +14,20 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { classifyAwsError } from '../../../src/aws/errors.ts';
 import { backoffMs } from '../../../src/util/backoff.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';
-import { LambdaInvoker } from '../../../src/aws/lambda-sdk-invoker.ts';
+import { LambdaSdkInvoker } from '../../../src/aws/lambda-sdk-invoker.ts';
 import { CloudWatchMetrics } from '../../../src/operator/metrics/cloudwatch.ts';
 import { CloudWatchSdkPublisher } from '../../../src/operator/metrics/cloudwatch-sdk.ts';
-import { SqsMessageSource } from '../../../src/aws/sqs-sdk-source.ts';
+import { SqsSdkSource } from '../../../src/aws/sqs-sdk-source.ts';
 import { StartupError, resolveQueues } from '../../../src/aws/sqs-source.ts';
 import { queue, silentLogger } from '../../support/factories.ts';
 
 const region = 'us-east-1';
 
-describe('SqsMessageSource', () => {
+describe('SqsSdkSource', () => {
   it('receives with All system and message attributes and the requested wait and visibility', async () => {
     const sqs = mockClient(SQSClient);
     sqs.on(ReceiveMessageCommand).resolves({ Messages: [{ MessageId: 'm1' }] });
-    const source = new SqsMessageSource(new SQSClient({ region }));
+    const source = new SqsSdkSource(new SQSClient({ region }));
     const got = await source.receive(queue('q'), { max: 7, waitSec: 20, visibilityTimeoutSec: 45 });
     assert.deepEqual(got, [{ MessageId: 'm1' }]);
     assert.deepEqual(sqs.commandCalls(ReceiveMessageCommand)[0]!.args[0].input, {
@@ -46,7 +46,7 @@ describe('SqsMessageSource', () => {
     sqs
       .on(DeleteMessageBatchCommand)
       .resolves({ Successful: [{ Id: '0' }], Failed: [{ Id: '1', Code: 'ReceiptHandleIsInvalid', SenderFault: true, Message: 'bad' }] });
-    const source = new SqsMessageSource(new SQSClient({ region }));
+    const source = new SqsSdkSource(new SQSClient({ region }));
     const failed = await source.deleteBatch(queue('q'), [
       { id: '0', receiptHandle: 'a' },
       { id: '1', receiptHandle: 'b' },
@@ -67,7 +67,7 @@ describe('resolveQueues', () => {
       Attributes: { QueueArn: 'arn:aws:sqs:eu-west-1:123456789012:orders.fifo', VisibilityTimeout: '30', FifoQueue: 'true' },
     });
     const got = await resolveQueues(
-      new SqsMessageSource(new SQSClient({ region })),
+      new SqsSdkSource(new SQSClient({ region })),
       [
         { ref: 'jobs', weight: 3 },
         { ref: 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo', weight: 1 },
@@ -104,7 +104,7 @@ describe('resolveQueues', () => {
       .on(GetQueueUrlCommand, { QueueName: 'nope' })
       .rejects(new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: {} }));
     await assert.rejects(
-      resolveQueues(new SqsMessageSource(new SQSClient({ region })), [{ ref: 'nope', weight: 1 }], undefined),
+      resolveQueues(new SqsSdkSource(new SQSClient({ region })), [{ ref: 'nope', weight: 1 }], undefined),
       (err: unknown) => {
         assert.ok(err instanceof StartupError);
         assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
@@ -114,14 +114,14 @@ describe('resolveQueues', () => {
     sqs
       .on(GetQueueUrlCommand, { QueueName: 'far' })
       .rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
-    await assert.rejects(resolveQueues(new SqsMessageSource(new SQSClient({ region })), [{ ref: 'far', weight: 1 }], undefined), {
+    await assert.rejects(resolveQueues(new SqsSdkSource(new SQSClient({ region })), [{ ref: 'far', weight: 1 }], undefined), {
       message: 'cannot reach SQS for queue "far": ECONNREFUSED (check --endpoint-url / --region and the network)',
     });
     sqs.restore();
   });
 });
 
-describe('LambdaInvoker', () => {
+describe('LambdaSdkInvoker', () => {
   it('invokes synchronously and returns the payload and FunctionError', async () => {
     const lambda = mockClient(LambdaClient);
     lambda.on(InvokeCommand).resolves({
@@ -129,7 +129,7 @@ describe('LambdaInvoker', () => {
       FunctionError: 'Unhandled',
       Payload: Buffer.from('{"errorType":"Error","errorMessage":"boom"}') as never,
     });
-    const invoker = new LambdaInvoker(new LambdaClient({ region }), 'fn:live');
+    const invoker = new LambdaSdkInvoker(new LambdaClient({ region }), 'fn:live');
     const out = await invoker.invoke('{"Records":[]}');
     assert.deepEqual(out, { ok: true, response: { payload: '{"errorType":"Error","errorMessage":"boom"}', functionError: 'Unhandled' } });
     const input = lambda.commandCalls(InvokeCommand)[0]!.args[0].input;
@@ -148,7 +148,7 @@ describe('LambdaInvoker', () => {
         Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
       }),
     );
-    const out = await new LambdaInvoker(new LambdaClient({ region }), 'fn').invoke('{}');
+    const out = await new LambdaSdkInvoker(new LambdaClient({ region }), 'fn').invoke('{}');
     assert.equal(out.ok, false);
     assert.equal(!out.ok && out.error.kind, 'throttled');
     lambda.restore();
@@ -162,7 +162,7 @@ describe('LambdaInvoker', () => {
         $metadata: { httpStatusCode: 404 },
       }),
     );
-    const invoker = new LambdaInvoker(new LambdaClient({ region }), 'nope');
+    const invoker = new LambdaSdkInvoker(new LambdaClient({ region }), 'nope');
     await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function "nope" does not exist (ResourceNotFoundException)' });
     assert.equal(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.InvocationType, 'DryRun');
     lambda

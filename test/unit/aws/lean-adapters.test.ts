@@ -238,7 +238,7 @@ describe('lean adapters', () => {
     assert.ok(Date.now() - started < 2_000);
   });
 
-  it('invokes with Lambda REST JSON and classifies its answers like LambdaInvoker', async () => {
+  it('invokes with Lambda REST JSON and classifies its answers like LambdaSdkInvoker', async () => {
     const lambda = new SignedHttp({ service: 'lambda', region: 'us-east-1', credentials, maxSockets: 4 });
     try {
       seen.length = 0;
