@@ -27,7 +27,7 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
       ),
     async connectTemporal(temporal) {
       // Loaded only when spillover is configured: the Temporal client is large.
-      const { connectTemporal } = await import('../temporal/spillover.ts');
+      const { connectTemporal } = await import('../temporal/connection.ts');
       return connectTemporal(temporal);
     },
     probeTcp,

@@ -4,7 +4,8 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { pino } from 'pino';
 import type { MetricDatum } from '../../../src/operator/metrics/metrics-sink.ts';
 import type { TemporalConfig } from '../../../src/temporal/options.ts';
-import { runTemporalSpillover, type SpilloverDeps, type TemporalStatsConnection } from '../../../src/temporal/spillover.ts';
+import { runTemporalSpillover, type SpilloverDeps } from '../../../src/temporal/spillover.ts';
+import type { TemporalStatsConnection } from '../../../src/temporal/connection.ts';
 import type { TaskQueueStats, TaskTypeStats } from '../../../src/temporal/task-queue-stats.ts';
 import type { InvokeOutcome, WorkerInvocationPayload } from '../../../src/temporal/worker-invoker.ts';
 
