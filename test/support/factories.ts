@@ -314,6 +314,23 @@ export function stopAfterTests(): AbortController {
   return stop;
 }
 
+/** A Dispatcher's options for a test: one loop, batches of 1, 1 s long polls, no sleep, the options table's defaults. */
+export function dispatcherOptions(queues: readonly ResolvedQueue[], options: Partial<DispatcherOptions> = {}): DispatcherOptions {
+  return {
+    queues,
+    orderMode: 'strict',
+    concurrency: 1,
+    batchSize: 1,
+    pollForSec: 1,
+    sleepSec: 0,
+    deleteMode: 'on-success',
+    batchWindowMs: 0,
+    visibilityRefreshMs: 60_000,
+    functionName: 'fn',
+    ...options,
+  };
+}
+
 export function startDispatcher(
   queues: ResolvedQueue[],
   options: Partial<DispatcherOptions> = {},
@@ -324,22 +341,7 @@ export function startDispatcher(
   const source = new FakeSource();
   preload(source);
   const metrics = new RecordingMetrics();
-  const dispatcher = new Dispatcher(
-    {
-      queues,
-      orderMode: 'strict',
-      concurrency: 1,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      batchWindowMs: 0,
-      visibilityRefreshMs: 60_000,
-      functionName: 'fn',
-      ...options,
-    },
-    { source, invoker, metrics, logger: silentLogger, random },
-  );
+  const dispatcher = new Dispatcher(dispatcherOptions(queues, options), { source, invoker, metrics, logger: silentLogger, random });
   const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
   return { source, metrics, invoker, dispatcher, stop, running };

@@ -17,6 +17,7 @@ import {
   stopAfterTests,
   throttled,
   until,
+  dispatcherOptions,
 } from '../../../support/factories.ts';
 
 /** A function with reserved concurrency `budget.n`: calls beyond it are throttled, as Lambda does. */
@@ -37,22 +38,12 @@ function budgetedFunction(budget: { n: number }, durationMs = 20) {
 function setup(options: Partial<DispatcherOptions>, invoker: FakeInvoker) {
   const source = new FakeSource();
   const metrics = new RecordingMetrics();
-  const dispatcher = new Dispatcher(
-    {
-      queues: [queue('q')],
-      orderMode: 'strict',
-      concurrency: 12,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      batchWindowMs: 0,
-      visibilityRefreshMs: 60_000,
-      functionName: 'fn',
-      ...options,
-    },
-    { source, invoker, metrics, logger: silentLogger },
-  );
+  const dispatcher = new Dispatcher(dispatcherOptions([queue('q')], { concurrency: 12, ...options }), {
+    source,
+    invoker,
+    metrics,
+    logger: silentLogger,
+  });
   const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
   const limits = () => metrics.data.filter((d) => d.name === FUNCTION_METRICS.concurrencyLimit.cloudwatch).map((d) => d.value);

@@ -7,7 +7,17 @@ import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dis
 import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
 import { AwsCallError } from '../../../../src/aws/errors.ts';
 import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, message, ok, queue, recordingLogger, throttled } from '../../../support/factories.ts';
+import {
+  FakeInvoker,
+  FakeSource,
+  RecordingMetrics,
+  message,
+  ok,
+  queue,
+  recordingLogger,
+  throttled,
+  dispatcherOptions,
+} from '../../../support/factories.ts';
 
 const START = 1_000_000;
 
@@ -50,19 +60,7 @@ function start(options: Partial<DispatcherOptions>, invoker: FakeInvoker, source
   const { logger, lines } = recordingLogger();
   const metrics = new RecordingMetrics();
   const dispatcher = new Dispatcher(
-    {
-      queues: [queue('q', { visibilityTimeoutSec: startSec })],
-      orderMode: 'strict',
-      concurrency: 3,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      batchWindowMs: 0,
-      visibilityRefreshMs: 60_000,
-      functionName: 'fn',
-      ...options,
-    },
+    dispatcherOptions([queue('q', { visibilityTimeoutSec: startSec })], { concurrency: 3, ...options }),
     // random just below 1: every back-off is its ceiling.
     { source, invoker, metrics, logger, lookup: source, random: () => 0.999, now: () => Date.now() },
   );

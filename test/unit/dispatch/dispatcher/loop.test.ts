@@ -16,6 +16,7 @@ import {
   throttled,
   until,
   startDispatcher,
+  dispatcherOptions,
 } from '../../../support/factories.ts';
 
 const setup = startDispatcher;
@@ -316,18 +317,7 @@ describe('Dispatcher', () => {
       return ok();
     });
     const source = new FakeSource();
-    const options: DispatcherOptions = {
-      queues: [queue('q')],
-      orderMode: 'strict',
-      concurrency: 3,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      batchWindowMs: 0,
-      visibilityRefreshMs: 60_000,
-      functionName: 'fn',
-    };
+    const options: DispatcherOptions = dispatcherOptions([queue('q')], { concurrency: 3 });
     const dispatcher = new Dispatcher(options, { source, invoker, metrics, logger: silentLogger });
     const running = dispatcher.run(new AbortController().signal);
     let outcome: unknown;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
-import { FakeInvoker, FakeSource, RecordingMetrics, queue, silentLogger } from '../../../support/factories.ts';
+import { FakeInvoker, FakeSource, RecordingMetrics, queue, silentLogger, dispatcherOptions } from '../../../support/factories.ts';
 
 /** Lets pending promise callbacks run (fake timers do not advance them). */
 const flush = async () => {
@@ -13,21 +13,13 @@ describe('Dispatcher timing with fake timers', () => {
     mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     try {
       const source = new FakeSource();
-      const dispatcher = new Dispatcher(
-        {
-          queues: [queue('a'), queue('b')],
-          orderMode: 'strict',
-          concurrency: 1,
-          batchSize: 1,
-          pollForSec: 0,
-          sleepSec: 60,
-          deleteMode: 'on-success',
-          batchWindowMs: 0,
-          visibilityRefreshMs: 60_000,
-          functionName: 'fn',
-        },
-        { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, now: Date.now },
-      );
+      const dispatcher = new Dispatcher(dispatcherOptions([queue('a'), queue('b')], { pollForSec: 0, sleepSec: 60 }), {
+        source,
+        invoker: new FakeInvoker(),
+        metrics: new RecordingMetrics(),
+        logger: silentLogger,
+        now: Date.now,
+      });
       const stop = new AbortController();
       const running = dispatcher.run(stop.signal);
       await flush();
@@ -57,18 +49,7 @@ describe('Dispatcher timing with fake timers', () => {
       source.receiveError = () =>
         failures-- > 0 ? Object.assign(new Error('boom'), { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }) : undefined;
       const dispatcher = new Dispatcher(
-        {
-          queues: [queue('a')],
-          orderMode: 'strict',
-          concurrency: 1,
-          batchSize: 1,
-          pollForSec: 0,
-          sleepSec: 1000,
-          deleteMode: 'on-success',
-          batchWindowMs: 0,
-          visibilityRefreshMs: 60_000,
-          functionName: 'fn',
-        },
+        dispatcherOptions([queue('a')], { pollForSec: 0, sleepSec: 1000 }),
         // random() = 0.999: each back-off is just under its ceiling (100, 200, 400, 800, then the 1 s cap).
         // The mocked Date is this test's clock (the default, performance.now(), is not mocked).
         { source, invoker: new FakeInvoker(), metrics: new RecordingMetrics(), logger: silentLogger, random: () => 0.999, now: Date.now },

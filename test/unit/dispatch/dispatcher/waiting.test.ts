@@ -22,6 +22,7 @@ import {
   throttled,
   unusable,
   until,
+  dispatcherOptions,
 } from '../../../support/factories.ts';
 
 /** The message id of a batch of one. */
@@ -47,22 +48,13 @@ function start(
   extra: { source?: FakeSource; now?: () => number; queues?: ResolvedQueue[] } = {},
 ) {
   const source = extra.source ?? new FakeSource();
-  const dispatcher = new Dispatcher(
-    {
-      queues: extra.queues ?? [queue('q')],
-      orderMode: 'strict',
-      concurrency: 4,
-      batchSize: 1,
-      pollForSec: 1,
-      sleepSec: 0,
-      deleteMode: 'on-success',
-      batchWindowMs: 0,
-      visibilityRefreshMs: 60_000,
-      functionName: 'fn',
-      ...options,
-    },
-    { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, ...(extra.now ? { now: extra.now } : {}) },
-  );
+  const dispatcher = new Dispatcher(dispatcherOptions(extra.queues ?? [queue('q')], { concurrency: 4, ...options }), {
+    source,
+    invoker,
+    metrics: new RecordingMetrics(),
+    logger: silentLogger,
+    ...(extra.now ? { now: extra.now } : {}),
+  });
   const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
   return { source, dispatcher, stop, running };

@@ -6,7 +6,7 @@ import { DispatchMetrics } from '../../../../src/operator/metrics/dispatch-metri
 import { fanOut } from '../../../../src/operator/metrics/metrics-sink.ts';
 import { ALL_METRICS } from '../../../../src/operator/metrics/names.ts';
 import { PrometheusMetrics } from '../../../../src/operator/metrics/prometheus.ts';
-import { RecordingMetrics, silentLogger } from '../../../support/factories.ts';
+import { RecordingMetrics, silentLogger, dispatcherOptions } from '../../../support/factories.ts';
 
 /** The value of one sample line of a Prometheus exposition, e.g. sample(text, 'x_total{queue="q"}'). */
 function sample(text: string, series: string): number | undefined {
@@ -135,21 +135,13 @@ describe('liveness of the dispatcher', () => {
     const source = new FakeSource();
     source.push('q', message());
     const invoker = new FakeInvoker(() => new Promise(() => {}));
-    const dispatcher = new Dispatcher(
-      {
-        queues: [queue('q', { visibilityTimeoutSec: 0 })],
-        orderMode: 'strict',
-        concurrency: 1,
-        batchSize: 1,
-        pollForSec: 0,
-        sleepSec: 0,
-        deleteMode: 'on-success',
-        batchWindowMs: 0,
-        visibilityRefreshMs: 60_000,
-        functionName: 'fn',
-      },
-      { source, invoker, metrics: new RecordingMetrics(), logger: silentLogger, now: () => now },
-    );
+    const dispatcher = new Dispatcher(dispatcherOptions([queue('q', { visibilityTimeoutSec: 0 })], { pollForSec: 0 }), {
+      source,
+      invoker,
+      metrics: new RecordingMetrics(),
+      logger: silentLogger,
+      now: () => now,
+    });
     void dispatcher.run(new AbortController().signal);
     const deadline = Date.now() + 2_000;
     while (invoker.active === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
