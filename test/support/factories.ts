@@ -34,6 +34,10 @@ export function queue(name: string, overrides: Partial<ResolvedQueue> = {}): Res
   };
 }
 
+/** Queue `q` of us-east-1 at `url`: for the adapters' tests, which sign for the queue's region and send to its URL. */
+export const queueAt = (url: string): ResolvedQueue =>
+  queue('q', { url, arn: 'arn:aws:sqs:us-east-1:000000000000:q', region: 'us-east-1', fifo: false });
+
 /**
  * An in-memory SQS: messages become invisible when received and visible again when released; deletes remove
  * them. Long polls wait until a message arrives or the signal aborts. With `realVisibility`, a received message

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { SkewClock, SKEWED_MS } from '../../../src/aws/clock-skew.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../../src/aws/adapters.ts';
 import { resolveAwsEndpoints } from '../../../src/aws/endpoints.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { queueAt } from '../../support/factories.ts';
 import { RecordingServer, type Seen } from '../../support/recording-server.ts';
 import { isLambdaRequest, skewRefusal } from '../../support/skewed-clock.ts';
 
@@ -42,15 +42,7 @@ interface Line {
   offsetMs?: number;
 }
 
-const queue = (url: string): ResolvedQueue => ({
-  name: 'q',
-  url,
-  arn: 'arn:aws:sqs:us-east-1:000000000000:q',
-  region: 'us-east-1',
-  fifo: false,
-  visibilityTimeoutSec: 30,
-  weight: 1,
-});
+const queue = queueAt;
 
 describe('clock skew', () => {
   const server = new RecordingServer();

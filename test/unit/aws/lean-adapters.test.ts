@@ -9,20 +9,13 @@ import { AwsCallError } from '../../../src/aws/errors.ts';
 import { sanitizeErrorCode, SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
 import { SqsHttpSource } from '../../../src/aws/sqs-http-source.ts';
-import { QueueResolveError, resolveQueues, type ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { QueueResolveError, resolveQueues } from '../../../src/aws/sqs-source.ts';
+import { queueAt } from '../../support/factories.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
 
 const credentials = () => Promise.resolve({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' });
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
-const queue = (url: string): ResolvedQueue => ({
-  name: 'q',
-  url,
-  arn: 'arn:aws:sqs:us-east-1:000000000000:q',
-  region: 'us-east-1',
-  fifo: false,
-  visibilityTimeoutSec: 30,
-  weight: 1,
-});
+const queue = queueAt;
 
 /** Every awsQueryError code in @aws-sdk/client-sqs's error schemas (3.1169), and one it does not know. */
 const AWS_QUERY_ERRORS = [
