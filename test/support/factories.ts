@@ -379,3 +379,14 @@ export const startUnjittered = (
 /** Per-queue options by queue name, each with the table's filter-action default. */
 export const queueOptionsByName = (entries: Record<string, Partial<QueueOptions>>): ReadonlyMap<string, QueueOptions> =>
   new Map(Object.entries(entries).map(([k, v]) => [k, { filterAction: 'delete', ...v }]));
+
+/** A promise with its resolve and reject, to hold a call in flight. */
+export function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

@@ -12,7 +12,7 @@ import { AwsCallError, type ErrorKind } from '../../../src/aws/errors.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { DeleteBatcher } from '../../../src/settle/delete-batcher.ts';
 import type { SettleResult } from '../../../src/settle/batch-call.ts';
-import { queue, recordingLogger } from '../../support/factories.ts';
+import { queue, recordingLogger, deferred } from '../../support/factories.ts';
 
 const START = 1_000_000;
 /** The batcher keeps a list per queue object: the dispatcher resolves each queue once and passes the same one. */
@@ -79,17 +79,6 @@ function failure(code: string, kind: ErrorKind): AwsCallError {
 /** The receipts of messages `from`..`from + count - 1`: id m-N, receipt handle r-N. */
 function receipts(count: number, from = 0): ReceiptEntry[] {
   return Array.from({ length: count }, (_, i) => ({ id: `m-${from + i}`, receiptHandle: `r-${from + i}` }));
-}
-
-/** A promise with its resolve and reject, to hold a call in flight. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 /** A delete in progress, and what it resolved to once it has (undefined until then). */

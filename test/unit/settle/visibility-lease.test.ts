@@ -4,7 +4,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError } from '../../../src/aws/errors.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { VisibilityLease, extensionDeadlineMs, extensionLeadMs } from '../../../src/settle/visibility-lease.ts';
-import { message, queue, recordingLogger, type LogLine } from '../../support/factories.ts';
+import { message, queue, recordingLogger, type LogLine, deferred } from '../../support/factories.ts';
 
 const START = 1_000_000;
 /** random() just below 1: each back-off is its ceiling minus 1 ms (99, 199, 399, 799, 999, 999...). */
@@ -74,17 +74,6 @@ class LeaseSource implements MessageSource {
 function errFields(line: LogLine | undefined): [unknown, unknown] {
   const err = line?.['err'] as Record<string, unknown> | undefined;
   return [err?.['code'], err?.['message']];
-}
-
-/** A promise with its resolve and reject, to hold a call in flight. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 /** Lets promise callbacks and anything they chain run (setImmediate is not faked). */
