@@ -4,23 +4,14 @@
 // resolve, and each run ends at the first AWS call, which proves it got past the configuration.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { freePort } from '../support/http.ts';
 import { runCli } from '../support/cli.ts';
 
 const HINT = '(check --endpoint-url / --region and the network)';
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_EC2_METADATA_DISABLED: 'true' };
-
-/** A loopback port nobody listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function sharedConfig(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'wl-aws-config-')), 'config');
@@ -31,7 +22,7 @@ function sharedConfig(text: string): string {
 describe('AWS environments, through the CLI', () => {
   for (const client of ['lean', 'sdk'] as const) {
     it(`--aws-client ${client}: a region only in the shared config profile (AWS_PROFILE) starts, with the profile's endpoint`, async () => {
-      const endpoint = `http://127.0.0.1:${await closedPort()}`;
+      const endpoint = `http://127.0.0.1:${await freePort()}`;
       const file = sharedConfig(
         [
           '[profile other]',

@@ -2,9 +2,9 @@
 // --help, and reports unreachable endpoints (AWS, Temporal) as one line each, exit 1, within its deadlines.
 // The checks against LocalStack are in test/integration/check-localstack.test.ts.
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../support/http.ts';
 import { runCli } from '../support/cli.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -12,15 +12,6 @@ const AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET
 const NOTE =
   'note sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility are needed by a run but not checked: only receiving (which hides messages) or changing messages could prove them';
 const HINT = '(check --endpoint-url / --region and the network)';
-
-/** A loopback port nobody listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('workerless check as a process', () => {
   it('an invalid configuration: exit 2 with exactly the lines a run prints', async () => {
@@ -49,7 +40,7 @@ describe('workerless check as a process', () => {
   });
 
   it('unreachable AWS endpoints: exit 1, one line per service naming its endpoint (the queues merged), no stack trace', async () => {
-    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
     const run = runCli(['check', '--function', 'fn', '--queues', 'a,b', '--endpoint-url', endpoint], AWS_ENV);
     const { code } = await run.exited;
     assert.equal(code, 1);
@@ -66,7 +57,7 @@ describe('workerless check as a process', () => {
     const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
     const endpoint = await startLambdaEndpoint({ handlerOutput: 'ignore', functions: { 'temporal-worker': { handler: record } } });
     try {
-      const address = `127.0.0.1:${await closedPort()}`;
+      const address = `127.0.0.1:${await freePort()}`;
       const started = Date.now();
       const run = runCli(
         [
