@@ -120,7 +120,10 @@ func main() {
 	}
 	region := cfg.Region
 
-	go snapshots(counter)
+	// Registered before the ready line: the benchmark asks for its first snapshot right after it.
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	go snapshots(counter, usr2)
 	fmt.Printf("{\"msg\":\"ready\",\"pid\":%d,\"concurrency\":%d}\n", os.Getpid(), *concurrency)
 
 	handle := func(messages []sqstypes.Message) error {
@@ -187,10 +190,8 @@ func main() {
 
 // snapshots writes the call counts and the heap to $BENCH_CALLS_FILE on every SIGUSR2; the heap is sampled every
 // 250 ms for its peak, as the Node preload samples V8's.
-func snapshots(counter *counting) {
+func snapshots(counter *counting, usr2 <-chan os.Signal) {
 	file := os.Getenv("BENCH_CALLS_FILE")
-	usr2 := make(chan os.Signal, 1)
-	signal.Notify(usr2, syscall.SIGUSR2)
 	tick := time.NewTicker(250 * time.Millisecond)
 	var peak uint64
 	var stats runtime.MemStats
