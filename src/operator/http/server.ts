@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { nodeHttp } from '../../util/node-http.ts';
 
 export interface Probe {
   readonly ok: boolean;
@@ -67,7 +68,7 @@ export async function startHttpServer(opts: {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
   };
-  const server: Server = createServer(options, (req, res) => {
+  const server: Server = nodeHttp.createServer(options, (req, res) => {
     void handle(req, res, routes).catch((err: unknown) => {
       logger.error({ err, path: req.url }, 'HTTP handler failed');
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
