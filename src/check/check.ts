@@ -215,8 +215,11 @@ async function checkFunction(ports: CheckPorts, what: string, functionName: stri
       const published = await ports.functionConfiguration(ref.function, LATEST_PUBLISHED, deadline());
       return { configured, published, runs: published };
     } catch (err) {
-      if (callErrorOf(err).code !== 'ResourceNotFoundException') throw err;
-      return { configured, runs: undefined };
+      const e = callErrorOf(err);
+      if (e.code === 'ResourceNotFoundException') return { configured, runs: undefined };
+      // $LATEST was read: say what it is, and why the version that runs could not be.
+      const { detail } = explainAwsError(e, 'Lambda', ['lambda:GetFunctionConfiguration'], ports.endpoints?.lambda);
+      return { configured, published: { unreadable: detail }, runs: undefined };
     }
   };
   const [dryRun, read] = await Promise.all([

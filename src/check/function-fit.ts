@@ -114,6 +114,11 @@ export function concurrencyFit(load: FunctionLoad, replicas: number, reserved: n
   return { verdict: 'ok', detail: `${wanted}, within its reserved concurrency of ${reserved}` };
 }
 
+/** `$LATEST.PUBLISHED` could not be read for another reason than its absence (the reason, as a line says it). */
+export interface Unreadable {
+  readonly unreadable: string;
+}
+
 /**
  * What the function is and which version an invocation runs: `configured` is GetFunctionConfiguration of the
  * function as configured (an unqualified name reads `$LATEST`); `published` that of `$LATEST.PUBLISHED`, for an
@@ -125,7 +130,7 @@ export function describeFunction(
   functionName: string,
   qualifier: string | undefined,
   configured: FunctionConfiguration,
-  published?: FunctionConfiguration,
+  published?: FunctionConfiguration | Unreadable,
 ): Finding {
   const kind = [
     ...(configured.managedInstances ? [managedText(configured.managedInstances)] : []),
@@ -139,6 +144,12 @@ export function describeFunction(
       return {
         verdict: 'fail',
         detail: `${prefix}an unqualified invoke runs ${LATEST_PUBLISHED}, which does not exist (publish it: ${publish})`,
+      };
+    }
+    if ('unreadable' in published) {
+      return {
+        verdict: 'warn',
+        detail: `${prefix}an unqualified invoke runs ${LATEST_PUBLISHED}, which could not be read (${published.unreadable}): its timeout is not compared`,
       };
     }
     const runs = `an unqualified invoke runs ${LATEST_PUBLISHED} (timeout ${published.timeoutSec} s)`;

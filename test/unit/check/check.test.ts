@@ -293,6 +293,32 @@ describe('runChecks compares what the SQS trigger compares (function-fit.ts)', (
     assert.deepEqual(asked, [undefined], 'an alias names its version: no $LATEST.PUBLISHED read');
   });
 
+  it('$LATEST.PUBLISHED refused for another reason than its absence: the function still named, a warning why, no visibility line', async () => {
+    const managedInstances = {
+      capacityProviderArn: 'arn:aws:lambda:us-east-1:1:capacity-provider:fleet',
+      perEnvironmentMaxConcurrency: undefined,
+    };
+    const p = ports({
+      functionConfiguration: async (_fn, qualifier) => {
+        if (qualifier === undefined) return configuration({ managedInstances });
+        throw new AwsCallError('GetFunctionConfiguration', {
+          kind: 'fatal',
+          code: 'InvalidParameterValueException',
+          message: 'Invalid qualifier',
+          status: 400,
+        });
+      },
+    });
+    const report = await runChecks(config(['--function', 'mi', '--queues', 'q', '--metrics', 'off']), p);
+    assert.equal(allPassed(report), true);
+    assert.deepEqual(
+      formatReport(report).filter((l) => l.includes('configuration') || l.includes('visibility:')),
+      [
+        'warn function mi configuration: Lambda Managed Instances (capacity provider fleet); an unqualified invoke runs $LATEST.PUBLISHED, which could not be read (InvalidParameterValueException: Invalid qualifier): its timeout is not compared',
+      ],
+    );
+  });
+
   it('GetFunctionConfiguration or GetFunctionConcurrency not allowed: one warn line naming the permission, and the rest goes on (exit 0)', async () => {
     const p = ports({
       functionConfiguration: async () => {

@@ -76,6 +76,14 @@ describe('describeFunction: what the function is and which version runs', () => 
     });
   });
 
+  it('$LATEST.PUBLISHED that cannot be read (not for its absence): a warning that names why, and the function still named', () => {
+    assert.deepEqual(describeFunction('f', undefined, managed, { unreadable: 'InvalidParameterValueException: bad qualifier' }), {
+      verdict: 'warn',
+      detail:
+        'Lambda Managed Instances (capacity provider fleet, up to 8 invocations per execution environment); an unqualified invoke runs $LATEST.PUBLISHED, which could not be read (InvalidParameterValueException: bad qualifier): its timeout is not compared',
+    });
+  });
+
   it('a qualified Managed Instances function runs the version its qualifier names', () => {
     assert.equal(
       describeFunction('f:live', 'live', { ...managed, version: '4' }).detail,
