@@ -57,6 +57,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** --log-level. */
   readonly logLevel: LogLevel;
+  /** --replicas: copies of the daemon that run this configuration; only `workerless check` reads it. */
+  readonly replicas: number;
   /** --http-port; undefined: no HTTP server. */
   readonly httpPort: number | undefined;
   /** --http-host. */
@@ -106,6 +108,7 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
     awsClient: r.read('aws-client'),
     shutdownTimeoutMs: r.read('shutdown-timeout') * 1000,
     logLevel: r.read('log-level'),
+    replicas: r.read('replicas'),
     httpPort: r.read('http-port'),
     httpHost: r.read('http-host'),
     temporal: resolveTemporalConfig(r),

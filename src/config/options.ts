@@ -317,6 +317,17 @@ export const CORE_OPTIONS = [
     describe: 'Log level',
   },
   {
+    flag: 'replicas',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe:
+      "How many copies of this daemon run with this configuration (workerless check compares --concurrency x replicas with the function's reserved concurrency)",
+    doc: "how many copies of this daemon run with this configuration: `workerless check` compares each function's `--concurrency` (all its routes) times this with the function's reserved concurrency; a run does not read it. See [Checking a deployment](#checking-a-deployment)",
+  },
+  {
     flag: 'http-port',
     group: RUN,
     kind: 'integer',

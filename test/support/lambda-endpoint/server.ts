@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
+import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
 
 export type { ErrorPayload } from './protocol.ts';
 
@@ -31,6 +32,8 @@ export interface FunctionSpec {
   env?: Record<string, string>;
   /** Reported as context.memoryLimitInMB; default 128. */
   memoryMb?: number;
+  /** What GetFunctionConfiguration and GetFunctionConcurrency answer (function-configuration.ts). */
+  configuration?: ConfigurationSpec;
 }
 
 export interface LambdaEndpointOptions {
@@ -92,6 +95,8 @@ export interface LambdaEndpoint {
   invocations: InvocationRecord[];
   /** Requests answered without running the handler. */
   rejected: RejectedRequest[];
+  /** GetFunctionConfiguration and GetFunctionConcurrency calls (function-configuration.ts). */
+  reads: FunctionReadCall[];
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
   waitFor(predicate: (invocations: readonly InvocationRecord[]) => boolean, timeoutMs?: number): Promise<readonly InvocationRecord[]>;
   /** Change (or with undefined remove) a function's reserved concurrency. */
@@ -205,6 +210,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   };
   const functionArn = (name: string, qualifier?: string): string =>
     `arn:aws:lambda:${region}:${accountId}:function:${name}${qualifier === undefined ? '' : `:${qualifier}`}`;
+  const reads = functionReads({ find: (name) => functions.get(name), functionArn, parseRef: parseFunctionRef });
 
   const stdio = (() => {
     switch (opts.handlerOutput ?? 'stderr') {
@@ -443,6 +449,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
     // Read the whole body before answering, so an early error never resets a connection the SDK keeps alive.
     const { bytes, body } = await readBody(req, MAX_SYNC_PAYLOAD_BYTES);
+    if (reads.answer(req, url, res, requestId)) return;
     if (req.method !== 'POST' || match?.[1] === undefined) {
       send(res, 404, JSON.stringify({ message: `No route for ${req.method} ${url.pathname}` }), {
         'x-amzn-RequestId': requestId,
@@ -566,6 +573,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     url: `http://${address.address}:${address.port}`,
     invocations,
     rejected,
+    reads: reads.calls,
     waitFor(predicate, timeoutMs = 10_000) {
       return new Promise((resolve, rejectWait) => {
         const check = (): void => {
@@ -599,6 +607,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     reset() {
       invocations.length = 0;
       rejected.length = 0;
+      reads.calls.length = 0;
       for (const fn of functions.values()) fn.peak = fn.inFlight;
     },
     async stop() {

@@ -74,6 +74,7 @@ describe('configuration', () => {
         awsClient: 'lean',
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
+        replicas: 1,
         httpPort: undefined,
         httpHost: '127.0.0.1',
         temporal: undefined,
