@@ -532,6 +532,44 @@ describe('health checks without curl', () => {
     assert.ok(hc.timeout < hc.interval);
   });
 
+  test('the ECS container drops every capability and runs on a read-only root, with a writable /tmp volume', () => {
+    const td = JSON.parse(readFileSync(join(root, 'deploy/ecs/task-definition.json'), 'utf8')) as {
+      volumes: { name: string; host?: unknown }[];
+    };
+    const { container } = ecsHealthCheck();
+    // Fargate accepts drop lists (and only SYS_PTRACE in add): Amazon ECS API reference, KernelCapabilities.
+    assert.deepEqual(container['linuxParameters'], { capabilities: { drop: ['ALL'] } });
+    assert.equal(container['readonlyRootFilesystem'], true);
+    assert.equal(container['privileged'], undefined);
+    // Node and the AWS SDK write nothing but temporary files: /tmp is the one writable path, a task-local volume.
+    const mounts = container['mountPoints'] as { sourceVolume: string; containerPath: string; readOnly: boolean }[];
+    assert.deepEqual(
+      mounts.map((m) => [m.containerPath, m.readOnly]),
+      [['/tmp', false]],
+    );
+    const volume = td.volumes.find((v) => v.name === mounts[0]?.sourceVolume);
+    assert.ok(volume, 'the /tmp mount names a volume of the task');
+    assert.equal(volume.host, undefined, 'a task-local volume, not a host path');
+  });
+
+  test("the Dockerfile's runtime stage removes npm, npx, corepack and yarn, and runs no package manager", () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    assert.match(runtime, /^\nFROM \$\{NODE_IMAGE\} AS runtime/);
+    for (const path of [
+      '/usr/local/lib/node_modules/npm',
+      '/usr/local/lib/node_modules/corepack',
+      '/usr/local/bin/npm',
+      '/usr/local/bin/npx',
+      '/usr/local/bin/corepack',
+      '/usr/local/bin/yarn',
+    ]) {
+      assert.ok(runtime.includes(` ${path} `) || runtime.includes(` ${path}\n`), `the runtime stage removes ${path}`);
+    }
+    const runs = runtime.split('\n').filter((l) => l.startsWith('RUN '));
+    for (const r of runs) assert.doesNotMatch(r, /\b(npm|npx|corepack|yarn) (ci|install|run|exec|enable)\b/, r);
+  });
+
   test('the ECS autoscaling template tracks visible messages per running task with metric math', () => {
     const cfn = JSON.parse(readFileSync(join(root, 'deploy/ecs/service-autoscaling.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
