@@ -1,3 +1,4 @@
+import { capText } from '../util/cap-text.ts';
 import { ANSWER_TOO_LARGE } from './answer-caps.ts';
 
 /**
@@ -115,7 +116,9 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   const e = (err ?? {}) as SdkErrorShape;
   const networkCode = findNetworkCode(err);
   const name = typeof e.name === 'string' ? e.name : 'Error';
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
+  // Capped (src/util/cap-text.ts): every log line and check report takes the message from here, and some refusals
+  // quote the request, e.g. Lambda's InvalidRequestContentException quotes the payload it could not parse.
+  const message = capText(typeof e.message === 'string' && e.message !== '' ? e.message : String(err));
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   const timedOut = timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
   const notSent = status === undefined ? notSentCode(err) : undefined;

@@ -63,6 +63,8 @@ export interface Config {
   readonly httpPort: number | undefined;
   /** --http-host. */
   readonly httpHost: string;
+  /** --http-allowed-hosts, split at the commas; empty by default. */
+  readonly httpAllowedHosts: readonly string[];
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
 }
@@ -111,6 +113,10 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
     replicas: r.read('replicas'),
     httpPort: r.read('http-port'),
     httpHost: r.read('http-host'),
+    httpAllowedHosts: (r.read('http-allowed-hosts') ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
     temporal: resolveTemporalConfig(r),
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.

@@ -102,6 +102,8 @@ const FUNCTION_PATTERN =
 const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
 /** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
 const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
+/** Comma-separated host names, each optionally with a leading dot (a domain and every name under it), or `*`. */
+const ALLOWED_HOSTS_PATTERN = /^\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?)(\s*,\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?))*\s*$/;
 const NAME_EQUALS_N = '`name=N,...`';
 
 export const CORE_OPTIONS = [
@@ -346,6 +348,18 @@ export const CORE_OPTIONS = [
     default: '127.0.0.1',
     describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)',
     valuesText: 'IP address or host name',
+  },
+  {
+    flag: 'http-allowed-hosts',
+    group: RUN,
+    kind: 'string',
+    pattern: ALLOWED_HOSTS_PATTERN,
+    mismatch: 'must be host names separated by commas (".example.com" for a domain and the names under it, "*" for any)',
+    describe:
+      'Host names the HTTP server answers besides IP addresses, localhost and --http-host; any other Host gets 421 (a guard against DNS rebinding)',
+    doc: 'host names the HTTP server answers besides IP addresses, `localhost` and `--http-host`: a request with any other `Host` gets 421, which stops DNS rebinding. `.example.com` allows example.com and every name under it; `*` allows any name. Needed only when the endpoints are reached by name, e.g. through a Service DNS name or an ingress (see [HTTP endpoints and security](#http-endpoints-and-security))',
+    defaultText: 'none',
+    valuesText: 'host names, comma-separated',
   },
   {
     flag: 'region',

@@ -2,6 +2,7 @@
 // the difference (worker-burst.ts) within the queue's share of the worker limits.
 import type { Logger } from 'pino';
 import { backoffMs } from '../util/backoff.ts';
+import { capText } from '../util/cap-text.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import { TEMPORAL_METRICS } from '../operator/metrics/names.ts';
 import { MAX_READ_BACKOFF_MS } from './connection.ts';
@@ -211,7 +212,8 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
           invocationsRefused: result.refused,
           outcome: result.failure.kind,
           code: result.failure.code,
-          errorMessage: result.failure.message,
+          // Lambda's refusal can quote the request or the function: capped as all such text (src/util/cap-text.ts).
+          errorMessage: capText(result.failure.message),
           attempt: invokeFailures,
           retryInMs,
         };

@@ -5,9 +5,10 @@ import { createHash } from 'node:crypto';
  * whose script polls status.json (a StatusSnapshot, see src/operator/status/snapshot.ts) every 2 s and draws it.
  *
  * Every value from the snapshot reaches the page through textContent or setAttribute, never innerHTML, so
- * a queue name or error message holding markup shows as text. The page also carries a Content-Security-Policy
- * that allows only this script and this style (by hash) and fetches to its own origin, so even a mistake in
- * that rule could not run injected script or load anything from elsewhere.
+ * a queue name or error message holding markup shows as text. The page is served with a Content-Security-Policy
+ * header (STATUS_PAGE_CSP) that allows only this script and this style (by hash) and fetches to its own origin, so
+ * even a mistake in that rule could not run injected script or load anything from elsewhere, and no other site
+ * may frame it.
  *
  * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
  * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error].
@@ -265,13 +266,18 @@ const BODY = `
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-const CSP = [
+/**
+ * The page's Content-Security-Policy, sent as a header (src/operator/http/security-headers.ts): a <meta> tag
+ * cannot carry frame-ancestors.
+ */
+export const STATUS_PAGE_CSP: string = [
   "default-src 'none'",
   `script-src ${sha256(SCRIPT)}`,
   `style-src ${sha256(STYLE)}`,
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /** The whole status page; static, so the server can send it as is (text/html; charset=utf-8). */
@@ -280,8 +286,6 @@ export const STATUS_PAGE_HTML: string = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${CSP}">
-<meta name="referrer" content="no-referrer">
 <title>workerless</title>
 <style>${STYLE}</style>
 </head>

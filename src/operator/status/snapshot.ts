@@ -27,7 +27,9 @@ export interface RecentError {
   /** The log line's message. */
   readonly msg: string;
   readonly queue?: string;
+  /** An AWS error code, or the function's errorType (capped, src/util/cap-text.ts); never its errorMessage. */
   readonly code?: string;
+  /** The log line's `reason`: the daemon's own words, never text from the function or a message. */
   readonly detail?: string;
   readonly messageIds?: readonly string[];
 }

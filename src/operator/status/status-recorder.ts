@@ -1,3 +1,4 @@
+import { capText } from '../../util/cap-text.ts';
 import { steadyEpochNow } from '../../util/clock.ts';
 import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
 import { SQS_METRICS } from '../metrics/names.ts';
@@ -163,8 +164,6 @@ export interface RecentErrorsOptions {
   readonly now?: () => number;
 }
 
-/** Longest string kept from a log line, so one huge field cannot fill the page. */
-const MAX_TEXT = 500;
 /** Most message ids kept per entry (an SQS batch holds at most 10). */
 const MAX_IDS = 10;
 /** pino's numeric level for warn. */
@@ -263,9 +262,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Strings (and numbers, e.g. an HTTP status as code) as bounded text; anything else is dropped. */
+/**
+ * Strings (and numbers, e.g. an HTTP status as code) as text under the one cap (src/util/cap-text.ts), so one huge
+ * field cannot fill the page; anything else is dropped.
+ */
 function text(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') return undefined;
-  return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
+  return capText(value);
 }

@@ -300,6 +300,20 @@ describe('runTemporalSpillover', () => {
     const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
     assert.equal(error?.['level'], 50);
     assert.equal(error?.['function'], 'temporal-worker');
+    assert.equal(error?.['errorMessage'], 'Function not found');
+  });
+
+  it("caps Lambda's refusal text in the log (src/util/cap-text.ts)", async () => {
+    const message = `Could not parse request body: ${'x'.repeat(8192)}MARKER`;
+    const h = harness({
+      ticks: 5,
+      read: () => ({ workflow: typeStats(5), activity: typeStats(0) }),
+      invoke: () => ({ kind: 'refused', code: 'InvalidRequestContentException', message }),
+    });
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
+    const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
+    assert.match(String(error?.['errorMessage']), /^Could not parse request body: x+…\[\d+ bytes cut\]$/);
+    assert.ok(!JSON.stringify(h.logs).includes('MARKER'));
   });
 
   it('keeps running and backs off while Temporal is unreachable', async () => {
