@@ -26,6 +26,9 @@ describe('task queue statistics', () => {
       backlogAgeMs: 3_500,
       addRatePerSec: 2.5,
       dispatchRatePerSec: 1.25,
+      known: true,
+      byPriority: new Map(),
+      rateLimitPerSec: undefined,
       pollers: 2,
       lastPollAt: 1_700_000_005_000,
       pollerInfos: [
@@ -41,6 +44,9 @@ describe('task queue statistics', () => {
       backlogAgeMs: 0,
       addRatePerSec: 0,
       dispatchRatePerSec: 0,
+      known: true,
+      byPriority: new Map(),
+      rateLimitPerSec: undefined,
       pollers: 0,
       lastPollAt: undefined,
       pollerInfos: [],
@@ -70,12 +76,17 @@ describe('task queue statistics', () => {
         key: '',
         version: undefined,
         observation: {
+          statsKnown: true,
           backlog: 7,
           backlogAgeMs: 0,
           addRatePerSec: 2,
           dispatchRatePerSec: 0.5,
           lastPollAt: 100_000,
           pollers: [{ identity: '', lastAccessAt: 100_000 }],
+          byType: [
+            { backlog: 4, backlogAgeMs: 0, addRatePerSec: 1, dispatchRatePerSec: 0, rateLimitPerSec: undefined },
+            { backlog: 3, backlogAgeMs: 0, addRatePerSec: 1, dispatchRatePerSec: 0.5, rateLimitPerSec: undefined },
+          ],
         },
       },
     ]);
