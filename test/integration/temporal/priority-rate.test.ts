@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { StatusSnapshot } from '../../../src/operator/status/snapshot.ts';
+import { freePort } from '../../support/http.ts';
 import {
   spilloverOnlyArgs,
   startOrderWorkflows,
@@ -74,7 +76,8 @@ async function stopCli(workerless: Cli): Promise<void> {
 
 describe('spillover with Task Queue Priority and rate limits (real server)', { timeout: 180_000 }, () => {
   it('with --temporal-spill-priority 2, invokes no worker for a priority-5 backlog and one as soon as priority-1 work waits', async () => {
-    const workerless = cli(PRIORITY_QUEUE, ['--temporal-spill-priority', '2']);
+    const httpPort = await freePort();
+    const workerless = cli(PRIORITY_QUEUE, ['--temporal-spill-priority', '2', '--http-port', String(httpPort)]);
     try {
       await waitForLog(workerless, (l) => l['msg'] === 'connected to temporal', 20_000);
       await startOrderWorkflows(fixture.client, { taskQueue: PRIORITY_QUEUE, count: 20, workMs: 200, idPrefix: 'p5', priorityKey: 5 });
@@ -87,6 +90,9 @@ describe('spillover with Task Queue Priority and rate limits (real server)', { t
         workerless.logs().some((l) => l['msg'] === 'task queue observed' && l['reason'] === 'idle'),
         'readings with only priority-5 backlog are idle',
       );
+      // The status page shows the whole backlog, known, with no worker.
+      const status = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as StatusSnapshot;
+      assert.deepEqual(status.taskQueues, [{ name: PRIORITY_QUEUE, stats: 'known', backlog: 20, workersAlive: 0 }]);
 
       const urgentAt = Date.now();
       const urgent = await startOrderWorkflows(fixture.client, {
