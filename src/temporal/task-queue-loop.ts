@@ -165,7 +165,7 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
         priorityFallbackLogged = true;
         logger.warn(
           { spillPriority: config.spillPriority, backlog },
-          'the server reports no backlog per priority (stats_by_priority_key; needs the new matcher); spilling over for the whole backlog',
+          'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
         );
       }
     }

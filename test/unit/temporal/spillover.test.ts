@@ -441,7 +441,7 @@ describe('runTemporalSpillover: unknown statistics, rate limits and priorities',
     assert.equal(
       msgs(
         h.logs,
-        'the server reports no backlog per priority (stats_by_priority_key; needs the new matcher); spilling over for the whole backlog',
+        'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
       ).length,
       1,
     );
