@@ -1,4 +1,4 @@
-// Task Queue Priority and rate limits against a real server: `temporal server start-dev` (CLI v1.5.1, server
+// Task Queue Priority, Fairness and rate limits against a real server: `temporal server start-dev` (CLI v1.5.1, server
 // 1.29.1) with the new matcher and fairness on (dynamic config), the workerless CLI, and the test Lambda endpoint
 // running the example worker. Behaviour from Temporal's docs page develop/task-queue-priority-fairness (priority
 // keys 1-5, 1 the highest; rate limits with `temporal task-queue config set`, activity task queues only).
@@ -22,6 +22,7 @@ import {
 const PRIORITY_QUEUE = 'prio-spill';
 const CONTROL_QUEUE = 'prio-control';
 const RATE_QUEUE = 'rate-spill';
+const FAIR_QUEUE = 'fair-spill';
 const PER_PRIORITY_LOG = 'the server reports the backlog per priority; spilling over for priorities 1 to spillPriority only';
 const CAPPED_LOG = 'workers capped by what the task queue rate limit can keep busy';
 
@@ -29,7 +30,7 @@ let fixture: TemporalFixture;
 
 before(async () => {
   fixture = await startTemporalFixture({
-    taskQueues: [PRIORITY_QUEUE, CONTROL_QUEUE, RATE_QUEUE],
+    taskQueues: [PRIORITY_QUEUE, CONTROL_QUEUE, RATE_QUEUE, FAIR_QUEUE],
     tmpPrefix: 'workerless-temporal-priority-',
     workerTimeoutSec: 15,
     // Self-hosted servers turn Priority and Fairness on with these (Temporal's docs, as above).
@@ -74,7 +75,20 @@ async function stopCli(workerless: Cli): Promise<void> {
   assert.equal(code, 0, `exit ${String(code)}\n${workerless.output()}`);
 }
 
-describe('spillover with Task Queue Priority and rate limits (real server)', { timeout: 180_000 }, () => {
+/** A long-lived worker for workflow tasks only, so that the activities are the backlog that waits. */
+async function workflowOnlyWorker(taskQueue: string) {
+  const connection = await NativeConnection.connect({ address: fixture.server.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: fixture.server.namespace,
+    taskQueue,
+    workflowBundle: { codePath: fixture.bundlePath },
+    enableNonLocalActivities: false,
+  });
+  return { worker, close: () => connection.close() };
+}
+
+describe('spillover with Task Queue Priority, Fairness and rate limits (real server)', { timeout: 240_000 }, () => {
   it('with --temporal-spill-priority 2, invokes no worker for a priority-5 backlog and one as soon as priority-1 work waits', async () => {
     const httpPort = await freePort();
     const workerless = cli(PRIORITY_QUEUE, ['--temporal-spill-priority', '2', '--http-port', String(httpPort)]);
@@ -161,15 +175,8 @@ describe('spillover with Task Queue Priority and rate limits (real server)', { t
         'workerless test',
       ]);
     await setLimit('0.2');
-    // A long-lived worker for workflow tasks only: the backlog that waits is the rate-limited activities.
-    const connection = await NativeConnection.connect({ address: fixture.server.address });
-    const worker = await Worker.create({
-      connection,
-      namespace: fixture.server.namespace,
-      taskQueue: RATE_QUEUE,
-      workflowBundle: { codePath: fixture.bundlePath },
-      enableNonLocalActivities: false,
-    });
+    // The backlog that waits is the rate-limited activities.
+    const { worker, close } = await workflowOnlyWorker(RATE_QUEUE);
     const workerless = cli(RATE_QUEUE, ['--temporal-max-workers', '5']);
     try {
       await worker.runUntil(async () => {
@@ -193,7 +200,48 @@ describe('spillover with Task Queue Priority and rate limits (real server)', { t
       });
     } finally {
       await stopCli(workerless);
-      await connection.close();
+      await close();
+    }
+  });
+
+  it('with --temporal-fairness, waits for the oldest task to pass the age limit however many tasks wait, then adds one worker', async () => {
+    const { worker, close } = await workflowOnlyWorker(FAIR_QUEUE);
+    const workerless = cli(FAIR_QUEUE, ['--temporal-fairness', '--temporal-max-backlog-age', '6s']);
+    try {
+      await worker.runUntil(async () => {
+        await waitForLog(workerless, (l) => l['msg'] === 'connected to temporal', 20_000);
+        // 30 activities of one tenant (fairness key): on the count (5 per worker, cool-off 1 s) this asks for the maximum, 3, at once.
+        const startedAt = Date.now();
+        await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            fixture.client.workflow.start('orderWorkflow', {
+              taskQueue: FAIR_QUEUE,
+              workflowId: `fair-${i}-${Date.now()}`,
+              args: [{ orderId: `order-${i}`, workMs: 100 }],
+              workflowExecutionTimeout: 120_000,
+              priority: { fairnessKey: 'tenant-a', fairnessWeight: 1 },
+            }),
+          ),
+        );
+        await fixture.endpoint.waitFor(() => invocations(FAIR_QUEUE).length > 0, 30_000);
+        const firstMs = (invocations(FAIR_QUEUE)[0]?.startedAt ?? 0) - startedAt;
+        assert.ok(firstMs >= 5_500, `first worker ${firstMs} ms after the backlog formed, before the 6 s age limit`);
+        // The log line follows Lambda's answer to the Invoke.
+        await waitForLog(workerless, (l) => l['msg'] === 'workers invoked', 10_000);
+        const first = workerless.logs().find((l) => l['msg'] === 'workers invoked');
+        assert.equal(first?.['reason'], 'backlog-age');
+        assert.equal(first?.['workersInvoked'], 1, 'one worker, not backlog / tasks-per-worker');
+        assert.ok(
+          workerless
+            .logs()
+            .some((l) => l['msg'] === 'task queue observed' && l['reason'] === 'below-threshold' && Number(l['backlog']) >= 30),
+          'young backlog of 30 read as not urgent',
+        );
+        console.log(`# fairness: 30 waiting tasks, first worker after ${firstMs} ms (age limit 6 s)`);
+      });
+    } finally {
+      await stopCli(workerless);
+      await close();
     }
   });
 });
