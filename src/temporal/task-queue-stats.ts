@@ -154,7 +154,8 @@ export function toTaskTypeStats(response: DescribeTaskQueueResponse): TaskTypeSt
   const limit = response.effectiveRateLimit?.requestsPerSecond;
   return {
     ...toTypeBacklog(response.stats, response.statsByPriorityKey),
-    rateLimitPerSec: typeof limit === 'number' && Number.isFinite(limit) && response.effectiveRateLimit ? limit : undefined,
+    // proto3 cannot tell a rate of 0 from an unset field: only a positive rate is a limit (else no cap, as before).
+    rateLimitPerSec: typeof limit === 'number' && Number.isFinite(limit) && limit > 0 ? limit : undefined,
     pollers: response.pollers?.length ?? 0,
     lastPollAt,
     pollerInfos,
