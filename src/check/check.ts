@@ -30,8 +30,9 @@ export interface CheckReport {
 
 /** What the check reads of a task queue; the run's TaskQueueStats (from DescribeTaskQueue) satisfy it. */
 export interface TaskQueueBacklog {
-  readonly workflow: { readonly backlog: number };
-  readonly activity: { readonly backlog: number };
+  /** `known: false`: the server sent no statistics (an unloaded task queue); the backlog is then unknown, not 0. */
+  readonly workflow: { readonly backlog: number; readonly known?: boolean };
+  readonly activity: { readonly backlog: number; readonly known?: boolean };
 }
 
 /** A Temporal connection as the check uses it: the run's stats reader, and close. */
@@ -332,7 +333,11 @@ async function checkTemporal(ports: CheckPorts, config: TemporalConfig, deadline
         const name = `temporal task queue ${taskQueue}`;
         try {
           const stats = await connection.read(taskQueue, deadline());
-          return { name, ok: true, detail: `${where}, backlog ${stats.workflow.backlog + stats.activity.backlog}` };
+          const known = stats.workflow.known !== false && stats.activity.known !== false;
+          const backlog = known
+            ? String(stats.workflow.backlog + stats.activity.backlog)
+            : 'unknown (no statistics: an unloaded task queue)';
+          return { name, ok: true, detail: `${where}, backlog ${backlog}` };
         } catch (err) {
           const hint = grpcStatus(err) === 'PERMISSION_DENIED' ? ` (needs DescribeTaskQueue in namespace ${config.namespace})` : '';
           return { name, ok: false, detail: `${describeTemporalError(err)}${hint}` };

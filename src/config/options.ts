@@ -578,6 +578,26 @@ export const TEMPORAL_OPTIONS = [
     doc: 'backlog one worker absorbs',
   },
   {
+    flag: 'temporal-spill-priority',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    describe:
+      "Spill over only for the backlog at priority keys 1 to this (1 is the highest, 3 the default; Temporal's keys run 1-5 unless the server raises them); read from stats_by_priority_key",
+    doc: 'spill over only for tasks at priority 1 to this (1 highest, 3 the default); where the server reports no backlog per priority, the whole backlog counts (logged once)',
+    defaultText: 'every priority',
+  },
+  {
+    flag: 'temporal-fairness',
+    group: TEMPORAL_GROUP,
+    kind: 'boolean',
+    default: false,
+    describe:
+      "The task queue uses fairness keys: decide urgency from the oldest task's age (--temporal-max-backlog-age, required) instead of tasks per worker",
+    doc: "fairness keys in use: spill over on the oldest task's age (needs `--temporal-max-backlog-age`), not on the count; see [Temporal spillover](temporal.md#priority-fairness-and-rate-limits)",
+  },
+  {
     flag: 'temporal-versions',
     group: TEMPORAL_GROUP,
     kind: 'string',

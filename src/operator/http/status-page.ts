@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
  * may frame it.
  *
  * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
- * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error].
+ * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error],
+ * #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells.
  */
 
 const STYLE = `
@@ -173,6 +174,24 @@ const SCRIPT = `
     r.errors.title.textContent = 'errors (red) and throttles (orange) per ' + fmtWindow(snap.bucketMs) + ', peak ' + Math.max.apply(null, f.concat(t, [0]));
   }
 
+  // Temporal spillover's task queues; rebuilt each time (a handful of rows), names only through textContent.
+  function renderTaskQueues(list) {
+    var fresh = [];
+    for (var i = 0; i < list.length; i++) {
+      var q = list[i];
+      var tr = el('tr', { 'data-task-queue': q.name, 'data-stats': q.stats });
+      tr.append(
+        el('td', { 'class': 'queue', 'data-field': 'name' }, q.name),
+        el('td', { 'class': 'num', 'data-field': 'backlog' }, q.stats === 'known' ? String(q.backlog) : 'unknown'),
+        el('td', { 'class': 'num', 'data-field': 'workersAlive' }, String(q.workersAlive))
+      );
+      fresh.push(tr);
+    }
+    var body = $('task-queues');
+    body.replaceChildren.apply(body, fresh);
+    $('temporal').hidden = list.length === 0;
+  }
+
   function renderErrors(list) {
     var body = $('errors-body');
     var fresh = [];
@@ -216,6 +235,7 @@ const SCRIPT = `
     }
     rows.forEach(function (r, name) { if (!seen.has(name)) { r.tr.remove(); rows.delete(name); } });
     $('no-queues').hidden = snap.queues.length > 0;
+    renderTaskQueues(snap.taskQueues || []);
     renderErrors(snap.recentErrors);
     $('updated').textContent = 'updated ' + fmtTime(snap.now);
     $('conn').textContent = '';
@@ -257,6 +277,13 @@ const BODY = `
   <tbody id="queues"></tbody>
 </table>
 <p class="empty" id="no-queues">No queues yet.</p>
+<section id="temporal" hidden>
+<h2>Temporal task queues</h2>
+<table>
+  <thead><tr><th>Task queue</th><th>Backlog</th><th>Workers alive</th></tr></thead>
+  <tbody id="task-queues"></tbody>
+</table>
+</section>
 <h2>Recent errors and warnings</h2>
 <table id="errors">
   <thead><tr><th>Time</th><th>Queue</th><th>Code</th><th>Message</th><th>Message ids</th></tr></thead>

@@ -59,6 +59,8 @@ export class CloudWatchMetrics implements MetricsSink {
   }
 
   record(datum: MetricDatum): void {
+    // PutMetricData refuses NaN and infinities (a NaN gauge means "no value now"); one would fail the whole call.
+    if (!Number.isFinite(datum.value)) return;
     const key = `${datum.name}\u0000${Object.entries(datum.dimensions)
       .map(([k, v]) => `${k}=${v}`)
       .join('\u0000')}`;

@@ -160,7 +160,15 @@ export const TEMPORAL_METRICS = {
     kind: 'gauge',
     unit: 'Count',
     labels: ['task_queue'],
-    help: 'Approximate task backlog of the task queue',
+    help: 'Approximate task backlog of the task queue; absent while the server reports no statistics (see backlog_known)',
+  }),
+  backlogKnown: def({
+    cloudwatch: 'BacklogKnown',
+    prometheus: 'workerless_temporal_backlog_known',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: '1 when the latest reading had task queue statistics, 0 when the server sent none (an unloaded task queue): the backlog is unknown, not zero',
   }),
   workersAlive: def({
     cloudwatch: 'WorkersAlive',

@@ -22,6 +22,17 @@ export interface QueueStatus {
   readonly buckets: readonly QueueBucket[];
 }
 
+/** A Temporal task queue that spillover watches. */
+export interface TaskQueueStatus {
+  readonly name: string;
+  /** 'unknown' while the server sends no statistics (Temporal Cloud unloads a task queue without pollers): no backlog then. */
+  readonly stats: 'known' | 'unknown';
+  /** The latest backlog; absent while unknown (unknown is not zero). */
+  readonly backlog?: number;
+  /** Lambda workers spillover counts as alive. */
+  readonly workersAlive: number;
+}
+
 export interface RecentError {
   readonly at: number;
   /** The log line's message. */
@@ -43,6 +54,8 @@ export interface StatusSnapshot {
   readonly now: number;
   readonly bucketMs: number;
   readonly queues: readonly QueueStatus[];
+  /** Temporal spillover's task queues (none when spillover is off). */
+  readonly taskQueues: readonly TaskQueueStatus[];
   /** Newest first. */
   readonly recentErrors: readonly RecentError[];
 }

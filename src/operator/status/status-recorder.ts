@@ -3,6 +3,7 @@ import { steadyEpochNow } from '../../util/clock.ts';
 import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
 import { SQS_METRICS } from '../metrics/names.ts';
 import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
+import { TaskQueueStatusRecorder } from './task-queue-status.ts';
 
 type Count = 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted';
 
@@ -69,6 +70,7 @@ export class StatusRecorder implements MetricsSink {
   readonly #now: () => number;
   readonly #recentErrors: RecentErrors | undefined;
   readonly #queues = new Map<string, QueueRing>();
+  readonly #taskQueues = new TaskQueueStatusRecorder();
 
   constructor(options: StatusRecorderOptions = {}) {
     const bucketMs = options.bucketMs ?? 5000;
@@ -84,6 +86,7 @@ export class StatusRecorder implements MetricsSink {
   }
 
   record(datum: MetricDatum): void {
+    if (this.#taskQueues.record(datum)) return;
     const queue = datum.dimensions['Queue'];
     if (queue === undefined || !Number.isFinite(datum.value)) return;
     if (datum.name === SQS_METRICS.inFlight.cloudwatch) {
@@ -132,6 +135,7 @@ export class StatusRecorder implements MetricsSink {
       now: this.#now(),
       bucketMs: this.bucketMs,
       queues: this.queues(),
+      taskQueues: this.#taskQueues.list(),
       recentErrors: this.#recentErrors?.list() ?? [],
     };
   }

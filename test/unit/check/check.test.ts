@@ -136,6 +136,16 @@ describe('runChecks', () => {
     const p = ports({
       connectTemporal: async () => ({ read: async (tq) => (tq === 'a' ? stats(0) : Promise.reject(denied)), close: async () => {} }),
     });
+    const unloaded = ports({
+      connectTemporal: async () => ({
+        read: async () => ({ workflow: { backlog: 0, known: false }, activity: { backlog: 0 } }),
+        close: async () => {},
+      }),
+    });
+    assert.deepEqual(
+      (await lines(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w'], unloaded))[1],
+      'ok   temporal task queue a (namespace default at localhost:7233, backlog unknown (no statistics: an unloaded task queue))',
+    );
     assert.deepEqual(await lines(['--metrics', 'off', '--temporal-task-queues', 'a,b', '--temporal-function', 'w'], p), [
       'ok   Temporal worker function w (DryRun invoke allowed)',
       'ok   temporal task queue a (namespace default at localhost:7233, backlog 0)',
