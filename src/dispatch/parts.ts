@@ -76,7 +76,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     drainOver,
     events: {
       activity: (loop, activity, deadlineMs) => activities.mark(loop, activity, deadlineMs),
-      throttled: (queue) => metrics.throttled(queue),
+      throttled: (queue, reason) => metrics.throttled(queue, reason),
       paused: (paused) => metrics.paused(paused),
     },
   });

@@ -42,8 +42,14 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.failedInvoke, queue, count);
   }
 
-  throttled(queue: string): void {
-    this.#count(SQS_METRICS.throttled, queue, 1);
+  /** `reason`: a bounded label (src/invoke/throttle-reason.ts), never Lambda's free text. */
+  throttled(queue: string, reason: string): void {
+    this.#sink.record({
+      name: SQS_METRICS.throttled.cloudwatch,
+      unit: SQS_METRICS.throttled.unit,
+      value: 1,
+      dimensions: { Function: this.#fn, Queue: queue, Reason: reason },
+    });
   }
 
   deleted(queue: string, count: number): void {

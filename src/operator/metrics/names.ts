@@ -15,6 +15,12 @@ export interface MetricDef {
   readonly unit: 'Count' | 'Milliseconds';
   /** Prometheus label names, from the datum's dimensions (`Queue` -> `queue`, `TaskQueue` -> `task_queue`). */
   readonly labels: readonly string[];
+  /**
+   * The dimension sets CloudWatch gets the datum under, when not all its dimensions as one set: CloudWatch tells
+   * metrics apart by their whole set of dimensions, so a dimension added to an existing metric would part it from
+   * every dashboard and alarm that names the old set (as Lambda publishes its own metrics under several sets).
+   */
+  readonly cloudwatchDimensionSets?: readonly (readonly string[])[];
   readonly help: string;
 }
 
@@ -83,8 +89,13 @@ export const SQS_METRICS = {
     prometheus: 'workerless_throttled_invocations_total',
     kind: 'counter',
     unit: 'Count',
-    labels: ['function', 'queue'],
-    help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)',
+    labels: ['function', 'queue', 'reason'],
+    // Function+Queue as before (dashboards and alarms keep matching), and Function+Reason beside it.
+    cloudwatchDimensionSets: [
+      ['Function', 'Queue'],
+      ['Function', 'Reason'],
+    ],
+    help: "Invocations refused by Lambda throttling (retried, not counted as attempts), by Lambda's Reason",
   }),
   inFlight: def({
     cloudwatch: 'InFlightEventCount',
