@@ -279,6 +279,18 @@ export const CORE_OPTIONS = [
     doc: 'fewest loops `--adaptive-concurrency` lowers to (at most `--concurrency`)',
   },
   {
+    flag: 'concurrency-growth',
+    group: DELIVERY,
+    kind: 'string',
+    pattern: /^(off|\d+(\.\d+)?x\/\d+(\.\d+)?(ms|s|m)?)$/,
+    mismatch: 'must be off or FACTORx/WINDOW (e.g. 2x/5m)',
+    default: 'off',
+    describe:
+      'Invocations in flight grow at most FACTOR times within WINDOW (Lambda Managed Instances: 2x/5m); with --adaptive-concurrency',
+    doc: 'invocations in flight grow at most this factor within the window, starting from `--min-concurrency`; see [Managed Instances](targets.md#managed-instances)',
+    valuesText: '`off`, `FACTORx/WINDOW`: factor above 1 up to 10, window 1s to 1h',
+  },
+  {
     flag: 'name',
     group: RUN,
     kind: 'string',

@@ -57,7 +57,11 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
   const adaptive = options.adaptiveConcurrency
     ? new ConcurrencyGate(
-        { max: options.concurrency, min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency) },
+        {
+          max: options.concurrency,
+          min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency),
+          growth: options.adaptiveConcurrency.growth,
+        },
         { now, onChange: (change) => events.limitChanged(change) },
       )
     : undefined;
