@@ -19,9 +19,12 @@ export interface ConcurrencyGrowth {
 /**
  * Sub-windows the window is kept in. The level of a sub-window is the most invocations in flight during it, so a
  * gap of a millisecond between one invocation's end and the next one's start is not read as traffic that fell;
- * the window is then judged to a tenth of its length, and on the safe side (a little longer).
+ * the window is then judged to a tenth of its length, on the safe side. A sub-window's peak may have been reached
+ * at its very end, so the cap reads the current sub-window and the 11 before it: a level counts once it has lasted
+ * at least a whole window (10 sub-windows), at most 12 of them.
  */
 const SUB_WINDOWS = 10;
+const SUB_WINDOWS_READ = SUB_WINDOWS + 2;
 
 /**
  * The allowed concurrency now: `factor` times the lowest level of the window (the sub-windows it covers), never
@@ -51,7 +54,7 @@ export class GrowthCap {
     this.#floor = floor;
     this.#subMs = growth.windowMs / SUB_WINDOWS;
     // The window before the start counts as idle.
-    this.#peaks = Array.from({ length: SUB_WINDOWS + 1 }, () => 0);
+    this.#peaks = Array.from({ length: SUB_WINDOWS_READ }, () => 0);
     this.#index = Math.floor(now / this.#subMs);
   }
 

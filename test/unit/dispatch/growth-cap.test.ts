@@ -49,6 +49,13 @@ describe('GrowthCap', () => {
     assert.equal(cap.cap(WINDOW + SUB + 50), 20);
   });
 
+  it('counts a level only once it has lasted a whole window, also when it was reached at the end of a sub-window', () => {
+    const cap = new GrowthCap({ factor: 2, windowMs: WINDOW }, 2, 0);
+    cap.observe(SUB - 1, 2);
+    for (let t = SUB; t < SUB - 1 + WINDOW; t += 1_000) assert.equal(cap.cap(t), 2, `at ${t} ms`);
+    assert.equal(cap.cap(WINDOW + 2 * SUB), 4);
+  });
+
   it('falls with the traffic, and holds the level of a quiet stretch with no events', () => {
     const cap = new GrowthCap({ factor: 2, windowMs: WINDOW }, 2, 0);
     cap.observe(0, 2);
