@@ -176,8 +176,17 @@ export const CORE_OPTIONS = [
     minMs: 1_000,
     maxMs: 3_600_000,
     default: 60_000,
-    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
-    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+    describe:
+      "How often the queues' attributes are re-read: their own visibility timeout (without --visibility-timeout) and the backlog gauges",
+    doc: "how often each queue's attributes are re-read (one call per queue): its own visibility timeout, so a change is picked up without a restart (see [Visibility and leases](#visibility-and-leases)), and the [backlog gauges](operations.md#backlog-gauges)",
+  },
+  {
+    flag: 'backlog-gauges',
+    group: SQS,
+    kind: 'boolean',
+    default: true,
+    describe: "Read each queue's visible, in-flight and delayed counts every --visibility-refresh, for /metrics and CloudWatch",
+    doc: "each queue's visible, in-flight and delayed counts, read every `--visibility-refresh`; see [Backlog gauges](operations.md#backlog-gauges)",
   },
   {
     flag: 'delete',

@@ -5,6 +5,7 @@ import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitMove } from '../invoke/concurrency-gate.ts';
+import { agesAtReceive } from '../receive/queue-backlog.ts';
 import type { DispatcherState } from './status.ts';
 
 export interface DispatchEventsDeps {
@@ -66,6 +67,7 @@ export class DispatchEvents {
     const now = this.#now();
     const epochNow = Date.now();
     this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
+    this.#metrics.agesAtReceive(queue.name, agesAtReceive(messages, epochNow));
   }
 
   /** A loop holds a new batch. */

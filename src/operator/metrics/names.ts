@@ -21,6 +21,8 @@ export interface MetricDef {
    * every dashboard and alarm that names the old set (as Lambda publishes its own metrics under several sets).
    */
   readonly cloudwatchDimensionSets?: readonly (readonly string[])[];
+  /** A histogram's Prometheus buckets in seconds, when not the durations' (src/operator/metrics/prometheus.ts). */
+  readonly buckets?: readonly number[];
   readonly help: string;
 }
 
@@ -112,6 +114,40 @@ export const SQS_METRICS = {
     unit: 'Milliseconds',
     labels: ['function', 'queue'],
     help: 'Duration of Invoke calls the function answered',
+  }),
+  backlogVisible: def({
+    cloudwatch: 'QueueMessagesVisible',
+    prometheus: 'workerless_queue_messages_visible',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages waiting in the queue (ApproximateNumberOfMessages), read every --visibility-refresh',
+  }),
+  backlogNotVisible: def({
+    cloudwatch: 'QueueMessagesNotVisible',
+    prometheus: 'workerless_queue_messages_not_visible',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages received by any consumer and not yet deleted (ApproximateNumberOfMessagesNotVisible)',
+  }),
+  backlogDelayed: def({
+    cloudwatch: 'QueueMessagesDelayed',
+    prometheus: 'workerless_queue_messages_delayed',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages not yet visible because of a delay (ApproximateNumberOfMessagesDelayed)',
+  }),
+  ageAtReceive: def({
+    cloudwatch: 'MessageAgeAtReceive',
+    prometheus: 'workerless_message_age_at_receive_seconds',
+    kind: 'histogram',
+    unit: 'Milliseconds',
+    labels: ['function', 'queue'],
+    // From a message just sent to SQS's 14-day retention maximum.
+    buckets: [0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400, 345_600, 1_209_600],
+    help: 'Time from sending a message (SentTimestamp) to receiving it, each receive counted',
   }),
   receiveToSettle: def({
     cloudwatch: 'ProcessingDuration',
