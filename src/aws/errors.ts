@@ -1,5 +1,6 @@
 import { capText } from '../util/cap-text.ts';
 import { ANSWER_TOO_LARGE } from './answer-caps.ts';
+import { capText } from '../util/cap-text.ts';
 
 /**
  * Classifies AWS SDK errors once, at the adapter boundary:
@@ -17,7 +18,15 @@ export interface ClassifiedError {
   readonly code: string;
   readonly message: string;
   readonly status?: number;
+  /**
+   * The `Reason` an error gave (Lambda's TooManyRequestsException: ReservedFunctionConcurrentInvocationLimitExceeded
+   * and others), capped: it is the service's text, logged.
+   */
+  readonly reason?: string;
 }
+
+/** A Reason is an enum value of a few dozen characters; anything longer is cut. */
+const REASON_CAP_BYTES = 128;
 
 const THROTTLING = new Set([
   'ThrottlingException',
@@ -107,6 +116,8 @@ interface SdkErrorShape {
   message?: unknown;
   $metadata?: { httpStatusCode?: unknown };
   $retryable?: unknown;
+  /** Lambda's throttle reason: the SDK's TooManyRequestsException field, which the lean client's serviceError() copies. */
+  Reason?: unknown;
   cause?: unknown;
   errors?: unknown;
 }
@@ -136,7 +147,10 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   if (timedOut) {
     return { kind: 'retryable', code: 'TimeoutError', message: 'no answer in time' };
   }
-  if (THROTTLING.has(name) || status === 429) return { kind: 'throttled', code: name, message, ...(status ? { status } : {}) };
+  if (THROTTLING.has(name) || status === 429) {
+    const reason = typeof e.Reason === 'string' && e.Reason !== '' ? capText(e.Reason, REASON_CAP_BYTES) : undefined;
+    return { kind: 'throttled', code: name, message, ...(status ? { status } : {}), ...(reason !== undefined ? { reason } : {}) };
+  }
   if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'RequestTimeoutException') {
     return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };
   }

@@ -343,8 +343,11 @@ export function serviceError(answer: HttpAnswer): ServiceError {
   const text = body['message'] ?? body['Message'];
   const message = typeof text === 'string' && text !== '' ? text : `HTTP ${answer.status}`;
   const requestId = header('x-amzn-requestid');
+  // Lambda's throttle reason, under the SDK's field name so both clients' errors are classified alike (errors.ts).
+  const reason = typeof body['Reason'] === 'string' ? { Reason: body['Reason'] } : {};
   return Object.assign(new Error(message), {
     name,
+    ...reason,
     $metadata: { httpStatusCode: answer.status, ...(requestId ? { requestId } : {}) },
     $fault: answer.status >= 500 ? ('server' as const) : ('client' as const),
   });

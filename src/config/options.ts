@@ -178,8 +178,17 @@ export const CORE_OPTIONS = [
     minMs: 1_000,
     maxMs: 3_600_000,
     default: 60_000,
-    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
-    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+    describe:
+      "How often the queues' attributes are re-read: their own visibility timeout (without --visibility-timeout) and the backlog gauges",
+    doc: "how often each queue's attributes are re-read (one call per queue): its own visibility timeout, so a change is picked up without a restart (see [Visibility and leases](#visibility-and-leases)), and the [backlog gauges](operations.md#backlog-gauges)",
+  },
+  {
+    flag: 'backlog-gauges',
+    group: SQS,
+    kind: 'boolean',
+    default: true,
+    describe: "Read each queue's visible, in-flight and delayed counts every --visibility-refresh, for /metrics and CloudWatch",
+    doc: "each queue's visible, in-flight and delayed counts, read every `--visibility-refresh`; see [Backlog gauges](operations.md#backlog-gauges)",
   },
   {
     flag: 'delete',
@@ -279,6 +288,18 @@ export const CORE_OPTIONS = [
     default: 1,
     describe: 'Fewest loops --adaptive-concurrency lowers to',
     doc: 'fewest loops `--adaptive-concurrency` lowers to (at most `--concurrency`)',
+  },
+  {
+    flag: 'concurrency-growth',
+    group: DELIVERY,
+    kind: 'string',
+    pattern: /^(off|\d+(\.\d+)?x\/\d+(\.\d+)?(ms|s|m)?)$/,
+    mismatch: 'must be off or FACTORx/WINDOW (e.g. 2x/5m)',
+    default: 'off',
+    describe:
+      'Invocations in flight grow at most FACTOR times within WINDOW (Lambda Managed Instances: 2x/5m); with --adaptive-concurrency',
+    doc: 'invocations in flight grow at most this factor within the window, starting from `--min-concurrency`; see [Managed Instances](targets.md#managed-instances)',
+    valuesText: '`off`, `FACTORx/WINDOW`: factor above 1 up to 10, window 1s to 1h',
   },
   {
     flag: 'name',

@@ -28,7 +28,7 @@ export class PrometheusMetrics implements MetricsSink {
           ? new Counter(common)
           : def.kind === 'gauge'
             ? new Gauge(common)
-            : new Histogram({ ...common, buckets: DURATION_BUCKETS });
+            : new Histogram({ ...common, buckets: [...(def.buckets ?? DURATION_BUCKETS)] });
       this.#byName.set(def.cloudwatch, { def, metric });
     }
   }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
 import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
 
@@ -34,6 +35,8 @@ export interface FunctionSpec {
   memoryMb?: number;
   /** What GetFunctionConfiguration and GetFunctionConcurrency answer (function-configuration.ts). */
   configuration?: ConfigurationSpec;
+  /** A Lambda Managed Instances function: capacity that scales asynchronously (managed-instances.ts). */
+  managedInstances?: ManagedInstancesSpec;
 }
 
 export interface LambdaEndpointOptions {
@@ -132,6 +135,7 @@ interface FunctionState {
   idle: Sandbox[];
   /** Event invocations waiting for a concurrency slot. */
   waiters: Array<() => void>;
+  managed?: ManagedCapacity | undefined;
 }
 
 const RUNNER_PATH = fileURLToPath(new URL('./runner.ts', import.meta.url));
@@ -197,7 +201,8 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   const accountId = opts.accountId ?? '000000000000';
   const functions = new Map<string, FunctionState>();
   for (const [name, spec] of Object.entries(opts.functions)) {
-    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [] });
+    const managed = spec.managedInstances && new ManagedCapacity(spec.managedInstances);
+    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [], managed });
   }
   const invocations: InvocationRecord[] = [];
   const rejected: RejectedRequest[] = [];
@@ -349,10 +354,12 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   function acquireSlot(fn: FunctionState): void {
     fn.inFlight += 1;
     fn.peak = Math.max(fn.peak, fn.inFlight);
+    fn.managed?.observe(fn.inFlight);
   }
 
   function releaseSlot(fn: FunctionState): void {
     fn.inFlight -= 1;
+    fn.managed?.observe(fn.inFlight);
     const next = fn.waiters.shift();
     if (next !== undefined) next();
   }
@@ -507,6 +514,10 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       rejected.push({ requestId, functionName: fn.name, statusCode: 204, errorType: 'DryRun', reason: undefined, at: Date.now() });
       send(res, 204, undefined, { 'x-amzn-RequestId': requestId });
       return;
+    }
+    if (invocationType === 'RequestResponse' && fn.managed?.refuses(fn.inFlight)) {
+      const { statusCode, errorType, message } = MANAGED_INSTANCES_THROTTLE;
+      return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
     }
     if (invocationType === 'RequestResponse' && !hasSlot(fn)) {
       return reject(

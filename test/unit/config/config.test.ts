@@ -54,6 +54,7 @@ describe('configuration', () => {
         batchWindowMs: 0,
         visibilityTimeoutSec: undefined,
         visibilityRefreshMs: 60_000,
+        backlogGauges: true,
         deleteMode: 'on-success',
         retryBackoff: undefined,
         queueOptions: new Map(),
