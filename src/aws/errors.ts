@@ -1,6 +1,5 @@
 import { capText } from '../util/cap-text.ts';
 import { ANSWER_TOO_LARGE } from './answer-caps.ts';
-import { capText } from '../util/cap-text.ts';
 
 /**
  * Classifies AWS SDK errors once, at the adapter boundary:
