@@ -15,6 +15,11 @@ export function parseTenantSource(text: string): TenantSource {
   return text === 'group' ? { kind: 'group' } : { kind: 'attribute', name: text.slice('attribute:'.length) };
 }
 
+/** The option's text for `source`, as the log names it. */
+export function tenantSourceText(source: TenantSource): string {
+  return source.kind === 'group' ? 'group' : `attribute:${source.name}`;
+}
+
 /** Why a message has no usable tenant id, as the log line says it. */
 export type NoTenantReason = 'missing' | 'not a String attribute' | 'not a header value';
 
