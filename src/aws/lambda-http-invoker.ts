@@ -1,7 +1,7 @@
 import { INVOKE_ANSWER_MAX_BYTES } from './answer-caps.ts';
 import { joinPath, serviceError, type SignedHttp } from './signed-http.ts';
 import { classifyInvokeError } from '../invoke/lambda-errors.ts';
-import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
 
 /**
  * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,
@@ -24,20 +24,20 @@ export class LambdaHttpInvoker implements FunctionInvoker {
     this.#onCall = onCall;
   }
 
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal);
+  invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send('RequestResponse', payload, signal, params);
   }
 
-  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('DryRun', '', signal);
+  dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send('DryRun', '', signal, params);
   }
 
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal): Promise<InvokeResult> {
+  async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
     try {
       const answer = await this.#http.post(
         this.#endpoint,
         this.#path,
-        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type },
+        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type, ...paramHeaders(params) },
         payload,
         signal,
         INVOKE_ANSWER_MAX_BYTES,
@@ -57,6 +57,13 @@ export class LambdaHttpInvoker implements FunctionInvoker {
       return { ok: false, error: classifyInvokeError(err, signal) };
     }
   }
+}
+
+/** The headers InvokeCommand's serializer makes of the params (the SDK's Lambda model names them); absent ones are not sent. */
+function paramHeaders(params: InvokeParams | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (params?.tenantId !== undefined) headers['x-amz-tenant-id'] = params.tenantId;
+  return headers;
 }
 
 /** The SDK's extendedEncodeURIComponent: encodeURIComponent plus !'()*. */

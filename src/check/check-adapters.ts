@@ -24,7 +24,7 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
   return {
     endpoints: { lambda: endpointName(endpoints.lambda.url), cloudwatch: endpointName(endpoints.cloudwatch.url) },
     resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal, endpoints.sqs),
-    dryRun: async (functionName, signal) => (await aws).invoker(functionName).dryRun(signal),
+    dryRun: async (functionName, signal, params) => (await aws).invoker(functionName).dryRun(signal, params),
     async functionConfiguration(functionName, qualifier, signal) {
       const [{ GetFunctionConfigurationCommand }, lambda] = await Promise.all([import('@aws-sdk/client-lambda'), (await aws).sdk.lambda()]);
       const command = new GetFunctionConfigurationCommand({

@@ -5,7 +5,8 @@
 // builds the real ones), so this file decides only what was checked and what each failure means for the operator.
 import { callErrorOf, unreachableReason, withDeadline, type ClassifiedError } from '../aws/errors.ts';
 import type { Config, RouteConfig } from '../config/config.ts';
-import type { InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
+import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
+import type { InvokeError, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { NETWORK_HINT, QueueResolveError, firstLine, queueNameOf, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
@@ -46,8 +47,8 @@ export interface CheckPorts {
   /** Resolves one queue exactly as a run does; throws a QueueResolveError (or StartupError) when it cannot. */
   /** The queue with its own visibility timeout (check.ts applies the route's --visibility-timeout). */
   resolveQueue(spec: QueueSpec, signal: AbortSignal): Promise<ResolvedQueue>;
-  /** An InvocationType DryRun Invoke of the function. */
-  dryRun(functionName: string, signal: AbortSignal): Promise<InvokeResult>;
+  /** An InvocationType DryRun Invoke of the function, with what it carries (the tenant of a tenant-isolated function). */
+  dryRun(functionName: string, signal: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /**
    * GetFunctionConfiguration of the function as named, or at `qualifier` (then the name is unqualified); throws
    * an AwsCallError when Lambda refuses.
@@ -88,7 +89,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
 
   const [queues, routeFns, temporalFn, reserved, metrics, temporal] = await Promise.all([
     Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline()))),
-    Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline))),
+    Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline, dryRunParams(route)))),
     config.temporal ? checkFunctionDryRun(ports, 'Temporal worker function', config.temporal.functionName, deadline()) : undefined,
     Promise.all([...loads.keys()].map((fn) => readReserved(ports, fn, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
@@ -182,10 +183,22 @@ async function checkQueue(
   }
 }
 
-async function checkFunctionDryRun(ports: CheckPorts, what: string, functionName: string, signal: AbortSignal): Promise<Checked> {
+/** A tenant-isolated function's DryRun names a tenant, as the run's start-up check does (src/daemon/function-check.ts). */
+function dryRunParams(route: RouteConfig): InvokeParams | undefined {
+  return route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
+}
+
+async function checkFunctionDryRun(
+  ports: CheckPorts,
+  what: string,
+  functionName: string,
+  signal: AbortSignal,
+  params?: InvokeParams,
+): Promise<Checked> {
   const name = `${what} ${functionName}`;
-  const outcome = await ports.dryRun(functionName, signal);
-  if (outcome.ok) return { name, ok: true, detail: 'DryRun invoke allowed' };
+  const outcome = await ports.dryRun(functionName, signal, params);
+  if (outcome.ok)
+    return { name, ok: true, detail: `DryRun invoke allowed${params?.tenantId !== undefined ? ` (tenant ${params.tenantId})` : ''}` };
   const e: InvokeError = outcome.error;
   // A throttled dry run still proves the function exists and may be invoked.
   if (e.kind === 'throttled')
@@ -207,7 +220,13 @@ interface FunctionChecked {
  * The DryRun, and beside it GetFunctionConfiguration: of the function as configured, and for an unqualified
  * Managed Instances function also of `$LATEST.PUBLISHED`, the version such an invoke runs.
  */
-async function checkFunction(ports: CheckPorts, what: string, functionName: string, deadline: () => AbortSignal): Promise<FunctionChecked> {
+async function checkFunction(
+  ports: CheckPorts,
+  what: string,
+  functionName: string,
+  deadline: () => AbortSignal,
+  params?: InvokeParams,
+): Promise<FunctionChecked> {
   const ref = splitFunctionRef(functionName);
   const readConfiguration = async () => {
     const configured = await ports.functionConfiguration(functionName, undefined, deadline());
@@ -224,7 +243,7 @@ async function checkFunction(ports: CheckPorts, what: string, functionName: stri
     }
   };
   const [dryRun, read] = await Promise.all([
-    checkFunctionDryRun(ports, what, functionName, deadline()),
+    checkFunctionDryRun(ports, what, functionName, deadline(), params),
     readConfiguration().then(
       (r) => ({ ok: true as const, ...r }),
       (err: unknown) => ({ ok: false as const, error: callErrorOf(err) }),

@@ -1,3 +1,5 @@
+import { TENANT_SOURCE_PATTERN } from '../invoke/tenant-split.ts';
+
 /**
  * Every option the daemon accepts, each defined once: its flag (also its config-file key; the WORKERLESS_* env var
  * is derived from it), kind, range or allowed values, typed default, --help text and docs row, and the nested
@@ -198,6 +200,18 @@ export const CORE_OPTIONS = [
     default: 'on-success',
     describe: 'on-success: delete what the function processed (batchItemFailures stay); never: the function deletes',
     doc: 'see [Delete modes](#delete-modes)',
+  },
+  {
+    flag: 'tenant-id-from',
+    group: SQS,
+    kind: 'string',
+    pattern: TENANT_SOURCE_PATTERN,
+    mismatch: 'must be group or attribute:NAME (a message attribute name: 1-256 of A-Z a-z 0-9 _ - .)',
+    describe:
+      'The function is in tenant isolation mode: each invocation carries one tenant id, from the MessageGroupId (group) or a String message attribute (attribute:NAME)',
+    doc: "for a function in tenant isolation mode: where each message's tenant id comes from; a batch is split into one invocation per tenant; see [Tenant-isolated functions](targets.md#tenant-isolated-functions)",
+    defaultText: 'none (not tenant-isolated)',
+    valuesText: '`group`, `attribute:NAME`',
   },
   {
     flag: 'retry-backoff',

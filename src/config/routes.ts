@@ -6,6 +6,7 @@ import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { parseQueueList } from './queue-list.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
+import { parseTenantSource, type TenantSource } from '../invoke/tenant-split.ts';
 
 /**
  * A route: one function, its queues and the options of its own worker pool. A daemon runs every route in one
@@ -49,6 +50,8 @@ export interface RouteConfig {
   readonly queueOptions: DeliveryConfig['queueOptions'];
   /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
+  /** --tenant-id-from; undefined: the function is not in tenant isolation mode (no TenantId is sent). */
+  readonly tenantIdFrom: TenantSource | undefined;
 }
 
 /** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
@@ -158,6 +161,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
   const concurrency = r.read('concurrency');
   const batchSize = r.read('batch-size');
   const delivery = resolveDeliveryConfig(r, queues, concurrency);
+  const tenantText = r.read('tenant-id-from');
   const route: RouteConfig = {
     functionName: functionName ?? '',
     queues: queues ?? { mode: 'strict', queues: [] },
@@ -173,6 +177,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
+    tenantIdFrom: tenantText === undefined ? undefined : parseTenantSource(tenantText),
   };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import { tenantSourceText, type TenantSource, type TenantSplit } from '../invoke/tenant-split.ts';
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitMove } from '../invoke/concurrency-gate.ts';
 import { agesAtReceive } from '../receive/queue-backlog.ts';
@@ -83,6 +84,28 @@ export class DispatchEvents {
   /** A chunk of a FIFO batch kept a message: the later chunks are not invoked (src/settle/fifo-rule.ts). */
   fifoStopped(queue: ResolvedQueue, messageIds: readonly string[]): void {
     this.#log.warn({ queue: queue.name, messageIds }, 'FIFO batch stopped at a failure; later messages stay on the queue');
+  }
+
+  /**
+   * Messages without a tenant id for a tenant-isolated function, and on FIFO the later messages of their groups:
+   * not invoked; they return after their visibility timeout, and after maxReceiveCount go to the queue's
+   * dead-letter queue. Only the untenanted ones count in NoTenantEventCount: the others just wait behind them.
+   */
+  untenanted(queue: ResolvedQueue, split: Pick<TenantSplit, 'untenanted' | 'heldBehind'>, source: TenantSource): void {
+    if (split.untenanted.length === 0) return;
+    this.#metrics.untenanted(queue.name, split.untenanted.length);
+    this.#log.error(
+      {
+        queue: queue.name,
+        function: this.#fn,
+        messageIds: split.untenanted.map((u) => u.message.MessageId ?? ''),
+        reasons: split.untenanted.map((u) => u.reason),
+        heldBehindIds: split.heldBehind.map((m) => m.MessageId ?? ''),
+        option: '--tenant-id-from',
+        tenantIdFrom: tenantSourceText(source),
+      },
+      'no tenant id for a tenant-isolated function; messages stay on the queue for its redrive',
+    );
   }
 
   /** A bug while processing a batch: its messages are kept (they return after their visibility timeout). */

@@ -21,7 +21,9 @@ export type DispatcherOptions = Pick<
   RouteConfig,
   'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
 > &
-  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'backlogGauges'>> & {
+  Partial<
+    Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'backlogGauges' | 'tenantIdFrom'>
+  > & {
     readonly queues: readonly ResolvedQueue[];
     readonly orderMode: OrderMode;
     /**

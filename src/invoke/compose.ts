@@ -24,7 +24,7 @@ export interface InvokeChainDeps extends Omit<RetryDeps, 'maxUnknown' | 'attempt
  */
 export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: RetryContext) => Promise<InvokeOutcome> {
   const { invoker, tracer, adaptive, ...retry } = deps;
-  const call: Invoke = (payload, _ctx, signal) => invoker.invoke(payload, signal);
+  const call: Invoke = (payload, ctx, signal) => invoker.invoke(payload, signal, ctx.params);
   const attempt = wrap(
     call,
     // Waiting for an Invoke permit is an activity of its own, for liveness.

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import type { InvokeResult } from './lambda-invoker.ts';
+import type { InvokeParams, InvokeResult } from './lambda-invoker.ts';
 
 /**
  * One Invoke of a chunk of a batch, and who asks: the shape every wrapper (src/invoke/with-*.ts) takes and
@@ -19,6 +19,8 @@ export interface InvokeContext {
   readonly unsettledIds: string[];
   /** Aborts on shutdown: ends the hold after an unknown outcome (never an Invoke in flight). */
   readonly halt: AbortSignal;
+  /** What the Invoke carries besides the payload (a tenant id: src/invoke/tenant-split.ts). */
+  readonly params?: InvokeParams;
   /** Called by the lease check once the attempt really starts (after any wait for a permit). */
   readonly onStart: () => void;
 }

@@ -28,9 +28,15 @@ export interface InvokeError {
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };
 
+/** What one invocation carries besides its payload (docs/targets.md). */
+export interface InvokeParams {
+  /** TenantId (header X-Amz-Tenant-Id), for functions in tenant isolation mode. */
+  readonly tenantId?: string;
+}
+
 /** Invokes the target function synchronously. Never throws for AWS errors: they come back classified. */
 export interface FunctionInvoker {
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult>;
+  invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /** InvocationType DryRun: checks that the function exists and we may invoke it, without running it. */
-  dryRun(signal?: AbortSignal): Promise<InvokeResult>;
+  dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
 }

@@ -86,6 +86,14 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: 'Messages that did not match the filter criteria',
   }),
+  untenanted: def({
+    cloudwatch: 'NoTenantEventCount',
+    prometheus: 'workerless_no_tenant_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: "Messages without a tenant id for a tenant-isolated function (--tenant-id-from): not invoked, left to the queue's redrive",
+  }),
   throttled: def({
     cloudwatch: 'ThrottledInvokeCount',
     prometheus: 'workerless_throttled_invocations_total',

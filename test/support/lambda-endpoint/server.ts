@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
 import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
+import { takeIdle, tenantOf, type TenancyConfig } from './tenancy.ts';
 
 export type { ErrorPayload } from './protocol.ts';
 
@@ -37,6 +38,8 @@ export interface FunctionSpec {
   configuration?: ConfigurationSpec;
   /** A Lambda Managed Instances function: capacity that scales asynchronously (managed-instances.ts). */
   managedInstances?: ManagedInstancesSpec;
+  /** Tenant isolation mode (tenancy.ts); default none. */
+  tenancy?: TenancyConfig;
 }
 
 export interface LambdaEndpointOptions {
@@ -80,6 +83,8 @@ export interface InvocationRecord {
   error: ErrorPayload | undefined;
   /** A new child process was started for this invocation. */
   coldStart: boolean;
+  /** The X-Amz-Tenant-Id the invocation carried, if any (tenancy.ts). */
+  tenantId: string | undefined;
 }
 
 export interface RejectedRequest {
@@ -121,6 +126,8 @@ type Outcome =
   | { kind: 'crash'; code: number | null; signal: NodeJS.Signals | null };
 
 interface Sandbox {
+  /** The one tenant it serves, for a function in tenant isolation mode (tenancy.ts). */
+  tenantId?: string | undefined;
   child: ChildProcess;
   exited: Promise<void>;
   alive: boolean;
@@ -297,12 +304,14 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
 
   /** Run one invocation in a warm environment if one is idle, else in a new one. */
   async function execute(fn: FunctionState, record: InvocationRecord, qualifier: string | undefined): Promise<Outcome> {
-    let sandbox = fn.idle.pop();
+    const tenantId = fn.spec.tenancy !== undefined ? record.tenantId : undefined;
+    let sandbox = takeIdle(fn.idle, tenantId);
     if (sandbox === undefined || !sandbox.alive) {
       record.coldStart = true;
       const created = await createSandbox(fn);
       if (created.initError !== undefined) return { kind: 'error', error: created.initError };
       sandbox = created.sandbox;
+      sandbox.tenantId = tenantId;
     }
     const timeoutSec = fn.spec.timeoutSec ?? 3;
     const deadlineMs = Date.now() + timeoutSec * 1000;
@@ -313,6 +322,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       memoryLimitInMB: String(fn.spec.memoryMb ?? 128),
       logGroupName: `/aws/lambda/${fn.name}`,
       logStreamName: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+      ...(tenantId !== undefined ? { tenantId } : {}),
     };
     const { child } = sandbox;
     const outcome = await new Promise<Outcome>((resolve) => {
@@ -510,6 +520,11 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
         new ApiError(400, 'InvalidRequestContentException', `Could not parse request body into json: ${(error as Error).message}`),
       );
     }
+    const tenant = tenantOf(fn.spec.tenancy, req.headers['x-amz-tenant-id']);
+    if ('refusal' in tenant) {
+      const { statusCode, errorType, message } = tenant.refusal;
+      return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
+    }
     if (invocationType === 'DryRun') {
       rejected.push({ requestId, functionName: fn.name, statusCode: 204, errorType: 'DryRun', reason: undefined, at: Date.now() });
       send(res, 204, undefined, { 'x-amzn-RequestId': requestId });
@@ -541,6 +556,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       result: undefined,
       error: undefined,
       coldStart: false,
+      tenantId: tenant.tenantId,
     };
     invocations.push(record);
     if (invocationType === 'Event') {

@@ -24,6 +24,7 @@ const AWS_READ_HEADERS = [
   'x-amz-invocation-type',
   'x-amz-client-context',
   'x-amz-log-type',
+  'x-amz-tenant-id',
   'x-amz-security-token',
   'x-amzn-query-mode',
   'host',
@@ -135,6 +136,9 @@ describe('lean against the SDK', () => {
       ['ChangeMessageVisibilityBatch', (aws) => aws.sqs.changeVisibility(q, [{ id: '0', receiptHandle: 'AQEB+/=x' }], 0)],
       ['Invoke (RequestResponse)', (aws) => aws.invoker('my-fn:live').invoke('{"Records":[{"body":"é"}]}')],
       ['Invoke (DryRun)', (aws) => aws.invoker('arn:aws:lambda:eu-west-1:000000000000:function:my-fn').dryRun()],
+      // A tenant id as a message group id may hold it: printable ASCII, punctuation and inner spaces.
+      ['Invoke (TenantId)', (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { tenantId: 'acme corp/eu:1+x=y' })],
+      ['Invoke (DryRun, TenantId)', (aws) => aws.invoker('my-fn').dryRun(undefined, { tenantId: 'workerless-dry-run' })],
       [
         'PutMetricData',
         async (aws) =>
@@ -165,6 +169,20 @@ describe('lean against the SDK', () => {
         assert.deepEqual(results[0], results[1], 'the same result');
       });
     }
+    it('TenantId travels as the X-Amz-Tenant-Id header, signed, on both (and not at all when absent)', async () => {
+      for (const call of [
+        (aws: AwsAdapters) => aws.invoker('fn').invoke('{}', undefined, { tenantId: 'blue' }),
+        (aws: AwsAdapters) => aws.invoker('fn').dryRun(undefined, { tenantId: 'blue' }),
+      ]) {
+        const { seen } = await both(call);
+        for (const s of seen) {
+          assert.equal((s[0]!['headers'] as Record<string, unknown>)['x-amz-tenant-id'], 'blue');
+          assert.ok((s[0]!['signedAwsHeaders'] as string[]).includes('x-amz-tenant-id'));
+        }
+      }
+      const { seen } = await both((aws) => aws.invoker('fn').invoke('{}'));
+      for (const s of seen) assert.equal((s[0]!['headers'] as Record<string, unknown>)['x-amz-tenant-id'], undefined);
+    });
   });
 
   describe('(b) the same answers are classified the same way', () => {

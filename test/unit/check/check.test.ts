@@ -1,5 +1,8 @@
 // runChecks with fake ports: what each outcome means for the operator, without AWS or Temporal.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AwsCallError } from '../../../src/aws/errors.ts';
 import { allPassed, formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
@@ -129,6 +132,29 @@ describe('runChecks', () => {
         'ok   temporal task queue tq (namespace default at localhost:7233, backlog 6)',
       ],
     );
+  });
+
+  it('a tenant-isolated route (--tenant-id-from) is checked with a DryRun that names the dry-run tenant, as at start-up', async () => {
+    const seen: [string, string | undefined][] = [];
+    const p = ports({
+      dryRun: async (name, _signal, params) => {
+        seen.push([name, params?.tenantId]);
+        return ok();
+      },
+    });
+    const config = join(mkdtempSync(join(tmpdir(), 'wl-check-')), 'wl.yaml');
+    writeFileSync(
+      config,
+      'metrics: off\nroutes:\n  - { function: saas, queues: a, tenant-id-from: group }\n  - { function: plain, queues: b }\n',
+    );
+    assert.deepEqual(
+      (await lines(['--config', config], p)).filter((l) => l.includes('DryRun')),
+      ['ok   function saas (DryRun invoke allowed (tenant workerless-dry-run))', 'ok   function plain (DryRun invoke allowed)'],
+    );
+    assert.deepEqual(seen, [
+      ['saas', 'workerless-dry-run'],
+      ['plain', undefined],
+    ]);
   });
 
   it('Temporal: PERMISSION_DENIED names the call; a connection that fails while the port answers points at TLS', async () => {

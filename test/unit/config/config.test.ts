@@ -59,6 +59,7 @@ describe('configuration', () => {
         retryBackoff: undefined,
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
+        tenantIdFrom: undefined,
       },
     ]);
     assert.deepEqual(
@@ -444,4 +445,25 @@ describe('configuration', () => {
       if (def !== undefined) assert.ok(text.includes(`[default: ${def}]`), `${d.flag} default`);
     }
   });
+});
+
+describe('--tenant-id-from', () => {
+  it('group takes the MessageGroupId; attribute:NAME a message attribute (from a flag or WORKERLESS_TENANT_ID_FROM)', () => {
+    assert.deepEqual(routeOf(valid(['--function', 'f', '--queues', 'a', '--tenant-id-from', 'group'])).tenantIdFrom, { kind: 'group' });
+    assert.deepEqual(
+      routeOf(valid(['--function', 'f', '--queues', 'a'], { ...ENV, WORKERLESS_TENANT_ID_FROM: 'attribute:tenant.id-2_x' })).tenantIdFrom,
+      {
+        kind: 'attribute',
+        name: 'tenant.id-2_x',
+      },
+    );
+  });
+
+  for (const bad of ['groups', 'attribute:', 'attribute:a b', 'attribute', `attribute:${'a'.repeat(257)}`, 'MessageGroupId'])
+    it(`refuses ${JSON.stringify(bad.slice(0, 20))} naming the option and the value`, () => {
+      const { problems } = resolve(['--function', 'f', '--queues', 'a', '--tenant-id-from', bad]);
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /--tenant-id-from must be group or attribute:NAME/);
+      assert.ok(problems[0]!.includes(bad.slice(0, 20)), problems[0]);
+    });
 });

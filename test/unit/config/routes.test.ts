@@ -155,6 +155,27 @@ routes:
       '--routes must be JSON (or a mapping in the --config file), got "[" (from WORKERLESS_ROUTES)',
     ]);
   });
+
+  it('each route says whether its function is tenant-isolated (--tenant-id-from), and where its tenant ids come from', () => {
+    const file = configFile(`
+routes:
+  - { function: saas-fn, queues: jobs, tenant-id-from: group }
+  - { function: other-fn, queues: other }
+  - { function: third-fn, queues: third, tenant-id-from: "attribute:tenant" }
+`);
+    const { problems, config } = resolve(['--config', file]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      config!.routes.map((r) => r.tenantIdFrom),
+      [{ kind: 'group' }, undefined, { kind: 'attribute', name: 'tenant' }],
+    );
+    const bad = resolve(['--config', configFile('routes:\n  - { function: f, queues: q, tenant-id-from: tenant }\n')]);
+    assert.equal(bad.problems.length, 1);
+    assert.match(
+      bad.problems[0]!,
+      /^--tenant-id-from must be group or attribute:NAME .*, got "tenant" \(from routes\[0\]\.tenant-id-from in /,
+    );
+  });
 });
 
 /** The route options as the error lists them: every option of the SQS dispatch and delivery-control groups. */
