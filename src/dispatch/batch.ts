@@ -125,7 +125,7 @@ async function invokeAndSettle(
   const keptIds = await settleChunk(batch, messages, outcome, started, {
     ...deps,
     mark,
-    backOff: (kept) => setRetryBackoff(batch, kept, { ...deps, policy, mark }),
+    backOff: (kept, delays) => setRetryBackoff(batch, kept, { ...deps, policy, mark }, delays),
   });
   return { kind: 'settled', keptIds };
 }

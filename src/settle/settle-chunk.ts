@@ -24,8 +24,11 @@ export interface SettleDeps {
   readonly now: () => number;
   /** Marks the loop's activity for liveness (src/dispatch/loop-activity.ts). */
   readonly mark: (activity: string, deadlineMs: number) => void;
-  /** Sets the retry back-off of the messages kept (src/settle/set-retry-backoff.ts). */
-  readonly backOff: (kept: Message[]) => Promise<void>;
+  /**
+   * Sets the retry back-off of the messages kept (src/settle/set-retry-backoff.ts); `delays`: the retry delays the
+   * function chose, by id, as its batchItemFailures entries gave them.
+   */
+  readonly backOff: (kept: Message[], delays?: ReadonlyMap<string, unknown>) => Promise<void>;
 }
 
 /**
@@ -91,7 +94,10 @@ export async function settleChunk(
   // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
   const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
   await lease.stop(keptMessages);
-  await deps.backOff(keptMessages.filter((m) => !lapsed.has(m)));
+  await deps.backOff(
+    keptMessages.filter((m) => !lapsed.has(m)),
+    verdict.kind === 'partial' ? verdict.retryDelays : undefined,
+  );
   if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
     const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));

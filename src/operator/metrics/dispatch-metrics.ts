@@ -65,6 +65,16 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.lapsed, queue, count);
   }
 
+  /** Retry delays the function chose that were invalid (src/settle/handler-delay.ts); the back-off applied instead. */
+  retryDelayInvalid(queue: string, count: number): void {
+    this.#count(SQS_METRICS.retryDelayInvalid, queue, count);
+  }
+
+  /** Retry delays the function chose beyond SQS's 12-hour limit, clamped to it. */
+  retryDelayClamped(queue: string, count: number): void {
+    this.#count(SQS_METRICS.retryDelayClamped, queue, count);
+  }
+
   /** The loops allowed to hold a batch changed (adaptive concurrency). */
   limit(loops: number): void {
     this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, loops);

@@ -86,6 +86,22 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)',
   }),
+  retryDelayInvalid: def({
+    cloudwatch: 'RetryDelayInvalidCount',
+    prometheus: 'workerless_retry_delay_invalid_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'retryDelaySeconds values from the function that were invalid (the retry back-off applied instead)',
+  }),
+  retryDelayClamped: def({
+    cloudwatch: 'RetryDelayClampedCount',
+    prometheus: 'workerless_retry_delay_clamped_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: "retryDelaySeconds values from the function beyond SQS's 12-hour visibility limit, clamped to it",
+  }),
   inFlight: def({
     cloudwatch: 'InFlightEventCount',
     prometheus: 'workerless_in_flight_messages',
