@@ -47,6 +47,10 @@ export interface RouteConfig {
   readonly queueOptions: DeliveryConfig['queueOptions'];
   /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
+  /** --failure-destination; undefined: none, except for queues with their own (queueOptions). */
+  readonly failureDestination: DeliveryConfig['failureDestination'];
+  /** --max-attempts; undefined: each queue's redrive policy decides. */
+  readonly maxAttempts: DeliveryConfig['maxAttempts'];
 }
 
 /** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
@@ -170,6 +174,8 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
+    failureDestination: delivery.failureDestination,
+    maxAttempts: delivery.maxAttempts,
   };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AwsAdapters } from '../aws/adapters.ts';
 import type { AwsEndpoints } from '../aws/endpoints.ts';
-import { resolveQueues, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { resolveQueues, StartupError, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
@@ -41,6 +41,7 @@ export async function runStartupChecks(
       return { route, queues, invoker };
     }),
   );
+  checkFailureDestinations(routes);
   for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
     logger.warn(
       { queue: q.name },
@@ -53,4 +54,24 @@ export async function runStartupChecks(
   if (spillFn !== undefined)
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
+}
+
+/**
+ * A queue with a failure destination must say which receive is a message's last: its redrive policy's
+ * maxReceiveCount, or max-attempts. Without either, failed messages would be retried for ever and never reach
+ * the destination, which is surely not what was meant: refuse to start, naming the queue.
+ */
+function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
+  const missing = routes.flatMap(({ route, queues }) =>
+    queues.filter((q) => {
+      const own = route.queueOptions.get(q.name);
+      const destination = own?.failureDestination ?? route.failureDestination;
+      return destination !== undefined && q.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
+    }),
+  );
+  if (missing.length > 0) {
+    throw new StartupError(
+      `queue${missing.length > 1 ? 's' : ''} ${missing.map((q) => `"${q.name}"`).join(', ')} ha${missing.length > 1 ? 've' : 's'} a failure destination but no redrive policy: give ${missing.length > 1 ? 'them' : 'it'} a RedrivePolicy (maxReceiveCount) or set --max-attempts`,
+    );
+  }
 }

@@ -16,6 +16,8 @@ export interface InvocationResponse {
   readonly payload: string | undefined;
   /** Lambda's X-Amz-Function-Error (e.g. "Unhandled"). */
   readonly functionError: string | undefined;
+  /** Lambda's x-amzn-RequestId of the invocation, when the answer had one: a failure record names it. */
+  readonly requestId?: string | undefined;
 }
 
 export type BatchVerdict =

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { maxReceiveCountOf } from './failure-destination.ts';
 
 /**
  * The visibility timeout that each receive from a queue states (ReceiveMessage's VisibilityTimeout), and so
@@ -14,12 +15,18 @@ import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/s
  * from then on; leases already open keep the timeout their receive stated, which is the one SQS applied to
  * them. A failed re-read keeps the last value: stating a stale timeout is safe, since SQS applies what the
  * receive states and the lease extends by it.
+ *
+ * With `redrive` (a failure destination is set), the same read also takes the queue's RedrivePolicy, whose
+ * maxReceiveCount says which receive is a message's last (src/settle/failure-destination.ts), and keeps it
+ * current, with --visibility-timeout too.
  */
 export class QueueVisibility {
   readonly #lookup: Pick<QueueLookup, 'queueAttributes'> | undefined;
   readonly #logger: Logger;
   readonly #overridden: boolean;
   readonly #current: Map<ResolvedQueue, number>;
+  readonly #redrive: boolean;
+  readonly #maxReceives: Map<ResolvedQueue, number | undefined>;
 
   /**
    * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
@@ -29,12 +36,24 @@ export class QueueVisibility {
   constructor(
     queues: readonly ResolvedQueue[],
     overrideSec: number | undefined,
-    deps: { readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined; readonly logger: Logger },
+    deps: { readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined; readonly logger: Logger; readonly redrive?: boolean },
   ) {
     this.#lookup = deps.lookup;
     this.#logger = deps.logger;
     this.#overridden = overrideSec !== undefined;
     this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
+    this.#redrive = deps.redrive ?? false;
+    this.#maxReceives = new Map(queues.map((q) => [q, q.maxReceiveCount]));
+  }
+
+  /** The maxReceiveCount of the queue's RedrivePolicy as last read; undefined: it has none. */
+  maxReceiveCount(queue: ResolvedQueue): number | undefined {
+    return this.#maxReceives.has(queue) ? this.#maxReceives.get(queue) : queue.maxReceiveCount;
+  }
+
+  /** Nothing to re-read: --visibility-timeout and no redrive policy to follow, or no way to read. */
+  get #idle(): boolean {
+    return this.#lookup === undefined || (this.#overridden && !this.#redrive);
   }
 
   /** The visibility timeout to state on the next receive from `queue`, seconds. */
@@ -42,15 +61,18 @@ export class QueueVisibility {
     return this.#current.get(queue) ?? queue.visibilityTimeoutSec;
   }
 
-  /** Re-reads every queue's VisibilityTimeout once (a no-op with --visibility-timeout); never throws. */
+  /** Re-reads every queue's VisibilityTimeout (and RedrivePolicy) once (a no-op with nothing to re-read); never throws. */
   async refresh(stop?: AbortSignal): Promise<void> {
     const lookup = this.#lookup;
-    if (this.#overridden || lookup === undefined) return;
+    if (this.#idle || lookup === undefined) return;
+    const names = [...(this.#overridden ? [] : ['VisibilityTimeout']), ...(this.#redrive ? ['RedrivePolicy'] : [])];
     await Promise.all(
       [...this.#current.keys()].map(async (queue) => {
         const signal = withDeadline(CALL_DEADLINE_MS, stop);
         try {
-          const attrs = await lookup.queueAttributes(queue.url, ['VisibilityTimeout'], signal);
+          const attrs = await lookup.queueAttributes(queue.url, names, signal);
+          if (this.#redrive) this.#redriveRead(queue, attrs['RedrivePolicy']);
+          if (this.#overridden) return;
           const toSec = Number(attrs['VisibilityTimeout']);
           const fromSec = this.timeoutSec(queue);
           if (!Number.isInteger(toSec) || toSec < 0 || toSec === fromSec) return;
@@ -71,9 +93,20 @@ export class QueueVisibility {
     );
   }
 
+  #redriveRead(queue: ResolvedQueue, policy: string | undefined): void {
+    const to = maxReceiveCountOf(policy);
+    const from = this.maxReceiveCount(queue);
+    if (to === from) return;
+    this.#maxReceives.set(queue, to);
+    this.#logger.info(
+      { queue: queue.name, fromMaxReceiveCount: from ?? null, toMaxReceiveCount: to ?? null },
+      "the queue's redrive policy changed; its failure destination follows the new maxReceiveCount",
+    );
+  }
+
   /** Re-reads every `periodMs` until `stop` aborts. */
   async run(periodMs: number, stop: AbortSignal): Promise<void> {
-    if (this.#overridden || this.#lookup === undefined) return;
+    if (this.#idle) return;
     while (!stop.aborted) {
       await sleep(periodMs, stop);
       if (stop.aborted) return;

@@ -65,6 +65,16 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.lapsed, queue, count);
   }
 
+  /** Failed messages the failure destination accepted (they are deleted next). */
+  failureDelivered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.failureDelivered, queue, count);
+  }
+
+  /** Failed messages on their last receive that the failure destination did not accept (they stay on the queue). */
+  failureNotDelivered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.failureNotDelivered, queue, count);
+  }
+
   /** Retry delays the function chose that were invalid (src/settle/handler-delay.ts); the back-off applied instead. */
   retryDelayInvalid(queue: string, count: number): void {
     this.#count(SQS_METRICS.retryDelayInvalid, queue, count);

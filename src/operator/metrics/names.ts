@@ -86,6 +86,22 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)',
   }),
+  failureDelivered: def({
+    cloudwatch: 'OnFailureDestinationDeliveredEventCount',
+    prometheus: 'workerless_failure_destination_delivered_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Failed messages sent to the failure destination on their last allowed receive (then deleted)',
+  }),
+  failureNotDelivered: def({
+    cloudwatch: 'OnFailureDestinationDeliveryFailedEventCount',
+    prometheus: 'workerless_failure_destination_delivery_failed_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Failed messages the failure destination did not accept (they stay on the queue, under its redrive policy)',
+  }),
   retryDelayInvalid: def({
     cloudwatch: 'RetryDelayInvalidCount',
     prometheus: 'workerless_retry_delay_invalid_total',

@@ -58,6 +58,8 @@ describe('configuration', () => {
         retryBackoff: undefined,
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
+        failureDestination: undefined,
+        maxAttempts: undefined,
       },
     ]);
     assert.deepEqual(

@@ -155,7 +155,7 @@ describe('delivery options', () => {
       `--queue-options (from queue-options in ${path}) names queue "nope", which is not in --queues`,
       `--queue-options (from queue-options in ${path}) high: max-concurrency must be an integer from 1 to 10000, got 0`,
       `--queue-options (from queue-options in ${path}) high: rate must be a number of invocations per second above 0, at most 10000, got -1`,
-      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action, retry-backoff, retry-backoff-max, retry-backoff-jitter)`,
+      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action, retry-backoff, retry-backoff-max, retry-backoff-jitter, failure-destination, max-attempts)`,
       `--queue-options (from queue-options in ${path}) high: filter-action must be delete or leave, got "drop"`,
       `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "cidr" (known: prefix, suffix, equals-ignore-case, wildcard, numeric, exists, anything-but)`,
       '--queue-rate entries take the form name=value, got "high"',
