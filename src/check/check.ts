@@ -8,6 +8,7 @@ import type { InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { NETWORK_HINT, QueueResolveError, firstLine, queueNameOf, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
+import { checkFailureDestinations } from './failure-destination-check.ts';
 
 /** One check's outcome: `name` says what was checked ("queue payments"), `detail` what was found or what is wrong. */
 export interface CheckResult {
@@ -75,13 +76,14 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   const functions: { what: string; name: string }[] = config.routes.map((route) => ({ what: 'function', name: route.functionName }));
   if (config.temporal) functions.push({ what: 'Temporal worker function', name: config.temporal.functionName });
 
-  const [queues, fns, metrics, temporal] = await Promise.all([
+  const [queues, fns, metrics, temporal, destinations] = await Promise.all([
     Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.visibility, deadline()))),
     Promise.all(functions.map((f) => checkFunctionDryRun(ports, f.what, f.name, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
+    checkFailureDestinations(config, ports, deadline),
   ]);
-  const results = [...mergeUnreachable(queues), ...mergeUnreachable(fns), ...(metrics ? [metrics] : []), ...temporal];
+  const results = [...mergeUnreachable(queues), ...destinations, ...mergeUnreachable(fns), ...(metrics ? [metrics] : []), ...temporal];
   const notes =
     queueSpecs.length > 0
       ? [

@@ -56,22 +56,25 @@ export async function runStartupChecks(
   return routes;
 }
 
+/** What is wrong with a queue that has a failure destination but no way to know a message's last receive. */
+export const MISSING_LAST_RECEIVE =
+  'has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts';
+
+/** Whether `queue` of `route` has a failure destination but neither a redrive policy nor max-attempts. */
+export function missingLastReceive(route: RouteConfig, queue: ResolvedQueue): boolean {
+  const own = route.queueOptions.get(queue.name);
+  const destination = own?.failureDestination ?? route.failureDestination;
+  return destination !== undefined && queue.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
+}
+
 /**
  * A queue with a failure destination must say which receive is a message's last: its redrive policy's
  * maxReceiveCount, or max-attempts. Without either, failed messages would be retried for ever and never reach
  * the destination, which is surely not what was meant: refuse to start, naming the queue.
  */
 function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
-  const missing = routes.flatMap(({ route, queues }) =>
-    queues.filter((q) => {
-      const own = route.queueOptions.get(q.name);
-      const destination = own?.failureDestination ?? route.failureDestination;
-      return destination !== undefined && q.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
-    }),
-  );
+  const missing = routes.flatMap(({ route, queues }) => queues.filter((q) => missingLastReceive(route, q)));
   if (missing.length > 0) {
-    throw new StartupError(
-      `queue${missing.length > 1 ? 's' : ''} ${missing.map((q) => `"${q.name}"`).join(', ')} ha${missing.length > 1 ? 've' : 's'} a failure destination but no redrive policy: give ${missing.length > 1 ? 'them' : 'it'} a RedrivePolicy (maxReceiveCount) or set --max-attempts`,
-    );
+    throw new StartupError(missing.map((q) => `queue "${q.name}" ${MISSING_LAST_RECEIVE}`).join('; '));
   }
 }
