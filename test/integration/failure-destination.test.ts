@@ -157,6 +157,22 @@ describe('failure destination against LocalStack', () => {
     assert.ok(problems(daemon).includes('QueueDoesNotExist'), problems(daemon));
   });
 
+  it('a queue with a destination but neither a redrive policy nor --max-attempts refuses to start in one line (exit 1); a bad destination is a usage error (exit 2)', async () => {
+    const q = await createQueue('wl-fd-bare');
+    const dest = await createQueue('wl-fd-bare-dest');
+    const refused = startDaemon(endpoint.url, ['--function', 'fail', '--queues', q.name, '--failure-destination', dest.url]);
+    const { code } = await refused.exited;
+    assert.equal(code, 1);
+    assert.equal(
+      refused.stderr().trim(),
+      `workerless: queue "${q.name}" has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts`,
+    );
+    const typo = startDaemon(endpoint.url, ['--function', 'fail', '--queues', q.name, '--failure-destination', 'failures']);
+    assert.equal((await typo.exited).code, 2);
+    assert.match(typo.stderr(), /--failure-destination must be an SQS queue URL .* or an SNS topic ARN, got "failures"/);
+    assert.doesNotMatch(typo.stderr(), /\n\s+at /, 'no stack trace');
+  });
+
   it('FIFO source to FIFO destination: records arrive in group order, with the source group as MessageGroupId', async () => {
     const { queue: q } = await createQueueWithDlq('wl-fd-src.fifo', 2, { VisibilityTimeout: '1' });
     const dest = await createQueue('wl-fd-dest.fifo');
@@ -232,4 +248,39 @@ describe('failure destination against LocalStack', () => {
     const attrs = await motoSqs.send(new GetQueueAttributesCommand({ QueueUrl: sub.url, AttributeNames: ['ApproximateNumberOfMessages'] }));
     assert.equal(attrs.Attributes?.['ApproximateNumberOfMessages'], '0', 'nothing reached the subscriber for the missing topic');
   });
+});
+
+// The SQS-facing part (the redrive policy read, SendMessage, the delete) against the three SQS implementations,
+// with both --aws-client values, as test/integration/sqs-conformance.test.ts runs its scenarios.
+describe('failure destination on every SQS implementation', () => {
+  let endpoint: LambdaEndpoint;
+  before(async () => {
+    endpoint = await startLambdaEndpoint({ functions: { 'fail-conf': { handler: functionFixture('fail.mjs') } } });
+  });
+  after(() => endpoint.stop());
+
+  for (const server of sqsServers()) {
+    for (const awsClient of ['lean', 'sdk'] as const) {
+      it(`${server.name}, --aws-client ${awsClient}: the record after maxReceiveCount receives, the DLQ empty`, async () => {
+        await ensureSqsServer(server);
+        const sqs = sqsClient(server.endpoint);
+        const { queue: q, dlq } = await createQueueWithDlq('wl-fd-conf', 2, { VisibilityTimeout: '1' }, sqs);
+        const dest = await createQueue('wl-fd-conf-dest', {}, sqs);
+        const [id] = await sendMessages(q.url, ['conf'], sqs);
+        const daemon = startDaemon(
+          endpoint.url,
+          ['--aws-client', awsClient, '--function', 'fail-conf', '--queues', q.url, '--failure-destination', dest.url],
+          { AWS_ENDPOINT_URL_SQS: server.endpoint },
+        );
+        await started(daemon);
+        const [delivered] = recordsOf(await collect(dest.url, 1, 30_000, sqs));
+        assert.equal(await stopDaemon(daemon), 0);
+        assert.equal(delivered?.record.messageId, id);
+        assert.equal(delivered?.attempts, 2);
+        assert.equal(delivered?.maxAttempts, 2);
+        assert.equal(await countMessages(dlq.url, sqs), 0);
+        assert.equal(await countMessages(q.url, sqs), 0);
+      });
+    }
+  }
 });
