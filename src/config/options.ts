@@ -102,6 +102,8 @@ const FUNCTION_PATTERN =
 const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
 /** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
 const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
+/** Comma-separated host names, each optionally with a leading dot (a domain and every name under it), or `*`. */
+const ALLOWED_HOSTS_PATTERN = /^\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?)(\s*,\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?))*\s*$/;
 const NAME_EQUALS_N = '`name=N,...`';
 
 export const CORE_OPTIONS = [
@@ -176,8 +178,17 @@ export const CORE_OPTIONS = [
     minMs: 1_000,
     maxMs: 3_600_000,
     default: 60_000,
-    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
-    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+    describe:
+      "How often the queues' attributes are re-read: their own visibility timeout (without --visibility-timeout) and the backlog gauges",
+    doc: "how often each queue's attributes are re-read (one call per queue): its own visibility timeout, so a change is picked up without a restart (see [Visibility and leases](#visibility-and-leases)), and the [backlog gauges](operations.md#backlog-gauges)",
+  },
+  {
+    flag: 'backlog-gauges',
+    group: SQS,
+    kind: 'boolean',
+    default: true,
+    describe: "Read each queue's visible, in-flight and delayed counts every --visibility-refresh, for /metrics and CloudWatch",
+    doc: "each queue's visible, in-flight and delayed counts, read every `--visibility-refresh`; see [Backlog gauges](operations.md#backlog-gauges)",
   },
   {
     flag: 'delete',
@@ -299,6 +310,18 @@ export const CORE_OPTIONS = [
     doc: 'fewest loops `--adaptive-concurrency` lowers to (at most `--concurrency`)',
   },
   {
+    flag: 'concurrency-growth',
+    group: DELIVERY,
+    kind: 'string',
+    pattern: /^(off|\d+(\.\d+)?x\/\d+(\.\d+)?(ms|s|m)?)$/,
+    mismatch: 'must be off or FACTORx/WINDOW (e.g. 2x/5m)',
+    default: 'off',
+    describe:
+      'Invocations in flight grow at most FACTOR times within WINDOW (Lambda Managed Instances: 2x/5m); with --adaptive-concurrency',
+    doc: 'invocations in flight grow at most this factor within the window, starting from `--min-concurrency`; see [Managed Instances](targets.md#managed-instances)',
+    valuesText: '`off`, `FACTORx/WINDOW`: factor above 1 up to 10, window 1s to 1h',
+  },
+  {
     flag: 'name',
     group: RUN,
     kind: 'string',
@@ -337,6 +360,17 @@ export const CORE_OPTIONS = [
     describe: 'Log level',
   },
   {
+    flag: 'replicas',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe:
+      "How many copies of this daemon run with this configuration (workerless check compares --concurrency x replicas with the function's reserved concurrency)",
+    doc: "how many copies of this daemon run with this configuration: `workerless check` compares each function's `--concurrency` (all its routes) times this with the function's reserved concurrency; a run does not read it. See [Checking a deployment](#checking-a-deployment)",
+  },
+  {
     flag: 'http-port',
     group: RUN,
     kind: 'integer',
@@ -355,6 +389,18 @@ export const CORE_OPTIONS = [
     default: '127.0.0.1',
     describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)',
     valuesText: 'IP address or host name',
+  },
+  {
+    flag: 'http-allowed-hosts',
+    group: RUN,
+    kind: 'string',
+    pattern: ALLOWED_HOSTS_PATTERN,
+    mismatch: 'must be host names separated by commas (".example.com" for a domain and the names under it, "*" for any)',
+    describe:
+      'Host names the HTTP server answers besides IP addresses, localhost and --http-host; any other Host gets 421 (a guard against DNS rebinding)',
+    doc: 'host names the HTTP server answers besides IP addresses, `localhost` and `--http-host`: a request with any other `Host` gets 421, which stops DNS rebinding. `.example.com` allows example.com and every name under it; `*` allows any name. Needed only when the endpoints are reached by name, e.g. through a Service DNS name or an ingress (see [HTTP endpoints and security](#http-endpoints-and-security))',
+    defaultText: 'none',
+    valuesText: 'host names, comma-separated',
   },
   {
     flag: 'region',
@@ -575,6 +621,26 @@ export const TEMPORAL_OPTIONS = [
     default: 10,
     describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this)',
     doc: 'backlog one worker absorbs',
+  },
+  {
+    flag: 'temporal-spill-priority',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    describe:
+      "Spill over only for the backlog at priority keys 1 to this (1 is the highest, 3 the default; Temporal's keys run 1-5 unless the server raises them); read from stats_by_priority_key",
+    doc: 'spill over only for tasks at priority 1 to this (1 highest, 3 the default); where the server reports no backlog per priority, the whole backlog counts (logged once)',
+    defaultText: 'every priority',
+  },
+  {
+    flag: 'temporal-fairness',
+    group: TEMPORAL_GROUP,
+    kind: 'boolean',
+    default: false,
+    describe:
+      "The task queue uses fairness keys: decide urgency from the oldest task's age (--temporal-max-backlog-age, required) instead of tasks per worker",
+    doc: "fairness keys in use: spill over on the oldest task's age (needs `--temporal-max-backlog-age`), not on the count; see [Temporal spillover](temporal.md#priority-fairness-and-rate-limits)",
   },
   {
     flag: 'temporal-versions',

@@ -39,6 +39,8 @@ export interface RouteConfig {
   readonly visibilityTimeoutSec: number | undefined;
   /** --visibility-refresh, in milliseconds: how often the queues' own visibility timeout is re-read. */
   readonly visibilityRefreshMs: number;
+  /** --backlog-gauges: the queues' counts are read with each re-read, for the backlog gauges. */
+  readonly backlogGauges: boolean;
   /** --delete. */
   readonly deleteMode: OptionValue<'delete'>;
   /** --retry-backoff; undefined: failed messages return after their visibility timeout. */
@@ -170,6 +172,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     batchWindowMs: resolveBatchWindowMs(r, batchSize, queues?.queues.map((q) => q.ref) ?? []),
     visibilityTimeoutSec: r.read('visibility-timeout'),
     visibilityRefreshMs: r.read('visibility-refresh'),
+    backlogGauges: r.read('backlog-gauges'),
     deleteMode: r.read('delete'),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,

@@ -4,7 +4,8 @@ import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { epochMsOf } from '../util/clock.ts';
-import type { LimitChange } from './concurrency-limit.ts';
+import type { LimitMove } from '../invoke/concurrency-gate.ts';
+import { agesAtReceive } from '../receive/queue-backlog.ts';
 import type { DispatcherState } from './status.ts';
 
 export interface DispatchEventsDeps {
@@ -53,13 +54,12 @@ export class DispatchEvents {
     this.#metrics.paused(paused);
   }
 
-  /** Adaptive concurrency moved the limit. */
-  limitChanged(change: NonNullable<LimitChange>): void {
+  /** Adaptive concurrency moved the limit (a throttle, invocations that succeeded, or the growth cap). */
+  limitChanged(change: LimitMove): void {
     this.#metrics.limit(change.to);
-    this.#log.info(
-      { function: this.#fn, from: change.from, to: change.to },
-      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
-    );
+    const fields = { function: this.#fn, from: change.from, to: change.to };
+    if (change.byGrowthCap) this.#log.info(fields, 'concurrency growth cap moved the limit');
+    else this.#log.info(fields, change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit');
   }
 
   /** A receive that returned messages, which began at `startedAt` (monotonic). */
@@ -67,6 +67,7 @@ export class DispatchEvents {
     const now = this.#now();
     const epochNow = Date.now();
     this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
+    this.#metrics.agesAtReceive(queue.name, agesAtReceive(messages, epochNow));
   }
 
   /** A loop holds a new batch. */

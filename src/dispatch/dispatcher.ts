@@ -25,7 +25,13 @@ export type DispatcherOptions = Pick<
   Partial<
     Pick<
       RouteConfig,
-      'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'failureDestination' | 'maxAttempts'
+      | 'visibilityTimeoutSec'
+      | 'retryBackoff'
+      | 'queueOptions'
+      | 'adaptiveConcurrency'
+      | 'backlogGauges'
+      | 'failureDestination'
+      | 'maxAttempts'
     >
   > & {
     readonly queues: readonly ResolvedQueue[];

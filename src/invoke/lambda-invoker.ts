@@ -22,6 +22,8 @@ export interface InvokeError {
   readonly code: string;
   readonly message: string;
   readonly status?: number;
+  /** Lambda's `Reason` for a throttle (TooManyRequestsException), as given; see throttle-reason.ts. */
+  readonly reason?: string;
 }
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../receive/queue-backlog.ts';
 import { maxReceiveCountOf } from './failure-destination.ts';
 
 /**
@@ -16,6 +17,10 @@ import { maxReceiveCountOf } from './failure-destination.ts';
  * them. A failed re-read keeps the last value: stating a stale timeout is safe, since SQS applies what the
  * receive states and the lease extends by it.
  *
+ * The same read serves the backlog gauges (`onBacklog`, src/receive/queue-backlog.ts): one GetQueueAttributes per
+ * queue per refresh period asks for the visibility timeout and the queue's counts together, and with
+ * --visibility-timeout it still runs for the counts alone.
+ *
  * With `redrive` (a failure destination is set), the same read also takes the queue's RedrivePolicy, whose
  * maxReceiveCount says which receive is a message's last (src/settle/failure-destination.ts), and keeps it
  * current, with --visibility-timeout too.
@@ -25,6 +30,9 @@ export class QueueVisibility {
   readonly #logger: Logger;
   readonly #overridden: boolean;
   readonly #current: Map<ResolvedQueue, number>;
+  readonly #onBacklog: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
+  /** What each re-read asks for; empty: nothing to re-read. */
+  readonly #names: readonly string[];
   readonly #redrive: boolean;
   readonly #maxReceives: Map<ResolvedQueue, number | undefined>;
 
@@ -36,14 +44,27 @@ export class QueueVisibility {
   constructor(
     queues: readonly ResolvedQueue[],
     overrideSec: number | undefined,
-    deps: { readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined; readonly logger: Logger; readonly redrive?: boolean },
+    deps: {
+      readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined;
+      readonly logger: Logger;
+      /** The backlog gauges' counts, from every re-read; undefined: the counts are not read. */
+      readonly onBacklog?: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
+      /** Re-read each queue's RedrivePolicy too (a failure destination is set). */
+      readonly redrive?: boolean;
+    },
   ) {
     this.#lookup = deps.lookup;
     this.#logger = deps.logger;
     this.#overridden = overrideSec !== undefined;
     this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
+    this.#onBacklog = deps.onBacklog;
     this.#redrive = deps.redrive ?? false;
     this.#maxReceives = new Map(queues.map((q) => [q, q.maxReceiveCount]));
+    this.#names = [
+      ...(this.#overridden ? [] : ['VisibilityTimeout']),
+      ...(this.#onBacklog ? BACKLOG_ATTRIBUTES : []),
+      ...(this.#redrive ? ['RedrivePolicy'] : []),
+    ];
   }
 
   /** The maxReceiveCount of the queue's RedrivePolicy as last read; undefined: it has none. */
@@ -51,26 +72,25 @@ export class QueueVisibility {
     return this.#maxReceives.has(queue) ? this.#maxReceives.get(queue) : queue.maxReceiveCount;
   }
 
-  /** Nothing to re-read: --visibility-timeout and no redrive policy to follow, or no way to read. */
-  get #idle(): boolean {
-    return this.#lookup === undefined || (this.#overridden && !this.#redrive);
-  }
-
   /** The visibility timeout to state on the next receive from `queue`, seconds. */
   timeoutSec(queue: ResolvedQueue): number {
     return this.#current.get(queue) ?? queue.visibilityTimeoutSec;
   }
 
-  /** Re-reads every queue's VisibilityTimeout (and RedrivePolicy) once (a no-op with nothing to re-read); never throws. */
+  /**
+   * Re-reads every queue's VisibilityTimeout (not with --visibility-timeout), backlog counts and RedrivePolicy (with
+   * a failure destination) once; never throws.
+   */
   async refresh(stop?: AbortSignal): Promise<void> {
     const lookup = this.#lookup;
-    if (this.#idle || lookup === undefined) return;
-    const names = [...(this.#overridden ? [] : ['VisibilityTimeout']), ...(this.#redrive ? ['RedrivePolicy'] : [])];
+    if (this.#names.length === 0 || lookup === undefined) return;
     await Promise.all(
       [...this.#current.keys()].map(async (queue) => {
         const signal = withDeadline(CALL_DEADLINE_MS, stop);
         try {
-          const attrs = await lookup.queueAttributes(queue.url, names, signal);
+          const attrs = await lookup.queueAttributes(queue.url, this.#names, signal);
+          const counts = this.#onBacklog && backlogOf(attrs);
+          if (counts) this.#onBacklog?.(queue, counts);
           if (this.#redrive) this.#redriveRead(queue, attrs['RedrivePolicy']);
           if (this.#overridden) return;
           const toSec = Number(attrs['VisibilityTimeout']);
@@ -104,9 +124,10 @@ export class QueueVisibility {
     );
   }
 
-  /** Re-reads every `periodMs` until `stop` aborts. */
+  /** Re-reads every `periodMs` until `stop` aborts; at once first when there are backlog gauges to fill. */
   async run(periodMs: number, stop: AbortSignal): Promise<void> {
-    if (this.#idle) return;
+    if (this.#names.length === 0 || this.#lookup === undefined) return;
+    if (this.#onBacklog) await this.refresh(stop);
     while (!stop.aborted) {
       await sleep(periodMs, stop);
       if (stop.aborted) return;

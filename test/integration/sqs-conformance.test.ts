@@ -20,6 +20,7 @@ import {
   type LambdaEndpoint,
 } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
+import { freePort, get, sample } from '../support/http.ts';
 
 /** SQS's largest message since August 2025: body and message attributes together (AWS SQS quotas page). */
 const MAX_MESSAGE_BYTES = 1_048_576;
@@ -250,6 +251,56 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
           [[id, '1']],
           'delivered once',
         );
+      });
+
+      it("backlog gauges: visible, in flight and delayed in /metrics match the queue's own counts (issue 23)", async () => {
+        const q = await createQueue('wl-conf-backlog', { VisibilityTimeout: '60' }, sqs);
+        await sendMessages(
+          q.url,
+          [
+            ...Array.from({ length: 6 }, () => JSON.stringify({ sleepMs: 10_000 })),
+            ...Array.from({ length: 2 }, (_, i) => ({ body: `delayed-${i}`, delaySeconds: 600 })),
+          ],
+          sqs,
+        );
+        const port = await freePort();
+        const run = daemon([
+          '--function',
+          'slow',
+          '--queues',
+          q.name,
+          '--concurrency',
+          '2',
+          '--visibility-refresh',
+          '1s',
+          '--http-port',
+          String(port),
+        ]);
+        await started(run);
+        await until(
+          () => ofQueue(endpoint, q.arn).filter((i) => i.status === 'running').length === 2,
+          20_000,
+          'two invocations running',
+          50,
+        );
+        const labels = { function: 'slow', queue: q.name };
+        let gauges: number[] = [];
+        let counts: number[] = [];
+        await until(
+          async () => {
+            const text = (await get(`http://127.0.0.1:${port}`, '/metrics'))?.body ?? '';
+            gauges = ['visible', 'not_visible', 'delayed'].map((k) => sample(text, `workerless_queue_messages_${k}`, labels) ?? -1);
+            const c = await messageCounts(q.url, sqs);
+            counts = [c.visible, c.notVisible, c.delayed];
+            return gauges.join() === counts.join();
+          },
+          6_000,
+          'the gauges to match the queue',
+          200,
+        ).catch(() => {});
+        assert.deepEqual(counts, [4, 2, 2], "the queue's own counts");
+        assert.deepEqual(gauges, counts, 'the gauges');
+        assert.equal(await stopDaemon(run), 0);
       });
 
       // A stop lets a throttled batch retry for --shutdown-timeout minus 15 s (drainRetryMs in src/daemon/shutdown.ts), then releases it: 15 releases

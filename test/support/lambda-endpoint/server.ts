@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
+import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
 
 export type { ErrorPayload } from './protocol.ts';
 
@@ -31,6 +33,10 @@ export interface FunctionSpec {
   env?: Record<string, string>;
   /** Reported as context.memoryLimitInMB; default 128. */
   memoryMb?: number;
+  /** What GetFunctionConfiguration and GetFunctionConcurrency answer (function-configuration.ts). */
+  configuration?: ConfigurationSpec;
+  /** A Lambda Managed Instances function: capacity that scales asynchronously (managed-instances.ts). */
+  managedInstances?: ManagedInstancesSpec;
 }
 
 export interface LambdaEndpointOptions {
@@ -92,6 +98,8 @@ export interface LambdaEndpoint {
   invocations: InvocationRecord[];
   /** Requests answered without running the handler. */
   rejected: RejectedRequest[];
+  /** GetFunctionConfiguration and GetFunctionConcurrency calls (function-configuration.ts). */
+  reads: FunctionReadCall[];
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
   waitFor(predicate: (invocations: readonly InvocationRecord[]) => boolean, timeoutMs?: number): Promise<readonly InvocationRecord[]>;
   /** Change (or with undefined remove) a function's reserved concurrency. */
@@ -127,6 +135,7 @@ interface FunctionState {
   idle: Sandbox[];
   /** Event invocations waiting for a concurrency slot. */
   waiters: Array<() => void>;
+  managed?: ManagedCapacity | undefined;
 }
 
 const RUNNER_PATH = fileURLToPath(new URL('./runner.ts', import.meta.url));
@@ -192,7 +201,8 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   const accountId = opts.accountId ?? '000000000000';
   const functions = new Map<string, FunctionState>();
   for (const [name, spec] of Object.entries(opts.functions)) {
-    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [] });
+    const managed = spec.managedInstances && new ManagedCapacity(spec.managedInstances);
+    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [], managed });
   }
   const invocations: InvocationRecord[] = [];
   const rejected: RejectedRequest[] = [];
@@ -205,6 +215,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   };
   const functionArn = (name: string, qualifier?: string): string =>
     `arn:aws:lambda:${region}:${accountId}:function:${name}${qualifier === undefined ? '' : `:${qualifier}`}`;
+  const reads = functionReads({ find: (name) => functions.get(name), functionArn, parseRef: parseFunctionRef });
 
   const stdio = (() => {
     switch (opts.handlerOutput ?? 'stderr') {
@@ -343,10 +354,12 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   function acquireSlot(fn: FunctionState): void {
     fn.inFlight += 1;
     fn.peak = Math.max(fn.peak, fn.inFlight);
+    fn.managed?.observe(fn.inFlight);
   }
 
   function releaseSlot(fn: FunctionState): void {
     fn.inFlight -= 1;
+    fn.managed?.observe(fn.inFlight);
     const next = fn.waiters.shift();
     if (next !== undefined) next();
   }
@@ -443,6 +456,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
     // Read the whole body before answering, so an early error never resets a connection the SDK keeps alive.
     const { bytes, body } = await readBody(req, MAX_SYNC_PAYLOAD_BYTES);
+    if (reads.answer(req, url, res, requestId)) return;
     if (req.method !== 'POST' || match?.[1] === undefined) {
       send(res, 404, JSON.stringify({ message: `No route for ${req.method} ${url.pathname}` }), {
         'x-amzn-RequestId': requestId,
@@ -500,6 +514,10 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       rejected.push({ requestId, functionName: fn.name, statusCode: 204, errorType: 'DryRun', reason: undefined, at: Date.now() });
       send(res, 204, undefined, { 'x-amzn-RequestId': requestId });
       return;
+    }
+    if (invocationType === 'RequestResponse' && fn.managed?.refuses(fn.inFlight)) {
+      const { statusCode, errorType, message } = MANAGED_INSTANCES_THROTTLE;
+      return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
     }
     if (invocationType === 'RequestResponse' && !hasSlot(fn)) {
       return reject(
@@ -566,6 +584,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     url: `http://${address.address}:${address.port}`,
     invocations,
     rejected,
+    reads: reads.calls,
     waitFor(predicate, timeoutMs = 10_000) {
       return new Promise((resolve, rejectWait) => {
         const check = (): void => {
@@ -599,6 +618,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     reset() {
       invocations.length = 0;
       rejected.length = 0;
+      reads.calls.length = 0;
       for (const fn of functions.values()) fn.peak = fn.inFlight;
     },
     async stop() {

@@ -262,6 +262,7 @@ describe('lean adapters', () => {
         code: 'TooManyRequestsException',
         message: 'Rate Exceeded.',
         status: 429,
+        reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
       });
 
       server.handler = (_req, res) => {

@@ -246,6 +246,18 @@ describe('lean against the SDK', () => {
         },
       ],
       [
+        '429 TooManyRequestsException with a Reason newer than the SDK',
+        {
+          status: 429,
+          headers: { 'x-amzn-errortype': 'TooManyRequestsException' },
+          body: '{"Reason":"SomeFutureLimitExceeded","Type":"User","message":"Rate Exceeded."}',
+        },
+      ],
+      [
+        '429 TooManyRequestsException without a Reason',
+        { status: 429, headers: { 'x-amzn-errortype': 'TooManyRequestsException' }, body: '{"Type":"User","message":"busy"}' },
+      ],
+      [
         'x-amzn-ErrorType with a URI suffix (404)',
         {
           status: 404,
@@ -324,9 +336,17 @@ describe('lean against the SDK', () => {
         const classes = results.map((r) => {
           const result = r as InvokeResult;
           if (result.ok) return { ok: true, functionError: result.response.functionError };
-          return { kind: result.error.kind, status: result.error.status, ...(answer.unnamed ? {} : { code: result.error.code }) };
+          return {
+            kind: result.error.kind,
+            status: result.error.status,
+            reason: result.error.reason,
+            ...(answer.unnamed ? {} : { code: result.error.code }),
+          };
         });
         assert.deepEqual(classes[0], classes[1]);
+        // Both carry Lambda's throttle Reason as given (not only alike: dropped by both would also be alike).
+        const given = /"Reason":"(\w+)"/.exec(answer.body ?? '')?.[1];
+        assert.equal((classes[0] as { reason?: string }).reason, given);
       });
     }
   });

@@ -54,6 +54,7 @@ describe('configuration', () => {
         batchWindowMs: 0,
         visibilityTimeoutSec: undefined,
         visibilityRefreshMs: 60_000,
+        backlogGauges: true,
         deleteMode: 'on-success',
         retryBackoff: undefined,
         queueOptions: new Map(),
@@ -76,13 +77,29 @@ describe('configuration', () => {
         awsClient: 'lean',
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
+        replicas: 1,
         httpPort: undefined,
         httpHost: '127.0.0.1',
+        httpAllowedHosts: [],
         temporal: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
     assert.ok(Object.isFrozen(c.routes[0]));
+  });
+
+  it('--http-allowed-hosts: names, .domains and * split at the commas; anything else named with its value', () => {
+    const c = valid(['--function', 'f', '--queues', 'a', '--http-allowed-hosts', 'wl.monitoring.svc, .example.com,*,Prom.local.']);
+    assert.deepEqual(c.httpAllowedHosts, ['wl.monitoring.svc', '.example.com', '*', 'Prom.local.']);
+    assert.deepEqual(valid(['--function', 'f', '--queues', 'a'], { ...ENV, WORKERLESS_HTTP_ALLOWED_HOSTS: 'a.b' }).httpAllowedHosts, [
+      'a.b',
+    ]);
+    for (const bad of ['evil.example:8080', 'http://x', 'a,,b', 'a b', '*.example.com']) {
+      const { problems } = resolve(['--function', 'f', '--queues', 'a', '--http-allowed-hosts', bad]);
+      assert.equal(problems.length, 1, bad);
+      assert.match(problems[0]!, /^--http-allowed-hosts must be host names separated by commas/, bad);
+      assert.ok(problems[0]!.includes(JSON.stringify(bad)), `${problems[0]} names ${bad}`);
+    }
   });
 
   it('reads every option from flags', () => {

@@ -129,6 +129,23 @@ routes:
       assert.ok(!ROUTE_FLAGS.split(', ').includes(flag), flag);
   });
 
+  it('a route sets its own growth cap and backlog gauges (Managed Instances beside an ordinary function)', () => {
+    const file = configFile(
+      [
+        'routes:',
+        '  - { function: mi-fn, queues: [burst], adaptive-concurrency: on, min-concurrency: 8, concurrency: 64, concurrency-growth: 2x/5m }',
+        '  - { function: plain-fn, queues: [steady], backlog-gauges: off }',
+      ].join('\n'),
+    );
+    const { problems, config } = resolve(['--config', file]);
+    assert.deepEqual(problems, []);
+    const [mi, plain] = config!.routes;
+    assert.deepEqual(mi!.adaptiveConcurrency, { minConcurrency: 8, growth: { factor: 2, windowMs: 300_000 } });
+    assert.equal(mi!.backlogGauges, true);
+    assert.equal(plain!.adaptiveConcurrency, undefined);
+    assert.equal(plain!.backlogGauges, false);
+  });
+
   it('routes must be a non-empty list', () => {
     const file = configFile('routes: { function: f, queues: q }\n');
     assert.deepEqual(resolve(['--config', file]).problems, [
