@@ -7,7 +7,7 @@ import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import type { MetricsPublisher } from '../operator/metrics/cloudwatch.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import { AWS_METRICS } from '../operator/metrics/names.ts';
-import type { MessageSource, QueueLookup } from './sqs-source.ts';
+import type { MessageSender, MessageSource, QueueLookup } from './sqs-source.ts';
 
 /**
  * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,
@@ -21,8 +21,8 @@ export type AwsClientKind = 'sdk' | 'lean';
 export interface AwsAdapters {
   /** Where the calls go (resolved at start-up by the SDK's rules); with `sdk` the clients resolve the same. */
   readonly endpoints: AwsEndpoints;
-  /** The queues: receive, delete, change visibility, and resolving them at start-up. */
-  readonly sqs: MessageSource & QueueLookup;
+  /** The queues: receive, delete, change visibility, resolving them at start-up, and a failure destination's SendMessage. */
+  readonly sqs: MessageSource & QueueLookup & MessageSender;
   /** Invoke and the start-up DryRun of a function. */
   invoker(functionName: string): FunctionInvoker;
   /** PutMetricData (CloudWatch metrics, the check's datum), built on first use: only `--metrics on` needs it. */

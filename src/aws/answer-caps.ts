@@ -23,7 +23,7 @@ export const RECEIVE_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
 /**
  * Every other call (GetQueueUrl, GetQueueAttributes, the batch deletes and visibility changes, PutMetricData,
  * error answers) answers with a few KiB: a batch of 10 failed entries with their messages is under 10 KiB,
- * GetQueueAttributes' largest attribute (a 20 KiB Policy) well under this.
+ * GetQueueAttributes' largest attribute (a 20 KiB Policy) well under this, SNS Publish's answer (a message id) too.
  */
 export const SMALL_ANSWER_MAX_BYTES = 1024 * 1024;
 

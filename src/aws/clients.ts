@@ -1,5 +1,6 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { keepAliveAgentOptions } from './agent-options.ts';
 import { isSkewRefusal, skewWatcher } from './clock-skew.ts';
@@ -18,6 +19,8 @@ export interface SdkClients {
   sqs(): Promise<SQSClient>;
   lambda(): Promise<LambdaClient>;
   cloudwatch(): Promise<CloudWatchClient>;
+  /** SNS Publish, for a failure destination that is a topic; loaded only then. */
+  sns(): Promise<SNSClient>;
   /** Releases the sockets of every client built so far. */
   destroy(): void;
 }
@@ -127,6 +130,17 @@ export function createSdkClients(
       const onSkew = options.onSkew?.('cloudwatch');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
       if (options.metrics) client.middlewareStack.add(countAwsCalls('cloudwatch', options.metrics), COUNT_AWS_CALLS);
+      return client;
+    }),
+    sns: lazy(async () => {
+      const { SNSClient } = await import('@aws-sdk/client-sns');
+      // The SDK's own retries (3 attempts for throttling, 5xx and network errors): a Publish sent twice is one more
+      // copy of a failure record, which is harmless, and a FIFO topic drops it by its deduplication id.
+      const client = new SNSClient({ ...base, requestHandler });
+      client.middlewareStack.addRelativeTo(capAnswers('sns'), CAP_ANSWERS);
+      const onSkew = options.onSkew?.('sns');
+      if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
+      if (options.metrics) client.middlewareStack.add(countAwsCalls('sns', options.metrics), COUNT_AWS_CALLS);
       return client;
     }),
     destroy: () => {

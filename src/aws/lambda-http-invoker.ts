@@ -45,11 +45,13 @@ export class LambdaHttpInvoker implements FunctionInvoker {
       if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
       this.#onCall?.('Invoke', undefined);
       const functionError = answer.headers['x-amz-function-error'];
+      const requestId = answer.headers['x-amzn-requestid'];
       return {
         ok: true,
         response: {
           payload: answer.body.length > 0 ? answer.body.toString('utf8') : undefined,
           functionError: typeof functionError === 'string' ? functionError : undefined,
+          ...(typeof requestId === 'string' ? { requestId } : {}),
         },
       };
     } catch (err) {

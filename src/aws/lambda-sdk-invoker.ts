@@ -46,6 +46,7 @@ export class LambdaSdkInvoker implements FunctionInvoker {
         response: {
           payload: out.Payload && out.Payload.length > 0 ? decoder.decode(out.Payload) : undefined,
           functionError: out.FunctionError,
+          ...(out.$metadata?.requestId !== undefined ? { requestId: out.$metadata.requestId } : {}),
         },
       };
     } catch (err) {

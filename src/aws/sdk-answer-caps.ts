@@ -8,7 +8,7 @@ import { answerTooLarge, INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES, SMAL
  * its way to the deserializer, which fails with AnswerTooLarge (and the socket is destroyed) once it grows past it.
  * Use: `client.middlewareStack.addRelativeTo(capAnswers(service), CAP_ANSWERS)`.
  */
-export function capAnswers(service: 'sqs' | 'lambda' | 'cloudwatch') {
+export function capAnswers(service: 'sqs' | 'lambda' | 'cloudwatch' | 'sns') {
   return <A, R extends { response: unknown }>(next: (args: A) => Promise<R>, context: { commandName?: string }) =>
     async (args: A): Promise<R> => {
       const out = await next(args);
@@ -41,7 +41,7 @@ export function capAnswers(service: 'sqs' | 'lambda' | 'cloudwatch') {
 
 export const CAP_ANSWERS = { relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'workerlessAnswerCaps' } as const;
 
-function capOf(service: 'sqs' | 'lambda' | 'cloudwatch', commandName: string): number {
+function capOf(service: 'sqs' | 'lambda' | 'cloudwatch' | 'sns', commandName: string): number {
   if (service === 'lambda') return INVOKE_ANSWER_MAX_BYTES;
   if (service === 'sqs' && commandName === 'ReceiveMessageCommand') return RECEIVE_ANSWER_MAX_BYTES;
   return SMALL_ANSWER_MAX_BYTES;

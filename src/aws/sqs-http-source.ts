@@ -8,7 +8,9 @@ import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
+  type MessageSender,
   type MessageSource,
+  type OutgoingMessage,
   type QueueLookup,
   type ReceiptEntry,
   type ReceiveOptions,
@@ -28,7 +30,7 @@ import {
  * - the MD5OfBody check of every received message (an "Invalid MD5 checksum" error, as the SDK throws);
  * - Message objects of the SDK's shape (BinaryValue as bytes), so payloads are built exactly as before.
  */
-export class SqsHttpSource implements MessageSource, QueueLookup {
+export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender {
   readonly #http: SignedHttp;
   /** The configured endpoint, or undefined to send each call to its queue URL's host. */
   readonly #endpoint: URL | undefined;
@@ -79,6 +81,22 @@ export class SqsHttpSource implements MessageSource, QueueLookup {
       Entries: entries.map((e) => ({ Id: e.id, ReceiptHandle: e.receiptHandle, VisibilityTimeout: timeoutSec })),
     });
     return entryFailures(await this.#call(queue.url, 'ChangeMessageVisibilityBatch', CALL_DEADLINE_MS, signal, input));
+  }
+
+  async sendMessage(queueUrl: string, message: OutgoingMessage, signal?: AbortSignal): Promise<string> {
+    const input = JSON.stringify({
+      QueueUrl: queueUrl,
+      MessageBody: message.body,
+      ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
+      ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+    });
+    const out = await this.#call(queueUrl, 'SendMessage', CALL_DEADLINE_MS, signal, input);
+    // The SDK (middleware-sdk-sqs's sendMessageMiddleware) checks MD5OfMessageBody against the body it sent and
+    // throws "InvalidChecksumError" when it differs or is missing: so does the lean path.
+    if (out['MD5OfMessageBody'] !== createHash('md5').update(message.body).digest('hex')) {
+      throw new AwsCallError('SendMessage', classifyAwsError(new Error('InvalidChecksumError')));
+    }
+    return typeof out['MessageId'] === 'string' ? out['MessageId'] : '';
   }
 
   async queueUrl(name: string, signal?: AbortSignal): Promise<string> {

@@ -4,6 +4,7 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
+  SendMessageCommand,
   type Message,
   type QueueAttributeName,
   type SQSClient,
@@ -13,7 +14,9 @@ import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
+  type MessageSender,
   type MessageSource,
+  type OutgoingMessage,
   type QueueLookup,
   type ReceiptEntry,
   type ReceiveOptions,
@@ -24,7 +27,7 @@ import {
  * MessageSource and QueueLookup on the AWS SDK's SQSClient (`--aws-client sdk`). Only loaded on that path:
  * the SDK client costs tens of MiB of memory that the lean path (sqs-http-source.ts) does without.
  */
-export class SqsSdkSource implements MessageSource, QueueLookup {
+export class SqsSdkSource implements MessageSource, QueueLookup, MessageSender {
   readonly #client: SQSClient;
 
   constructor(client: SQSClient) {
@@ -74,6 +77,17 @@ export class SqsSdkSource implements MessageSource, QueueLookup {
       this.#client.send(command, { abortSignal }),
     );
     return entryFailures(out.Failed);
+  }
+
+  async sendMessage(queueUrl: string, message: OutgoingMessage, signal?: AbortSignal): Promise<string> {
+    const command = new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: message.body,
+      ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
+      ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+    });
+    const out = await this.#call('SendMessage', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    return out.MessageId ?? '';
   }
 
   async queueUrl(name: string, signal?: AbortSignal): Promise<string> {

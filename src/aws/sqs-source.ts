@@ -2,6 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { sqsCallOrigin, type ServiceEndpoint } from './endpoints.ts';
 import { callErrorOf, unreachableReason, type ClassifiedError } from './errors.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
+import { maxReceiveCountOf } from '../settle/failure-destination.ts';
 
 /** A queue as the dispatcher uses it, resolved once at start-up. */
 export interface ResolvedQueue {
@@ -15,6 +16,8 @@ export interface ResolvedQueue {
   /** The queue's visibility timeout at start-up, or the --visibility-timeout override (src/settle/queue-visibility.ts). */
   readonly visibilityTimeoutSec: number;
   readonly weight: number;
+  /** The maxReceiveCount of the queue's RedrivePolicy at start-up; undefined: no redrive policy (src/settle/queue-visibility.ts keeps it current). */
+  readonly maxReceiveCount?: number | undefined;
 }
 
 export interface ReceiptEntry {
@@ -62,6 +65,21 @@ export interface MessageSource {
   ): Promise<EntryFailure[]>;
 }
 
+/** What SendMessage sends (a FIFO queue needs the group and deduplication ids). */
+export interface OutgoingMessage {
+  readonly body: string;
+  readonly groupId?: string | undefined;
+  readonly deduplicationId?: string | undefined;
+}
+
+/**
+ * SendMessage, for a failure destination (src/settle/deliver-failures.ts): resolves with the new message's id
+ * once SQS accepted it; a failure is thrown as a classified AwsCallError, as every MessageSource call is.
+ */
+export interface MessageSender {
+  sendMessage(queueUrl: string, message: OutgoingMessage, signal?: AbortSignal): Promise<string>;
+}
+
 /**
  * A long poll gets its wait time plus this margin; SQS answers a long poll at its wait time, so a call still
  * open after that is hung (a dead connection behind a NAT, a stuck proxy) and must not hold its loop.
@@ -101,7 +119,7 @@ export class QueueResolveError extends StartupError {
 }
 
 /** The SQS attributes resolveQueue reads. */
-export const RESOLVE_ATTRIBUTES = ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] as const;
+export const RESOLVE_ATTRIBUTES = ['QueueArn', 'VisibilityTimeout', 'FifoQueue', 'RedrivePolicy'] as const;
 
 /**
  * The two start-up calls that resolve a queue, with the SDK's retries and no deadline but `signal`'s.
@@ -115,8 +133,8 @@ export interface QueueLookup {
 }
 
 /**
- * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag and visibility timeout
- * (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
+ * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag, visibility timeout and redrive
+ * policy (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
  * Any failure here is fatal: the daemon must not start with a queue it cannot read.
  */
 export async function resolveQueues(
@@ -160,11 +178,17 @@ export async function resolveQueue(
       fifo: attrs['FifoQueue'] === 'true' || name.endsWith('.fifo'),
       visibilityTimeoutSec: visibilityTimeoutOverrideSec ?? Number(attrs['VisibilityTimeout'] ?? 30),
       weight: spec.weight,
+      ...withMaxReceiveCount(maxReceiveCountOf(attrs['RedrivePolicy'])),
     };
   } catch (err) {
     if (err instanceof StartupError) throw err;
     throw new QueueResolveError(spec.ref, operation, callErrorOf(err), endpoint && sqsCallOrigin(endpoint, calledUrl));
   }
+}
+
+/** The field only when the queue has a redrive policy, so a queue without one reads as it always has. */
+function withMaxReceiveCount(n: number | undefined): { maxReceiveCount?: number } {
+  return n === undefined ? {} : { maxReceiveCount: n };
 }
 
 /** One line; "cannot reach" names the endpoint that was tried when it is known. */

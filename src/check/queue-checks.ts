@@ -6,6 +6,7 @@ import type { CheckResult } from './check.ts';
 import { visibilityFit, type FunctionConfiguration, type Verdict } from './function-fit.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import { failureDestinationCovered } from './failure-destination-check.ts';
 
 /** One queue of a route, as resolved (with its own visibility timeout), and what was read of the route's function. */
 export interface QueueFacts {
@@ -27,7 +28,7 @@ const visibilityCovers: QueueCheck = ({ route, queue, fn }) => {
 };
 
 /** Run on every resolved queue of every route, in this order. */
-export const QUEUE_CHECKS: readonly QueueCheck[] = [visibilityCovers];
+export const QUEUE_CHECKS: readonly QueueCheck[] = [visibilityCovers, failureDestinationCovered];
 
 /** A finding as a line of the report: `warn` passes (exit 0) but is printed as a warning. */
 export function asResult(name: string, finding: { readonly verdict: Verdict; readonly detail: string }): CheckResult {

@@ -13,11 +13,15 @@
  * fields and win over the file. A queue's retry-backoff, retry-backoff-max and retry-backoff-jitter take the
  * flags' values and checks; what a queue leaves out comes from the flags (--retry-backoff ...), and
  * `retry-backoff: off` turns the back-off off for that queue alone.
+ *
+ * A failure destination (--failure-destination, --max-attempts) is set for the route, and per queue with the
+ * `queue-options` keys of the same names; a queue's own wins.
  */
 import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
 import type { ConcurrencyGrowth } from '../dispatch/growth-cap.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
+import { DESTINATION_FORMS, parseDestination, type FailureDestination } from '../settle/failure-destination.ts';
 import type { RawValue } from './cli.ts';
 import { addDefaults, parseDurationMs, type OptionsWithDefaults } from './with-defaults.ts';
 import {
@@ -44,6 +48,10 @@ export interface QueueOptions extends QueueLimit {
   readonly filterAction: FilterAction;
   /** This queue's retry back-off; undefined: --retry-backoff's; 'off': none, whatever --retry-backoff says. */
   readonly retryBackoff?: RetryBackoff | 'off' | undefined;
+  /** This queue's failure destination; undefined: the route's (--failure-destination). */
+  readonly failureDestination?: FailureDestination | undefined;
+  /** This queue's max-attempts; undefined: the route's (--max-attempts). */
+  readonly maxAttempts?: number | undefined;
 }
 
 export interface DeliveryConfig {
@@ -53,6 +61,10 @@ export interface DeliveryConfig {
   readonly queueOptions: ReadonlyMap<string, QueueOptions>;
   /** --adaptive-concurrency with its --min-concurrency; undefined: every loop receives. */
   readonly adaptiveConcurrency: AdaptiveConcurrency | undefined;
+  /** --failure-destination; undefined: none (a queue may have its own). */
+  readonly failureDestination: FailureDestination | undefined;
+  /** --max-attempts; undefined: only queues with a redrive policy (or their own max-attempts) use a destination. */
+  readonly maxAttempts: number | undefined;
 }
 
 const QUEUE_KEYS = QUEUE_SETTINGS.map((s) => s.key);
@@ -78,6 +90,8 @@ interface Draft {
   filterAction?: FilterAction;
   /** The queue's raw retry-backoff settings, by flag, read through the flags' definitions later. */
   backoff?: Map<string, RawValue>;
+  failureDestination?: FailureDestination;
+  maxAttempts?: number;
 }
 
 /**
@@ -86,11 +100,39 @@ interface Draft {
  */
 export function resolveDeliveryConfig(r: OptionsWithDefaults, queues: QueueList | undefined, concurrency: number): DeliveryConfig {
   const backoff = resolveRetryBackoff(r);
+  const queueOptions = resolveQueueOptions(r, queues, concurrency, backoff.given);
   return {
     retryBackoff: backoff.policy,
-    queueOptions: resolveQueueOptions(r, queues, concurrency, backoff.given),
+    queueOptions,
     adaptiveConcurrency: resolveAdaptiveConcurrency(r, concurrency),
+    ...resolveFailureDestination(r, queueOptions),
   };
+}
+
+/**
+ * --failure-destination and --max-attempts, checked with the queues' own: max-attempts is only used with a
+ * destination, and a destination needs --delete on-success, since workerless deletes a message once its record
+ * was accepted. Whether each queue has a redrive policy or max-attempts is checked at start-up (it needs SQS).
+ */
+function resolveFailureDestination(
+  r: OptionsWithDefaults,
+  queueOptions: ReadonlyMap<string, QueueOptions>,
+): Pick<DeliveryConfig, 'failureDestination' | 'maxAttempts'> {
+  const text = r.read('failure-destination');
+  const failureDestination = text === undefined ? undefined : parseDestination(text);
+  if (text !== undefined && failureDestination === undefined) r.reject('failure-destination', `must be ${DESTINATION_FORMS}`);
+  const maxAttempts = r.read('max-attempts');
+  const anyOwn = [...queueOptions.values()].some((o) => o.failureDestination !== undefined);
+  if (!r.has('failure-destination') && !anyOwn) r.reject('max-attempts', 'is only used with --failure-destination (none given)');
+  for (const [name, o] of queueOptions) {
+    if (o.maxAttempts !== undefined && o.failureDestination === undefined && !r.has('failure-destination')) {
+      r.problem(`queue "${name}": max-attempts is only used with a failure destination (none given)`);
+    }
+  }
+  if ((r.has('failure-destination') || anyOwn) && r.read('delete') === 'never') {
+    r.problem('a failure destination needs --delete on-success: workerless deletes a message once the destination accepted its record');
+  }
+  return { failureDestination, maxAttempts };
 }
 
 function resolveAdaptiveConcurrency(r: OptionsWithDefaults, concurrency: number): AdaptiveConcurrency | undefined {
@@ -299,6 +341,12 @@ function readQueueSettings(r: OptionsWithDefaults, where: string, origin: string
         const compiled = compileFilter(list);
         for (const p of compiled.problems) r.problem(`${where}: filters: ${p}`);
         if (compiled.filter) d.filter = compiled.filter;
+        break;
+      }
+      case 'destination': {
+        const destination = typeof value === 'string' ? parseDestination(value) : undefined;
+        if (destination === undefined) bad(DESTINATION_FORMS);
+        else d.failureDestination = destination;
         break;
       }
       case 'flag':

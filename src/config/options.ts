@@ -243,6 +243,26 @@ export const CORE_OPTIONS = [
     doc: 'share of each delay drawn at random (0 = the exact curve)',
   },
   {
+    flag: 'failure-destination',
+    group: DELIVERY,
+    kind: 'string',
+    describe:
+      'Where a message that failed on its last allowed receive is sent, with its reason, before it is deleted: an SQS queue URL or an SNS topic ARN',
+    doc: 'an SQS queue URL or SNS topic ARN that gets a record of each message failing on its last allowed receive (then deleted); see [Failure destination](#failure-destination)',
+    defaultText: 'none (the DLQ)',
+    valuesText: 'SQS queue URL, SNS topic ARN',
+  },
+  {
+    flag: 'max-attempts',
+    group: DELIVERY,
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    describe: 'Receives a message is allowed before it goes to --failure-destination, on queues without a redrive policy',
+    doc: "receives allowed before `--failure-destination`, on a queue without a redrive policy (a queue's `maxReceiveCount` comes first)",
+    defaultText: "the queue's maxReceiveCount",
+  },
+  {
     flag: 'queue-max-concurrency',
     group: DELIVERY,
     ownToRoute: true,
@@ -280,8 +300,8 @@ export const CORE_OPTIONS = [
     group: DELIVERY,
     ownToRoute: true,
     kind: 'structured',
-    describe: 'Per-queue limits, filters and retry back-off (config file mapping, or JSON); see docs/delivery.md',
-    doc: 'per-queue limits, [filters](#filters) and [retry back-off](#retry-back-off)',
+    describe: 'Per-queue limits, filters, retry back-off and failure destination (config file mapping, or JSON); see docs/delivery.md',
+    doc: 'per-queue limits, [filters](#filters), [retry back-off](#retry-back-off) and [failure destination](#failure-destination)',
     defaultText: 'none',
     valuesText: 'a mapping in the `--config` file, or JSON',
   },
@@ -462,6 +482,9 @@ export const QUEUE_SETTINGS = [
   { key: 'retry-backoff', kind: 'flag' },
   { key: 'retry-backoff-max', kind: 'flag' },
   { key: 'retry-backoff-jitter', kind: 'flag' },
+  /** An SQS queue URL or SNS topic ARN, as --failure-destination takes. */
+  { key: 'failure-destination', kind: 'destination' },
+  { key: 'max-attempts', field: 'maxAttempts', kind: 'integer', min: 1, max: 1000 },
 ] as const satisfies readonly QueueSettingDef[];
 
 /** A numeric `queue-options` key; `field` is its name in the compiled QueueOptions. */
@@ -473,6 +496,7 @@ export type QueueSettingDef =
   | NumericQueueSettingDef
   | { readonly key: string; readonly kind: 'enum'; readonly values: readonly string[]; readonly default: string }
   | { readonly key: string; readonly kind: 'filters' }
+  | { readonly key: string; readonly kind: 'destination' }
   /** Read through the flag of the same name. */
   | { readonly key: string; readonly kind: 'flag' };
 

@@ -52,6 +52,10 @@ export interface RouteConfig {
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
   /** --tenant-id-from; undefined: the function is not in tenant isolation mode (no TenantId is sent). */
   readonly tenantIdFrom: TenantSource | undefined;
+  /** --failure-destination; undefined: none, except for queues with their own (queueOptions). */
+  readonly failureDestination: DeliveryConfig['failureDestination'];
+  /** --max-attempts; undefined: each queue's redrive policy decides. */
+  readonly maxAttempts: DeliveryConfig['maxAttempts'];
 }
 
 /** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
@@ -178,6 +182,8 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
     tenantIdFrom: tenantText === undefined ? undefined : parseTenantSource(tenantText),
+    failureDestination: delivery.failureDestination,
+    maxAttempts: delivery.maxAttempts,
   };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }

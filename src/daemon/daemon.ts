@@ -12,6 +12,7 @@ import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
 import { SharedReceiveSource } from '../receive/shared-receive.ts';
+import { failureSender } from '../aws/failure-sender.ts';
 import { redactTemporalConfig } from '../temporal/options.ts';
 import { awaitParts, drainRetryMs, handleShutdown } from './shutdown.ts';
 import { runStartupChecks, type CheckedRoute } from './startup-checks.ts';
@@ -230,6 +231,8 @@ function createDispatchers(
   logger: Logger,
   tracer: OtelDispatchTracer | undefined,
 ): Dispatcher[] {
+  // One sender for every route; SNS's client is loaded on the first record for a topic.
+  const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
   return routes.map(
     ({ route, queues, invoker }) =>
       new Dispatcher(
@@ -249,6 +252,7 @@ function createDispatchers(
             routes.length === 1 ? { component: 'dispatcher' } : { component: 'dispatcher', function: route.functionName },
           ),
           ...(tracer ? { tracer } : {}),
+          sendFailure,
         },
       ),
   );

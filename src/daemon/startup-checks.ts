@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AwsAdapters } from '../aws/adapters.ts';
 import type { AwsEndpoints } from '../aws/endpoints.ts';
-import { resolveQueues, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { resolveQueues, StartupError, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
@@ -42,6 +42,7 @@ export async function runStartupChecks(
       return { route, queues, invoker };
     }),
   );
+  checkFailureDestinations(routes);
   for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
     logger.warn(
       { queue: q.name },
@@ -54,4 +55,27 @@ export async function runStartupChecks(
   if (spillFn !== undefined)
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
+}
+
+/** What is wrong with a queue that has a failure destination but no way to know a message's last receive. */
+export const MISSING_LAST_RECEIVE =
+  'has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts';
+
+/** Whether `queue` of `route` has a failure destination but neither a redrive policy nor max-attempts. */
+export function missingLastReceive(route: RouteConfig, queue: ResolvedQueue): boolean {
+  const own = route.queueOptions.get(queue.name);
+  const destination = own?.failureDestination ?? route.failureDestination;
+  return destination !== undefined && queue.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
+}
+
+/**
+ * A queue with a failure destination must say which receive is a message's last: its redrive policy's
+ * maxReceiveCount, or max-attempts. Without either, failed messages would be retried for ever and never reach
+ * the destination, which is surely not what was meant: refuse to start, naming the queue.
+ */
+function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
+  const missing = routes.flatMap(({ route, queues }) => queues.filter((q) => missingLastReceive(route, q)));
+  if (missing.length > 0) {
+    throw new StartupError(missing.map((q) => `queue "${q.name}" ${MISSING_LAST_RECEIVE}`).join('; '));
+  }
 }

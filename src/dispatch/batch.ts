@@ -18,6 +18,7 @@ import { releaseUnsettled } from '../settle/release.ts';
 import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
 import { setRetryBackoff } from '../settle/set-retry-backoff.ts';
 import { settleChunk } from '../settle/settle-chunk.ts';
+import { deliverFailures, type DestinationSender, type FailureRoute } from '../settle/deliver-failures.ts';
 import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
@@ -63,6 +64,12 @@ export interface BatchDeps {
   readonly traceReceived: (queue: ResolvedQueue, messages: readonly Message[], startedAt: number) => void;
   /** Invokes one chunk, with its retries, permit, lease check, span and deadline (src/invoke/compose.ts). */
   readonly invoke: (payload: string, ctx: RetryContext) => Promise<InvokeOutcome>;
+  /** The queue's failure destination and allowed receives now; undefined: none. */
+  readonly failureRoute: (queue: ResolvedQueue) => FailureRoute | undefined;
+  /** Sends failure records; undefined: no failure destination is used. */
+  readonly sendFailure: DestinationSender | undefined;
+  /** Wall-clock time, for the failure records. */
+  readonly wallNow: () => number;
 }
 
 /**
@@ -151,10 +158,14 @@ async function invokeAndSettle(
     return { kind: 'released' };
   }
   const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);
+  const route = deps.failureRoute(batch.queue);
+  const send = deps.sendFailure;
   const keptIds = await settleChunk(batch, messages, outcome, started, {
     ...deps,
     mark,
-    backOff: (kept) => setRetryBackoff(batch, kept, { ...deps, policy, mark }),
+    backOff: (kept, delays) => setRetryBackoff(batch, kept, { ...deps, policy, mark }, delays),
+    toDestination:
+      route && send ? (kept, failed, reason) => deliverFailures(batch, kept, failed, reason, route, { ...deps, send, mark }) : undefined,
   });
   return { kind: 'settled', keptIds };
 }

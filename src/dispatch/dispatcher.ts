@@ -6,6 +6,7 @@ import type { RouteConfig } from '../config/routes.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { DestinationSender } from '../settle/deliver-failures.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { ids } from '../settle/receipts.ts';
 import { VisibilityLease } from '../settle/visibility-lease.ts';
@@ -22,7 +23,17 @@ export type DispatcherOptions = Pick<
   'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
 > &
   Partial<
-    Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'backlogGauges' | 'tenantIdFrom'>
+    Pick<
+      RouteConfig,
+      | 'visibilityTimeoutSec'
+      | 'retryBackoff'
+      | 'queueOptions'
+      | 'adaptiveConcurrency'
+      | 'backlogGauges'
+      | 'failureDestination'
+      | 'maxAttempts'
+      | 'tenantIdFrom'
+    >
   > & {
     readonly queues: readonly ResolvedQueue[];
     readonly orderMode: OrderMode;
@@ -43,6 +54,8 @@ export interface DispatcherDeps {
   readonly metrics: MetricsSink;
   readonly logger: Logger;
   readonly tracer?: DispatchTracer;
+  /** Sends failure records (src/aws/failure-sender.ts); without it no failure destination is used. */
+  readonly sendFailure?: DestinationSender | undefined;
   readonly random?: Random;
   /**
    * The clock for every duration, deadline and wait: monotonic (default performance.now(), src/util/clock.ts), so a

@@ -7,6 +7,9 @@ import { noopTracer } from '../operator/tracing/tracer.ts';
 import { Receiver } from '../receive/receiver.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { QueueVisibility } from '../settle/queue-visibility.ts';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { FailureRoute } from '../settle/deliver-failures.ts';
+import { allowedReceives } from '../settle/failure-destination.ts';
 import type { LeaseDeps } from '../settle/visibility-lease.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
@@ -38,6 +41,25 @@ export interface DispatcherParts {
 }
 
 /**
+ * Each queue's failure destination (its own, else the route's) with the receives it allows: the queue's
+ * maxReceiveCount as last read, else max-attempts (its own, else the route's); undefined: none, or no limit known.
+ */
+function failureRoutes(options: DispatcherOptions): {
+  readonly any: boolean;
+  of(queue: ResolvedQueue, maxReceiveCount: number | undefined): FailureRoute | undefined;
+} {
+  const own = (queue: ResolvedQueue) => options.queueOptions?.get(queue.name);
+  return {
+    any: options.queues.some((q) => (own(q)?.failureDestination ?? options.failureDestination) !== undefined),
+    of: (queue, maxReceiveCount) => {
+      const destination = own(queue)?.failureDestination ?? options.failureDestination;
+      const maxAttempts = allowedReceives(maxReceiveCount, own(queue)?.maxAttempts ?? options.maxAttempts);
+      return destination === undefined || maxAttempts === undefined ? undefined : { destination, maxAttempts };
+    },
+  };
+}
+
+/**
  * Builds a Dispatcher's parts. `drainOver` aborts drainRetryMs after the stop: waits between Invoke attempts
  * end there.
  */
@@ -47,9 +69,11 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   const log = deps.logger;
   const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
   const metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+  const failureRoute = failureRoutes(options);
   const visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, {
     lookup: deps.lookup,
     logger: log,
+    redrive: failureRoute.any && deps.sendFailure !== undefined,
     ...(options.backlogGauges === true ? { onBacklog: (queue, counts) => metrics.backlog(queue.name, counts) } : {}),
   });
   const receiver = new Receiver(
@@ -122,6 +146,10 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     events,
     traceReceived: (queue, messages, startedAt) => events.received(queue, messages, startedAt),
     invoke,
+    failureRoute: (queue) => failureRoute.of(queue, visibility.maxReceiveCount(queue)),
+    sendFailure: deps.sendFailure,
+    // The failure record's timestamps are wall-clock time; durations and deadlines stay on the monotonic clock.
+    wallNow: Date.now,
   };
   return { now, visibility, receiver, gate, adaptive, capacity, events, activities, leaseDeps, batchDeps };
 }

@@ -6,6 +6,8 @@
  * - A valid list: the listed messages stay on the queue, the others are deleted.
  * - An invalid list (unparseable, an entry without itemIdentifier, an id not in the batch): the whole batch failed.
  * - FIFO: processing stops at the first failure, so that message and every later one in the batch stay.
+ * A workerless extension: an entry may also carry `retryDelaySeconds`, the delay the handler chooses before that
+ * message is retried. Its value is passed on as given, unchecked; src/settle/handler-delay.ts reads it.
  */
 import { idsToKeep } from '../settle/fifo-rule.ts';
 
@@ -14,11 +16,21 @@ export interface InvocationResponse {
   readonly payload: string | undefined;
   /** Lambda's X-Amz-Function-Error (e.g. "Unhandled"). */
   readonly functionError: string | undefined;
+  /** Lambda's x-amzn-RequestId of the invocation, when the answer had one: a failure record names it. */
+  readonly requestId?: string | undefined;
 }
 
 export type BatchVerdict =
   | { kind: 'success'; deleteIds: string[]; keepIds: string[] }
-  | { kind: 'partial'; deleteIds: string[]; keepIds: string[] }
+  | {
+      kind: 'partial';
+      deleteIds: string[];
+      keepIds: string[];
+      /** The listed ids: on FIFO, keepIds also holds the later messages the function did not process. */
+      failedIds: string[];
+      /** `retryDelaySeconds` as the entries gave it, by id, for the entries that have the key. */
+      retryDelays: ReadonlyMap<string, unknown>;
+    }
   | { kind: 'function-error'; deleteIds: []; keepIds: string[]; errorType: string; errorMessage: string }
   | { kind: 'invalid-response'; deleteIds: []; keepIds: string[]; reason: string };
 
@@ -33,7 +45,7 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
   if (typeof failures === 'string') return { kind: 'invalid-response', deleteIds: [], keepIds: all, reason: failures };
   const known = new Set(all);
   const failed = new Set<string>();
-  for (const id of failures) {
+  for (const id of failures.ids) {
     if (!known.has(id)) {
       // Its length, never its text: a function that echoes the body as its id would carry payload into the logs and the status page.
       return {
@@ -48,7 +60,8 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
   const keep = new Set(idsToKeep(all, failed, fifo));
   const keepIds = all.filter((id) => keep.has(id));
   const deleteIds = all.filter((id) => !keep.has(id));
-  return { kind: keepIds.length === 0 ? 'success' : 'partial', deleteIds, keepIds };
+  if (keepIds.length === 0) return { kind: 'success', deleteIds, keepIds };
+  return { kind: 'partial', deleteIds, keepIds, failedIds: [...failed], retryDelays: failures.delays };
 }
 
 /**
@@ -56,7 +69,7 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
  * batchItemFailures key is a plain success, so functions written for one record per invocation keep working),
  * the failed ids, or a reason string when the response is invalid.
  */
-function parseBatchItemFailures(payload: string | undefined): string[] | string | undefined {
+function parseBatchItemFailures(payload: string | undefined): ItemFailures | string | undefined {
   if (payload === undefined || payload.trim() === '') return undefined;
   let parsed: unknown;
   try {
@@ -71,12 +84,20 @@ function parseBatchItemFailures(payload: string | undefined): string[] | string 
   if (list === null || list === undefined) return undefined;
   if (!Array.isArray(list)) return 'batchItemFailures is not a list';
   const ids: string[] = [];
+  const delays = new Map<string, unknown>();
   for (const item of list) {
-    const id = item !== null && typeof item === 'object' ? (item as { itemIdentifier?: unknown }).itemIdentifier : undefined;
+    const entry = item !== null && typeof item === 'object' ? (item as { itemIdentifier?: unknown; retryDelaySeconds?: unknown }) : {};
+    const id = entry.itemIdentifier;
     if (typeof id !== 'string' || id === '') return 'a batchItemFailures entry has no itemIdentifier';
     ids.push(id);
+    if ('retryDelaySeconds' in entry) delays.set(id, entry.retryDelaySeconds);
   }
-  return ids;
+  return { ids, delays };
+}
+
+interface ItemFailures {
+  readonly ids: string[];
+  readonly delays: ReadonlyMap<string, unknown>;
 }
 
 function parseFunctionError(payload: string | undefined, functionError: string): { errorType: string; errorMessage: string } {

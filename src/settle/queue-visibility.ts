@@ -3,6 +3,7 @@ import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
 import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../receive/queue-backlog.ts';
+import { maxReceiveCountOf } from './failure-destination.ts';
 
 /**
  * The visibility timeout that each receive from a queue states (ReceiveMessage's VisibilityTimeout), and so
@@ -19,6 +20,10 @@ import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../receive/qu
  * The same read serves the backlog gauges (`onBacklog`, src/receive/queue-backlog.ts): one GetQueueAttributes per
  * queue per refresh period asks for the visibility timeout and the queue's counts together, and with
  * --visibility-timeout it still runs for the counts alone.
+ *
+ * With `redrive` (a failure destination is set), the same read also takes the queue's RedrivePolicy, whose
+ * maxReceiveCount says which receive is a message's last (src/settle/failure-destination.ts), and keeps it
+ * current, with --visibility-timeout too.
  */
 export class QueueVisibility {
   readonly #lookup: Pick<QueueLookup, 'queueAttributes'> | undefined;
@@ -28,6 +33,8 @@ export class QueueVisibility {
   readonly #onBacklog: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
   /** What each re-read asks for; empty: nothing to re-read. */
   readonly #names: readonly string[];
+  readonly #redrive: boolean;
+  readonly #maxReceives: Map<ResolvedQueue, number | undefined>;
 
   /**
    * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
@@ -42,6 +49,8 @@ export class QueueVisibility {
       readonly logger: Logger;
       /** The backlog gauges' counts, from every re-read; undefined: the counts are not read. */
       readonly onBacklog?: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
+      /** Re-read each queue's RedrivePolicy too (a failure destination is set). */
+      readonly redrive?: boolean;
     },
   ) {
     this.#lookup = deps.lookup;
@@ -49,7 +58,18 @@ export class QueueVisibility {
     this.#overridden = overrideSec !== undefined;
     this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
     this.#onBacklog = deps.onBacklog;
-    this.#names = [...(this.#overridden ? [] : ['VisibilityTimeout']), ...(this.#onBacklog ? BACKLOG_ATTRIBUTES : [])];
+    this.#redrive = deps.redrive ?? false;
+    this.#maxReceives = new Map(queues.map((q) => [q, q.maxReceiveCount]));
+    this.#names = [
+      ...(this.#overridden ? [] : ['VisibilityTimeout']),
+      ...(this.#onBacklog ? BACKLOG_ATTRIBUTES : []),
+      ...(this.#redrive ? ['RedrivePolicy'] : []),
+    ];
+  }
+
+  /** The maxReceiveCount of the queue's RedrivePolicy as last read; undefined: it has none. */
+  maxReceiveCount(queue: ResolvedQueue): number | undefined {
+    return this.#maxReceives.has(queue) ? this.#maxReceives.get(queue) : queue.maxReceiveCount;
   }
 
   /** The visibility timeout to state on the next receive from `queue`, seconds. */
@@ -57,7 +77,10 @@ export class QueueVisibility {
     return this.#current.get(queue) ?? queue.visibilityTimeoutSec;
   }
 
-  /** Re-reads every queue's VisibilityTimeout (not with --visibility-timeout) and backlog counts once; never throws. */
+  /**
+   * Re-reads every queue's VisibilityTimeout (not with --visibility-timeout), backlog counts and RedrivePolicy (with
+   * a failure destination) once; never throws.
+   */
   async refresh(stop?: AbortSignal): Promise<void> {
     const lookup = this.#lookup;
     if (this.#names.length === 0 || lookup === undefined) return;
@@ -68,6 +91,7 @@ export class QueueVisibility {
           const attrs = await lookup.queueAttributes(queue.url, this.#names, signal);
           const counts = this.#onBacklog && backlogOf(attrs);
           if (counts) this.#onBacklog?.(queue, counts);
+          if (this.#redrive) this.#redriveRead(queue, attrs['RedrivePolicy']);
           if (this.#overridden) return;
           const toSec = Number(attrs['VisibilityTimeout']);
           const fromSec = this.timeoutSec(queue);
@@ -86,6 +110,17 @@ export class QueueVisibility {
           );
         }
       }),
+    );
+  }
+
+  #redriveRead(queue: ResolvedQueue, policy: string | undefined): void {
+    const to = maxReceiveCountOf(policy);
+    const from = this.maxReceiveCount(queue);
+    if (to === from) return;
+    this.#maxReceives.set(queue, to);
+    this.#logger.info(
+      { queue: queue.name, fromMaxReceiveCount: from ?? null, toMaxReceiveCount: to ?? null },
+      "the queue's redrive policy changed; its failure destination follows the new maxReceiveCount",
     );
   }
 

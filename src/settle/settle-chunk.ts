@@ -2,7 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DeleteMode } from '../config/config.ts';
-import { interpretResult } from '../invoke/invoke-result.ts';
+import { interpretResult, type BatchVerdict } from '../invoke/invoke-result.ts';
 import { capText } from '../util/cap-text.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
@@ -11,6 +11,7 @@ import type { DeleteBatcher } from './delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 import type { InvokeOutcome } from '../invoke/retry.ts';
+import type { FailureReason } from './failure-destination.ts';
 
 /** How an invocation of a chunk ended, short of a shutdown (src/settle/release.ts settles that). */
 export type ChunkOutcome = Exclude<InvokeOutcome, { kind: 'released' }>;
@@ -25,8 +26,16 @@ export interface SettleDeps {
   readonly now: () => number;
   /** Marks the loop's activity for liveness (src/dispatch/loop-activity.ts). */
   readonly mark: (activity: string, deadlineMs: number) => void;
-  /** Sets the retry back-off of the messages kept (src/settle/set-retry-backoff.ts). */
-  readonly backOff: (kept: Message[]) => Promise<void>;
+  /**
+   * Sets the retry back-off of the messages kept (src/settle/set-retry-backoff.ts); `delays`: the retry delays the
+   * function chose, by id, as its batchItemFailures entries gave them.
+   */
+  readonly backOff: (kept: Message[], delays?: ReadonlyMap<string, unknown>) => Promise<void>;
+  /**
+   * The queue's failure destination (src/settle/deliver-failures.ts): sends the kept messages that failed on their
+   * last allowed receive and deletes them; returns those. Undefined: the queue has none.
+   */
+  readonly toDestination?: ((kept: Message[], failed: ReadonlySet<string>, reason: FailureReason) => Promise<Message[]>) | undefined;
 }
 
 /**
@@ -57,10 +66,21 @@ export async function settleChunk(
   }
   if (outcome.kind === 'failed') {
     deps.metrics.failedInvoke(queue.name, messages.length);
-    await lease.stop(messages);
     const { code, message } = outcome.error;
     deps.log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
-    return messageIds;
+    // Lambda refused these messages themselves (a 413): they failed, as a function error would have. Other Invoke
+    // failures given up on may have run the function, or say nothing about the messages: they keep the queue's rules.
+    const sent =
+      outcome.error.kind === 'rejected' && deps.toDestination
+        ? await deps.toDestination(messages, new Set(messageIds), {
+            kind: 'invoke-rejected',
+            errorType: code,
+            errorMessage: message,
+            requestId: undefined,
+          })
+        : [];
+    await lease.stop(messages);
+    return messageIds.filter((id) => !sent.some((m) => m.MessageId === id));
   }
   const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
   deps.metrics.invoked(queue.name, messages.length, outcome.durationMs);
@@ -90,10 +110,24 @@ export async function settleChunk(
       'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
     );
   }
+  let keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
+  // Those on their last allowed receive go to the failure destination while the lease still hides them.
+  const sent = new Set(
+    deps.toDestination && verdict.kind !== 'success'
+      ? await deps.toDestination(
+          keptMessages.filter((m) => !lapsed.has(m)),
+          new Set(verdict.kind === 'partial' ? verdict.failedIds : verdict.keepIds),
+          failureReason(verdict, outcome.response.requestId),
+        )
+      : [],
+  );
+  keptMessages = keptMessages.filter((m) => !sent.has(m));
   // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
-  const keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
   await lease.stop(keptMessages);
-  await deps.backOff(keptMessages.filter((m) => !lapsed.has(m)));
+  await deps.backOff(
+    keptMessages.filter((m) => !lapsed.has(m)),
+    verdict.kind === 'partial' ? verdict.retryDelays : undefined,
+  );
   if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
     const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
@@ -121,5 +155,17 @@ export async function settleChunk(
     }
   }
   await lease.stop(messages);
-  return verdict.keepIds;
+  return sent.size === 0 ? verdict.keepIds : ids(keptMessages);
+}
+
+/** The reason a failure record gives for a verdict that kept messages. */
+function failureReason(verdict: Exclude<BatchVerdict, { kind: 'success' }>, requestId: string | undefined): FailureReason {
+  switch (verdict.kind) {
+    case 'function-error':
+      return { kind: 'function-error', errorType: verdict.errorType, errorMessage: verdict.errorMessage, requestId };
+    case 'invalid-response':
+      return { kind: 'invalid-response', errorType: 'InvalidResponse', errorMessage: verdict.reason, requestId };
+    case 'partial':
+      return { kind: 'item-failure', errorType: 'BatchItemFailure', errorMessage: '', requestId };
+  }
 }

@@ -77,6 +77,26 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.lapsed, queue, count);
   }
 
+  /** Failed messages the failure destination accepted (they are deleted next). */
+  failureDelivered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.failureDelivered, queue, count);
+  }
+
+  /** Failed messages on their last receive that the failure destination did not accept (they stay on the queue). */
+  failureNotDelivered(queue: string, count: number): void {
+    this.#count(SQS_METRICS.failureNotDelivered, queue, count);
+  }
+
+  /** Retry delays the function chose that were invalid (src/settle/handler-delay.ts); the back-off applied instead. */
+  retryDelayInvalid(queue: string, count: number): void {
+    this.#count(SQS_METRICS.retryDelayInvalid, queue, count);
+  }
+
+  /** Retry delays the function chose beyond SQS's 12-hour limit, clamped to it. */
+  retryDelayClamped(queue: string, count: number): void {
+    this.#count(SQS_METRICS.retryDelayClamped, queue, count);
+  }
+
   /** The queue's own counts (src/receive/queue-backlog.ts), read every --visibility-refresh. */
   backlog(queue: string, counts: BacklogCounts): void {
     this.#record(SQS_METRICS.backlogVisible, queue, counts.visible);

@@ -171,7 +171,10 @@ describe('lean adapters', () => {
       seen.map((r): unknown[] => [r.headers['x-amz-target'], JSON.parse(r.body)]),
       [
         ['AmazonSQS.GetQueueUrl', { QueueName: 'jobs' }],
-        ['AmazonSQS.GetQueueAttributes', { QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue'] }],
+        [
+          'AmazonSQS.GetQueueAttributes',
+          { QueueUrl: url, AttributeNames: ['QueueArn', 'VisibilityTimeout', 'FifoQueue', 'RedrivePolicy'] },
+        ],
       ],
     );
     await assert.rejects(resolveQueues(source, [{ ref: 'nope', weight: 1 }], undefined), (err: unknown) => {

@@ -7,6 +7,7 @@
 //     with and without namespace, `x-amzn-query-error` of awsQueryCompatible SQS, Lambda's `x-amzn-ErrorType`,
 //     429 with `Reason`, 5xx, throttles, skew refusals, a proxy's HTML), each as the SDK client classifies it.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { AwsCallError, callErrorOf } from '../../../src/aws/errors.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../../src/aws/adapters.ts';
@@ -115,7 +116,18 @@ describe('lean against the SDK', () => {
     before(() => {
       server.handler = (req, res) => {
         const target = String(req.headers['x-amz-target'] ?? '');
-        if (!target) return void res.writeHead(req.headers['x-amz-invocation-type'] === 'DryRun' ? 204 : 200).end('{"done":true}');
+        if (!target) {
+          const dryRun = req.headers['x-amz-invocation-type'] === 'DryRun';
+          return void res.writeHead(dryRun ? 204 : 200, dryRun ? {} : { 'x-amzn-requestid': 'req-1' }).end('{"done":true}');
+        }
+        if (target === 'AmazonSQS.SendMessage') {
+          // SQS answers with the MD5 of the body it stored; both clients check it against what they sent.
+          const sent = (JSON.parse(req.body) as { MessageBody: string }).MessageBody;
+          const md5 = createHash('md5').update(sent).digest('hex');
+          return void res
+            .writeHead(200, { 'content-type': 'application/x-amz-json-1.0' })
+            .end(JSON.stringify({ MessageId: 'mid-1', MD5OfMessageBody: md5 }));
+        }
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end((answers[target] ?? '{}').replace('QUEUE_URL', q.url));
       };
     });
@@ -135,6 +147,12 @@ describe('lean against the SDK', () => {
       ],
       ['ChangeMessageVisibilityBatch', (aws) => aws.sqs.changeVisibility(q, [{ id: '0', receiptHandle: 'AQEB+/=x' }], 0)],
       ['Invoke (RequestResponse)', (aws) => aws.invoker('my-fn:live').invoke('{"Records":[{"body":"é"}]}')],
+      ['SendMessage (a failure record)', (aws) => aws.sqs.sendMessage(q.url, { body: '{"record":{"body":"é"}}' })],
+      [
+        'SendMessage (to a FIFO queue)',
+        (aws) =>
+          aws.sqs.sendMessage(`${q.url}.fifo`, { body: 'x', groupId: 'g-1', deduplicationId: '059f36b4-87a3-44ab-83d2-661975830a7d' }),
+      ],
       ['Invoke (DryRun)', (aws) => aws.invoker('arn:aws:lambda:eu-west-1:000000000000:function:my-fn').dryRun()],
       // A tenant id as a message group id may hold it: printable ASCII, punctuation and inner spaces.
       ['Invoke (TenantId)', (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { tenantId: 'acme corp/eu:1+x=y' })],
@@ -316,6 +334,19 @@ describe('lean against the SDK', () => {
         assert.deepEqual(classes[0], classes[1]);
       });
     }
+    it('SQS: SendMessage answered with another body’s MD5 (or none) fails on both, classified alike', async () => {
+      for (const answer of ['{"MessageId":"m","MD5OfMessageBody":"0123456789abcdef0123456789abcdef"}', '{"MessageId":"m"}']) {
+        serve({ status: 200, body: answer });
+        const { results } = await both((aws) => aws.sqs.sendMessage(q.url, { body: 'x' }));
+        const classes = results.map((r) => {
+          const err = (r as { threw?: unknown }).threw;
+          assert.ok(err instanceof AwsCallError, `threw ${String(err)}`);
+          const e = callErrorOf(err);
+          return { kind: e.kind, message: e.message };
+        });
+        assert.deepEqual(classes[0], classes[1]);
+      }
+    });
     for (const [name, answer] of LAMBDA) {
       it(`Lambda: ${name}`, async () => {
         serve(answer);

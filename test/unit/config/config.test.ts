@@ -60,6 +60,8 @@ describe('configuration', () => {
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
         tenantIdFrom: undefined,
+        failureDestination: undefined,
+        maxAttempts: undefined,
       },
     ]);
     assert.deepEqual(

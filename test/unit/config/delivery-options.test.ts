@@ -183,7 +183,7 @@ describe('delivery options', () => {
       `--queue-options (from queue-options in ${path}) names queue "nope", which is not in --queues`,
       `--queue-options (from queue-options in ${path}) high: max-concurrency must be an integer from 1 to 10000, got 0`,
       `--queue-options (from queue-options in ${path}) high: rate must be a number of invocations per second above 0, at most 10000, got -1`,
-      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action, retry-backoff, retry-backoff-max, retry-backoff-jitter)`,
+      `--queue-options (from queue-options in ${path}) high: unknown setting "colour" (known: max-concurrency, min-concurrency, rate, rate-burst, filters, filter-action, retry-backoff, retry-backoff-max, retry-backoff-jitter, failure-destination, max-attempts)`,
       `--queue-options (from queue-options in ${path}) high: filter-action must be delete or leave, got "drop"`,
       `--queue-options (from queue-options in ${path}) high: filters: pattern 1: body.a: unknown operator "cidr" (known: prefix, suffix, equals-ignore-case, wildcard, numeric, exists, anything-but)`,
       '--queue-rate entries take the form name=value, got "high"',
@@ -334,6 +334,55 @@ describe('delivery options', () => {
   it('a --queue-options flag that is not JSON is reported as such', () => {
     assert.deepEqual(resolve(['--queue-options', '{oops']).problems, [
       '--queue-options must be JSON (or a mapping in the --config file), got "{oops"',
+    ]);
+  });
+});
+
+describe('failure destination options', () => {
+  const URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/failures';
+  const TOPIC = 'arn:aws:sns:us-east-1:123456789012:failures.fifo';
+
+  it('off by default; a queue URL or topic ARN for the route, with --max-attempts', () => {
+    assert.equal(resolve([]).config!.failureDestination, undefined);
+    const { config, problems } = resolve(['--failure-destination', URL, '--max-attempts', '4']);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(config!.failureDestination, { kind: 'sqs', url: URL, fifo: false });
+    assert.equal(config!.maxAttempts, 4);
+    assert.deepEqual(resolve([], { ...ENV, WORKERLESS_FAILURE_DESTINATION: TOPIC }).config!.failureDestination, {
+      kind: 'sns',
+      arn: TOPIC,
+      fifo: true,
+    });
+  });
+
+  it('per queue in queue-options: its own destination and max-attempts', () => {
+    const file = configFile(`queue-options:\n  high: { failure-destination: "${TOPIC}", max-attempts: 2 }\n`);
+    const { config, problems } = resolve(['--config', file]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(config!.queueOptions.get('high')?.failureDestination, { kind: 'sns', arn: TOPIC, fifo: true });
+    assert.equal(config!.queueOptions.get('high')?.maxAttempts, 2);
+    assert.equal(config!.failureDestination, undefined);
+  });
+
+  it('problems, each naming the option and the value', () => {
+    assert.deepEqual(resolve(['--failure-destination', 'failures']).problems, [
+      '--failure-destination must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>) or an SNS topic ARN, got "failures"',
+    ]);
+    assert.deepEqual(resolve(['--max-attempts', '3']).problems, [
+      '--max-attempts is only used with --failure-destination (none given), got "3"',
+    ]);
+    assert.deepEqual(resolve(['--failure-destination', URL, '--max-attempts', '0']).problems, [
+      '--max-attempts must be an integer from 1 to 1000, got "0"',
+    ]);
+    assert.deepEqual(resolve(['--failure-destination', URL, '--delete', 'never']).problems, [
+      'a failure destination needs --delete on-success: workerless deletes a message once the destination accepted its record',
+    ]);
+    const file = configFile(
+      `queue-options:\n  high: { failure-destination: "arn:aws:sqs:us-east-1:123456789012:q" }\n  low: { max-attempts: 3 }\n`,
+    );
+    assert.deepEqual(resolve(['--config', file]).problems, [
+      `--queue-options (from queue-options in ${file}) high: failure-destination must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>) or an SNS topic ARN, got "arn:aws:sqs:us-east-1:123456789012:q"`,
+      'queue "low": max-attempts is only used with a failure destination (none given)',
     ]);
   });
 });

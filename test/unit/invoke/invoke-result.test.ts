@@ -67,3 +67,38 @@ describe('interpretResult', () => {
     assert.equal(opaque.kind === 'function-error' && opaque.errorType, 'Unhandled');
   });
 });
+
+describe('interpretResult: retryDelaySeconds (a workerless extension)', () => {
+  it('passes each entry’s retryDelaySeconds on as given, by id, and the listed ids as failedIds', () => {
+    const v = interpretResult(
+      ok({
+        batchItemFailures: [
+          { itemIdentifier: 'b', retryDelaySeconds: 30 },
+          { itemIdentifier: 'c', retryDelaySeconds: 'later' },
+          { itemIdentifier: 'd' },
+        ],
+      }),
+      ids,
+      false,
+    );
+    assert.equal(v.kind, 'partial');
+    if (v.kind !== 'partial') return;
+    assert.deepEqual(v.failedIds, ['b', 'c', 'd']);
+    assert.deepEqual(
+      [...v.retryDelays],
+      [
+        ['b', 30],
+        ['c', 'later'],
+      ],
+    );
+  });
+
+  it('FIFO: failedIds are the listed ones, keepIds everything from the first failure on', () => {
+    const v = interpretResult(ok({ batchItemFailures: [{ itemIdentifier: 'b', retryDelaySeconds: 5 }] }), ids, true);
+    assert.equal(v.kind, 'partial');
+    if (v.kind !== 'partial') return;
+    assert.deepEqual(v.failedIds, ['b']);
+    assert.deepEqual(v.keepIds, ['b', 'c', 'd']);
+    assert.deepEqual([...v.retryDelays], [['b', 5]]);
+  });
+});

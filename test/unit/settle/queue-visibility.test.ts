@@ -139,3 +139,52 @@ describe('QueueVisibility', () => {
     }
   });
 });
+
+describe('QueueVisibility: the redrive policy (for a failure destination)', () => {
+  const policy = (n: number) => JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:us-east-2:123456789012:dlq', maxReceiveCount: n });
+
+  it('re-reads the RedrivePolicy with the timeout, and with --visibility-timeout too; a change is followed and logged', async () => {
+    const a = queue('a', { visibilityTimeoutSec: 45, maxReceiveCount: 5 });
+    let current: string | undefined = policy(5);
+    const calls: (readonly string[])[] = [];
+    const sqs = {
+      queueAttributes: (_url: string, names: readonly string[]): Promise<Record<string, string>> => {
+        calls.push(names);
+        const attrs: Record<string, string> = {};
+        if (current !== undefined) attrs['RedrivePolicy'] = current;
+        return Promise.resolve(attrs);
+      },
+    };
+    const { logger, lines } = recordingLogger();
+    const visibility = new QueueVisibility([a], 45, { lookup: sqs, logger, redrive: true });
+    assert.equal(visibility.maxReceiveCount(a), 5);
+    current = policy(2);
+    await visibility.refresh();
+    assert.deepEqual(calls, [['RedrivePolicy']], 'only the redrive policy: the timeout is --visibility-timeout');
+    assert.equal(visibility.maxReceiveCount(a), 2);
+    current = undefined;
+    await visibility.refresh();
+    assert.equal(visibility.maxReceiveCount(a), undefined, 'the policy was removed');
+    assert.equal(visibility.timeoutSec(a), 45);
+    assert.deepEqual(
+      lines
+        .filter((l) => l.msg.startsWith("the queue's redrive policy changed"))
+        .map((l) => [l['fromMaxReceiveCount'], l['toMaxReceiveCount']]),
+      [
+        [5, 2],
+        [2, null],
+      ],
+    );
+  });
+
+  it('without a failure destination the read is as before: the visibility timeout only', async () => {
+    const a = queue('a', { visibilityTimeoutSec: 30 });
+    const sqs = lookup(new Map([[a.url, '30']]));
+    const visibility = new QueueVisibility([a], undefined, { lookup: sqs, logger: recordingLogger().logger });
+    await visibility.refresh();
+    assert.deepEqual(
+      sqs.calls.map((c) => c.names),
+      [['VisibilityTimeout']],
+    );
+  });
+});

@@ -112,3 +112,60 @@ describe('Dispatcher: retry back-off', () => {
     );
   });
 });
+
+describe('Dispatcher: a retry delay the function chooses (retryDelaySeconds)', () => {
+  const policy = { baseSec: 2, maxSec: 60, jitter: 0 };
+
+  it('comes before --retry-backoff; without a delay of its own a message gets the back-off', async () => {
+    const msgs = [message(counted(1)), message(counted(1))];
+    const invoker = new FakeInvoker(() =>
+      ok({ batchItemFailures: [{ itemIdentifier: msgs[0]!.MessageId, retryDelaySeconds: 120 }, { itemIdentifier: msgs[1]!.MessageId }] }),
+    );
+    const { source, stop, running } = setup([queue('q')], { retryBackoff: policy, batchSize: 10 }, invoker, (s) => s.push('q', ...msgs));
+    await until(() => source.visibilityChanges.length === 2);
+    stop.abort();
+    await running;
+    assert.deepEqual(
+      source.visibilityChanges.map((c) => [c.ids, c.timeoutSec]),
+      [
+        [[msgs[0]!.MessageId], 120],
+        [[msgs[1]!.MessageId], 2],
+      ],
+    );
+  });
+
+  it('applies without --retry-backoff too', async () => {
+    const m = message(counted(1));
+    const invoker = new FakeInvoker(() => ok({ batchItemFailures: [{ itemIdentifier: m.MessageId, retryDelaySeconds: 7 }] }));
+    const { source, stop, running } = setup([queue('q')], {}, invoker, (s) => s.push('q', m));
+    await until(() => source.visibilityChanges.length === 1);
+    stop.abort();
+    await running;
+    assert.deepEqual(source.visibilityChanges[0], { queue: 'q', ids: [m.MessageId], timeoutSec: 7 });
+  });
+
+  it('an invalid delay is counted and logged, and the message gets the back-off; a huge one is clamped and counted', async () => {
+    const bad = message(counted(2));
+    const huge = message(counted(1));
+    const invoker = new FakeInvoker(() =>
+      ok({
+        batchItemFailures: [
+          { itemIdentifier: bad.MessageId, retryDelaySeconds: -5 },
+          { itemIdentifier: huge.MessageId, retryDelaySeconds: 1e9 },
+        ],
+      }),
+    );
+    const { source, metrics, stop, running } = setup([queue('q')], { retryBackoff: policy, batchSize: 10 }, invoker, (s) =>
+      s.push('q', bad, huge),
+    );
+    await until(() => source.visibilityChanges.length === 2);
+    stop.abort();
+    await running;
+    const byId = new Map(source.visibilityChanges.map((c) => [c.ids[0], c.timeoutSec]));
+    assert.equal(byId.get(bad.MessageId), 4, 'the back-off for receive count 2');
+    const clampedTo = byId.get(huge.MessageId) ?? 0;
+    assert.ok(clampedTo > 43_100 && clampedTo < 43_200, `clamped below 12 hours from the receive: ${clampedTo}`);
+    assert.equal(metrics.sum('RetryDelayInvalidCount'), 1);
+    assert.equal(metrics.sum('RetryDelayClampedCount'), 1);
+  });
+});

@@ -1,0 +1,118 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import { capText } from '../util/cap-text.ts';
+import type { DeleteBatcher } from './delete-batcher.ts';
+import {
+  destinationMessage,
+  destinationName,
+  failureRecord,
+  pickForDestination,
+  type DestinationMessage,
+  type FailureDestination,
+  type FailureReason,
+} from './failure-destination.ts';
+import { ids, receipts } from './receipts.ts';
+import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
+import type { VisibilityLease } from './visibility-lease.ts';
+
+/**
+ * Sends one message to a destination (SQS SendMessage or SNS Publish, src/aws/failure-sender.ts); resolves
+ * once the destination accepted it, throws (an AwsCallError) when it did not.
+ */
+export type DestinationSender = (destination: FailureDestination, message: DestinationMessage, signal?: AbortSignal) => Promise<void>;
+
+/** A queue's failure destination and the receives its messages are allowed. */
+export interface FailureRoute {
+  readonly destination: FailureDestination;
+  readonly maxAttempts: number;
+}
+
+export interface DeliverDeps {
+  readonly send: DestinationSender;
+  readonly deleter: Pick<DeleteBatcher, 'delete'>;
+  readonly log: Logger;
+  readonly metrics: Pick<DispatchMetrics, 'failureDelivered' | 'failureNotDelivered' | 'deleted'>;
+  readonly functionName: string;
+  /** Wall-clock time for the record's timestamp. */
+  readonly wallNow: () => number;
+  readonly mark: (activity: string, deadlineMs: number) => void;
+}
+
+/**
+ * Of the messages kept after an invocation (`kept`, in batch order; `failed`: the ids that failed themselves),
+ * picks those on their last allowed receive (pickForDestination), sends a record of each to the queue's failure
+ * destination, one at a time and in batch order, then deletes the ones the destination accepted. Returns those, which are settled; the rest stay on the queue under its own rules (its redrive
+ * moves them to the DLQ), so nothing is lost while the destination is down. The lease keeps every one of them
+ * invisible meanwhile.
+ *
+ * On a FIFO source, a message whose group already had a send refused is not sent: its record must not arrive
+ * before the one it follows.
+ */
+export async function deliverFailures(
+  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'expiresAt'> },
+  kept: readonly Message[],
+  failed: ReadonlySet<string>,
+  reason: FailureReason,
+  route: FailureRoute,
+  deps: DeliverDeps,
+): Promise<Message[]> {
+  const { queue, lease } = batch;
+  const messages = pickForDestination(kept, failed, queue.fifo, route.maxAttempts);
+  if (messages.length === 0) return [];
+  const accepted: Message[] = [];
+  const refused: { id: string; code: string; message: string }[] = [];
+  const blockedGroups = new Set<string>();
+  for (const m of messages) {
+    const group = m.Attributes?.MessageGroupId ?? '';
+    if (queue.fifo && blockedGroups.has(group)) {
+      refused.push({ id: m.MessageId ?? '', code: 'GroupBlocked', message: 'an earlier message of its group was not accepted' });
+      continue;
+    }
+    const record = failureRecord(m, queue, reason, {
+      functionName: deps.functionName,
+      maxAttempts: route.maxAttempts,
+      nowMs: deps.wallNow(),
+    });
+    deps.mark('failure destination', SETTLE_DEADLINE_MS);
+    try {
+      await deps.send(route.destination, destinationMessage(record, route.destination));
+      accepted.push(m);
+    } catch (err) {
+      const e = callErrorOf(err);
+      refused.push({ id: m.MessageId ?? '', code: e.code, message: capText(e.message) });
+      blockedGroups.add(group);
+    }
+  }
+  const context = { queue: queue.name, function: deps.functionName, destination: destinationName(route.destination) };
+  if (refused.length > 0) {
+    deps.metrics.failureNotDelivered(queue.name, refused.length);
+    deps.log.error(
+      { ...context, failed: refused },
+      'could not send failed messages to the failure destination; they stay on the queue under its redrive policy',
+    );
+  }
+  if (accepted.length === 0) return [];
+  deps.metrics.failureDelivered(queue.name, accepted.length);
+  deps.log.warn(
+    { ...context, messageIds: ids(accepted), errorType: capText(reason.errorType), attempts: route.maxAttempts },
+    'failed messages sent to the failure destination; deleting them',
+  );
+  deps.mark('delete', SETTLE_DEADLINE_MS);
+  const result = await deps.deleter.delete(
+    queue,
+    receipts(accepted),
+    () => lease.expiresAt(accepted),
+    () => deps.mark('delete', SETTLE_DEADLINE_MS),
+  );
+  const notDeleted = new Set(result.failed.map((f) => f.id));
+  deps.metrics.deleted(queue.name, accepted.filter((m) => !notDeleted.has(m.MessageId ?? '')).length);
+  if (result.failed.length > 0) {
+    // Delivered, not deleted: SQS delivers it again, and its record is sent again (a FIFO destination drops the
+    // copy within its 5-minute deduplication interval).
+    deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused messages already sent to the failure destination');
+  }
+  return accepted;
+}
