@@ -1,7 +1,7 @@
 import { INVOKE_ANSWER_MAX_BYTES } from './answer-caps.ts';
 import { joinPath, serviceError, type SignedHttp } from './signed-http.ts';
 import { classifyInvokeError } from '../invoke/lambda-errors.ts';
-import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
 
 /**
  * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,
@@ -24,24 +24,25 @@ export class LambdaHttpInvoker implements FunctionInvoker {
     this.#onCall = onCall;
   }
 
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal);
+  invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
   dryRun(signal?: AbortSignal): Promise<InvokeResult> {
     return this.#send('DryRun', '', signal);
   }
 
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal): Promise<InvokeResult> {
+  async #send(
+    type: 'RequestResponse' | 'Event' | 'DryRun',
+    payload: string,
+    signal?: AbortSignal,
+    params?: InvokeParams,
+  ): Promise<InvokeResult> {
+    // The headers InvokeCommand's serializer writes for these members (@aws-sdk/client-lambda, InvocationRequest).
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type };
+    if (params?.durableExecutionName !== undefined) headers['x-amz-durable-execution-name'] = params.durableExecutionName;
     try {
-      const answer = await this.#http.post(
-        this.#endpoint,
-        this.#path,
-        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type },
-        payload,
-        signal,
-        INVOKE_ANSWER_MAX_BYTES,
-      );
+      const answer = await this.#http.post(this.#endpoint, this.#path, headers, payload, signal, INVOKE_ANSWER_MAX_BYTES);
       if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
       this.#onCall?.('Invoke', undefined);
       const functionError = answer.headers['x-amz-function-error'];

@@ -1,6 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { classifyInvokeError } from '../invoke/lambda-errors.ts';
-import type { FunctionInvoker, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
 
 /**
  * FunctionInvoker on the AWS SDK's LambdaClient: `--aws-client sdk`, and the DryRun of Temporal spillover's
@@ -17,20 +17,26 @@ export class LambdaSdkInvoker implements FunctionInvoker {
     this.#functionName = functionName;
   }
 
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal);
+  invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
   dryRun(signal?: AbortSignal): Promise<InvokeResult> {
     return this.#send('DryRun', undefined, signal);
   }
 
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string | undefined, signal?: AbortSignal): Promise<InvokeResult> {
+  async #send(
+    type: 'RequestResponse' | 'Event' | 'DryRun',
+    payload: string | undefined,
+    signal?: AbortSignal,
+    params?: InvokeParams,
+  ): Promise<InvokeResult> {
     try {
       const out = await this.#client.send(
         new InvokeCommand({
           FunctionName: this.#functionName,
           InvocationType: type,
+          ...(params?.durableExecutionName !== undefined ? { DurableExecutionName: params.durableExecutionName } : {}),
           ...(payload !== undefined ? { Payload: Buffer.from(payload) } : {}),
         }),
         signal ? { abortSignal: signal } : {},

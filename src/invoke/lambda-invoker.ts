@@ -26,9 +26,20 @@ export interface InvokeError {
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };
 
-/** Invokes the target function synchronously. Never throws for AWS errors: they come back classified. */
+/** What one invocation carries besides its payload (docs/targets.md). */
+export interface InvokeParams {
+  /** DurableExecutionName (header X-Amz-Durable-Execution-Name): 1-64 characters of [a-zA-Z0-9-_]. */
+  readonly durableExecutionName?: string;
+  /** InvocationType Event instead of RequestResponse: Lambda accepts the start and answers 202. */
+  readonly async?: boolean;
+}
+
+/**
+ * Invokes the target function, synchronously unless `params.async`. Never throws for AWS errors: they come back
+ * classified.
+ */
 export interface FunctionInvoker {
-  invoke(payload: string, signal?: AbortSignal): Promise<InvokeResult>;
+  invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /** InvocationType DryRun: checks that the function exists and we may invoke it, without running it. */
   dryRun(signal?: AbortSignal): Promise<InvokeResult>;
 }

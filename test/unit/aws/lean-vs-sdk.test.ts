@@ -24,6 +24,7 @@ const AWS_READ_HEADERS = [
   'x-amz-invocation-type',
   'x-amz-client-context',
   'x-amz-log-type',
+  'x-amz-durable-execution-name',
   'x-amz-security-token',
   'x-amzn-query-mode',
   'host',
@@ -114,7 +115,12 @@ describe('lean against the SDK', () => {
     before(() => {
       server.handler = (req, res) => {
         const target = String(req.headers['x-amz-target'] ?? '');
-        if (!target) return void res.writeHead(req.headers['x-amz-invocation-type'] === 'DryRun' ? 204 : 200).end('{"done":true}');
+        if (!target) {
+          // Lambda's status per InvocationType (Invoke API reference, StatusCode): DryRun 204, Event 202 (no body).
+          const type = req.headers['x-amz-invocation-type'];
+          if (type === 'Event') return void res.writeHead(202).end();
+          return void res.writeHead(type === 'DryRun' ? 204 : 200).end('{"done":true}');
+        }
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end((answers[target] ?? '{}').replace('QUEUE_URL', q.url));
       };
     });
@@ -135,6 +141,14 @@ describe('lean against the SDK', () => {
       ['ChangeMessageVisibilityBatch', (aws) => aws.sqs.changeVisibility(q, [{ id: '0', receiptHandle: 'AQEB+/=x' }], 0)],
       ['Invoke (RequestResponse)', (aws) => aws.invoker('my-fn:live').invoke('{"Records":[{"body":"é"}]}')],
       ['Invoke (DryRun)', (aws) => aws.invoker('arn:aws:lambda:eu-west-1:000000000000:function:my-fn').dryRun()],
+      [
+        'Invoke (RequestResponse, durable execution name)',
+        (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { durableExecutionName: 'q-0a1b2c3d4e5f-9a8b_7c6d' }),
+      ],
+      [
+        'Invoke (Event, durable execution name)',
+        (aws) => aws.invoker('my-fn:live').invoke('{"Records":[]}', undefined, { durableExecutionName: 'abc-DEF_123', async: true }),
+      ],
       [
         'PutMetricData',
         async (aws) =>
@@ -243,6 +257,19 @@ describe('lean against the SDK', () => {
       [
         'InvalidRequestContentException (400)',
         { status: 400, headers: { 'x-amzn-errortype': 'InvalidRequestContentException' }, body: '{"Type":"User","message":"bad json"}' },
+      ],
+      [
+        // Its status (409) and name from the SDK's model (DurableExecutionAlreadyStartedException$).
+        'DurableExecutionAlreadyStartedException (409)',
+        {
+          status: 409,
+          headers: { 'x-amzn-errortype': 'DurableExecutionAlreadyStartedException' },
+          body: '{"Type":"User","message":"An execution with this name already exists with a different payload"}',
+        },
+      ],
+      [
+        'RequestTooLargeException (413)',
+        { status: 413, headers: { 'x-amzn-errortype': 'RequestTooLargeException' }, body: '{"Type":"User","message":"too big"}' },
       ],
       [
         'ResourceConflictException (409)',
