@@ -3,6 +3,8 @@ import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.t
 import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
+import { resolveDurable } from './durable-rules.ts';
+import type { DurableMode } from '../invoke/durable-event.ts';
 import { parseQueueList } from './queue-list.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
@@ -47,6 +49,8 @@ export interface RouteConfig {
   readonly queueOptions: DeliveryConfig['queueOptions'];
   /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
+  /** --durable: off, or how each message starts its named durable execution (docs/targets.md). */
+  readonly durable: DurableMode;
 }
 
 /** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
@@ -156,7 +160,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
   const concurrency = r.read('concurrency');
   const batchSize = r.read('batch-size');
   const delivery = resolveDeliveryConfig(r, queues, concurrency);
-  const route: RouteConfig = {
+  const settings: Omit<RouteConfig, 'durable'> = {
     functionName: functionName ?? '',
     queues: queues ?? { mode: 'strict', queues: [] },
     concurrency,
@@ -171,6 +175,8 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
   };
+  // After the others: its rules are about their values, which are reported first when invalid.
+  const route: RouteConfig = { ...settings, durable: resolveDurable(r, settings) };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }
 

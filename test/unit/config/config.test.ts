@@ -58,6 +58,7 @@ describe('configuration', () => {
         retryBackoff: undefined,
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
+        durable: 'off',
       },
     ]);
     assert.deepEqual(
