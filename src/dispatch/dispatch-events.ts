@@ -84,6 +84,18 @@ export class DispatchEvents {
     this.#log.warn({ queue: queue.name, messageIds }, 'FIFO batch stopped at a failure; later messages stay on the queue');
   }
 
+  /**
+   * A message whose event is over its invocation type's payload limit (a durable route's Event invoke: 1 MB): it is
+   * not invoked, and stays on the queue until its redrive policy moves it (src/dispatch/batch.ts).
+   */
+  oversized(queue: ResolvedQueue, messageId: string, bytes: number, limitBytes: number): void {
+    this.#metrics.oversized(queue.name, 1);
+    this.#log.error(
+      { queue: queue.name, messageId, function: this.#fn, bytes, limitBytes },
+      "event over the invocation's payload limit; not invoked, the message stays for the queue's redrive policy",
+    );
+  }
+
   /** A bug while processing a batch: its messages are kept (they return after their visibility timeout). */
   batchFailed(queue: ResolvedQueue, messageIds: readonly string[], err: unknown): void {
     this.#log.error({ queue: queue.name, messageIds, function: this.#fn, err }, 'unexpected error while processing a batch');

@@ -21,7 +21,7 @@ export type DispatcherOptions = Pick<
   RouteConfig,
   'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
 > &
-  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency'>> & {
+  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'durable'>> & {
     readonly queues: readonly ResolvedQueue[];
     readonly orderMode: OrderMode;
     /**

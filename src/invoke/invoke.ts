@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import type { InvokeResult } from './lambda-invoker.ts';
+import type { InvokeParams, InvokeResult } from './lambda-invoker.ts';
 
 /**
  * One Invoke of a chunk of a batch, and who asks: the shape every wrapper (src/invoke/with-*.ts) takes and
@@ -21,6 +21,8 @@ export interface InvokeContext {
   readonly halt: AbortSignal;
   /** Called by the lease check once the attempt really starts (after any wait for a permit). */
   readonly onStart: () => void;
+  /** What the Invoke carries besides the payload (a durable route's execution name and invocation type). */
+  readonly params?: InvokeParams | undefined;
 }
 
 /** One attempt; `signal` ends the call itself (the deadline's). Never rejects for AWS errors: they are values. */

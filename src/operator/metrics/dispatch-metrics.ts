@@ -42,6 +42,11 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.failedInvoke, queue, count);
   }
 
+  /** Messages not invoked because their event is over the invocation type's payload limit. */
+  oversized(queue: string, count: number): void {
+    this.#count(SQS_METRICS.oversized, queue, count);
+  }
+
   throttled(queue: string): void {
     this.#count(SQS_METRICS.throttled, queue, 1);
   }
