@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
+import { DurableExecutions } from './durable-executions.ts';
 
 export type { ErrorPayload } from './protocol.ts';
 
@@ -92,6 +93,8 @@ export interface LambdaEndpoint {
   invocations: InvocationRecord[];
   /** Requests answered without running the handler. */
   rejected: RejectedRequest[];
+  /** Durable executions started, by DurableExecutionName (durable-executions.ts). */
+  durable: DurableExecutions;
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
   waitFor(predicate: (invocations: readonly InvocationRecord[]) => boolean, timeoutMs?: number): Promise<readonly InvocationRecord[]>;
   /** Change (or with undefined remove) a function's reserved concurrency. */
@@ -196,6 +199,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   }
   const invocations: InvocationRecord[] = [];
   const rejected: RejectedRequest[] = [];
+  const durable = new DurableExecutions();
   const sandboxes = new Set<Sandbox>();
   const listeners = new Set<() => void>();
   let stopping = false;
@@ -501,6 +505,20 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       send(res, 204, undefined, { 'x-amzn-RequestId': requestId });
       return;
     }
+    const durableName = req.headers['x-amz-durable-execution-name'];
+    const admitted = typeof durableName === 'string' ? durable.admit(durableName, body) : undefined;
+    if (admitted?.kind === 'refused') {
+      return reject(res, requestId, fn.name, new ApiError(admitted.statusCode, admitted.errorType, admitted.message));
+    }
+    if (admitted?.kind === 'existing') {
+      // Nothing new runs: an Event start is accepted again, a synchronous one waits for the execution's answer.
+      const answer = invocationType === 'Event' ? undefined : await admitted.execution.ended;
+      return send(res, answer === undefined ? 202 : 200, answer?.body, {
+        'x-amzn-RequestId': requestId,
+        'X-Amz-Executed-Version': '$LATEST',
+        ...(answer?.functionError === true ? { 'X-Amz-Function-Error': 'Unhandled' } : {}),
+      });
+    }
     if (invocationType === 'RequestResponse' && !hasSlot(fn)) {
       return reject(
         res,
@@ -525,6 +543,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       coldStart: false,
     };
     invocations.push(record);
+    const execution = admitted?.kind === 'new' ? durable.started(String(durableName), admitted.payloadHash, record) : undefined;
     if (invocationType === 'Event') {
       // Lambda queues asynchronous events and runs them when concurrency allows; the caller only sees 202.
       send(res, 202, undefined, { 'x-amzn-RequestId': requestId, 'X-Amz-Executed-Version': '$LATEST' });
@@ -533,12 +552,13 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       if (stopping) return;
       acquireSlot(fn);
       changed();
-      await run(fn, record, ref.qualifier);
+      execution?.end(await run(fn, record, ref.qualifier));
       return;
     }
     acquireSlot(fn);
     changed();
     const { body: responseBody, functionError } = await run(fn, record, ref.qualifier);
+    execution?.end({ body: responseBody, functionError });
     send(res, 200, responseBody, {
       'x-amzn-RequestId': requestId,
       'X-Amz-Executed-Version': '$LATEST',
@@ -566,6 +586,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     url: `http://${address.address}:${address.port}`,
     invocations,
     rejected,
+    durable,
     waitFor(predicate, timeoutMs = 10_000) {
       return new Promise((resolve, rejectWait) => {
         const check = (): void => {
@@ -599,6 +620,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     reset() {
       invocations.length = 0;
       rejected.length = 0;
+      durable.reset();
       for (const fn of functions.values()) fn.peak = fn.inFlight;
     },
     async stop() {
