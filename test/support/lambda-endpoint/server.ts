@@ -552,7 +552,9 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       if (stopping) return;
       acquireSlot(fn);
       changed();
-      execution?.end(await run(fn, record, ref.qualifier));
+      // Not `execution?.end(await run(...))`: without an execution that would skip the run itself.
+      const answer = await run(fn, record, ref.qualifier);
+      execution?.end(answer);
       return;
     }
     acquireSlot(fn);
