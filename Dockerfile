@@ -30,10 +30,15 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # --- runtime -------------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: forwards SIGTERM/SIGINT to node and reaps zombies, so `docker stop` starts a graceful drain.
+# Then the package managers the base image ships go: the daemon never installs anything, and npm, npx, corepack and
+# yarn are code (and advisories) nobody runs. Node itself is all the runtime needs.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
  && apt-get clean \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
+ && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
+      /root/.npm /tmp/*
 
 ARG VERSION=unknown
 LABEL org.opencontainers.image.title="workerless" \

@@ -21,6 +21,9 @@ fi
 # of the lock and npm 11's `npm ci` then refuses it; their entries were added by hand (no integrity; npm
 # never fetches them on Linux). test/unit/lockfile.test.ts fails if a regenerated lock loses them again.
 wl_npm_ci() {
+  # A node_modules that is a link belongs to another checkout (a git worktree sharing one install): npm ci would
+  # empty the linked directory under every checkout that uses it.
+  if [ -L node_modules ]; then return 0; fi
   if ! cmp -s package-lock.json node_modules/.workerless-lock 2>/dev/null; then
     npm ci --no-audit --no-fund
     cp package-lock.json node_modules/.workerless-lock

@@ -28,6 +28,23 @@ export function buildBenchJs(): void {
 }
 
 /**
+ * Builds the Go peer (bench/peers/go-loop, aws-sdk-go-v2) into dist/bench/go-loop with the machine's Go toolchain
+ * (GOTOOLCHAIN=local: never a downloaded one; its modules come from the Go module proxy, pinned by go.sum).
+ */
+export function buildGoLoop(): string {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const out = `${root}dist/bench/go-loop`;
+  const go = spawnSync('go', ['build', '-trimpath', '-o', out, '.'], {
+    cwd: `${root}bench/peers/go-loop`,
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' },
+    encoding: 'utf8',
+  });
+  if (go.error) throw new Error(`building the Go peer needs the go command (${go.error.message}); leave it out with --consumers`);
+  if (go.status !== 0) throw new Error(`building the Go peer failed:\n${go.stdout}${go.stderr}`);
+  return out;
+}
+
+/**
  * The Node options on a script's `#!` line (`#!/usr/bin/env -S node --flag ...`): what the installed command
  * runs it with, for a benchmark that starts it as `node <options> <script>`.
  */
@@ -56,7 +73,9 @@ export interface ConsumerProcess<Snapshot> {
 export interface ConsumerSpec {
   /** For errors. */
   readonly name: string;
-  /** Node's arguments: options, then the script and its arguments. */
+  /** The program to run; Node itself (process.execPath) when not given. */
+  readonly command?: string;
+  /** Its arguments (Node's: options, then the script and its arguments). */
   readonly args: readonly string[];
   readonly env: NodeJS.ProcessEnv;
   /** Where the preload writes its snapshots (BENCH_CALLS_FILE). */
@@ -68,7 +87,7 @@ export interface ConsumerSpec {
 }
 
 export function spawnConsumer<Snapshot>(spec: ConsumerSpec): ConsumerProcess<Snapshot> {
-  const child = spawn(process.execPath, [...spec.args], {
+  const child = spawn(spec.command ?? process.execPath, [...spec.args], {
     env: { ...spec.env, BENCH_CALLS_FILE: spec.callsFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

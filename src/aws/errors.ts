@@ -1,3 +1,4 @@
+import { capText } from '../util/cap-text.ts';
 import { ANSWER_TOO_LARGE } from './answer-caps.ts';
 
 /**
@@ -16,7 +17,15 @@ export interface ClassifiedError {
   readonly code: string;
   readonly message: string;
   readonly status?: number;
+  /**
+   * The `Reason` an error gave (Lambda's TooManyRequestsException: ReservedFunctionConcurrentInvocationLimitExceeded
+   * and others), capped: it is the service's text, logged.
+   */
+  readonly reason?: string;
 }
+
+/** A Reason is an enum value of a few dozen characters; anything longer is cut. */
+const REASON_CAP_BYTES = 128;
 
 const THROTTLING = new Set([
   'ThrottlingException',
@@ -106,6 +115,8 @@ interface SdkErrorShape {
   message?: unknown;
   $metadata?: { httpStatusCode?: unknown };
   $retryable?: unknown;
+  /** Lambda's throttle reason: the SDK's TooManyRequestsException field, which the lean client's serviceError() copies. */
+  Reason?: unknown;
   cause?: unknown;
   errors?: unknown;
 }
@@ -115,7 +126,9 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   const e = (err ?? {}) as SdkErrorShape;
   const networkCode = findNetworkCode(err);
   const name = typeof e.name === 'string' ? e.name : 'Error';
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
+  // Capped (src/util/cap-text.ts): every log line and check report takes the message from here, and some refusals
+  // quote the request, e.g. Lambda's InvalidRequestContentException quotes the payload it could not parse.
+  const message = capText(typeof e.message === 'string' && e.message !== '' ? e.message : String(err));
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
   const timedOut = timeoutSignal?.aborted && (timeoutSignal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError';
   const notSent = status === undefined ? notSentCode(err) : undefined;
@@ -133,7 +146,10 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   if (timedOut) {
     return { kind: 'retryable', code: 'TimeoutError', message: 'no answer in time' };
   }
-  if (THROTTLING.has(name) || status === 429) return { kind: 'throttled', code: name, message, ...(status ? { status } : {}) };
+  if (THROTTLING.has(name) || status === 429) {
+    const reason = typeof e.Reason === 'string' && e.Reason !== '' ? capText(e.Reason, REASON_CAP_BYTES) : undefined;
+    return { kind: 'throttled', code: name, message, ...(status ? { status } : {}), ...(reason !== undefined ? { reason } : {}) };
+  }
   if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'RequestTimeoutException') {
     return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };
   }

@@ -28,8 +28,8 @@ export class LambdaHttpInvoker implements FunctionInvoker {
     return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
-  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('DryRun', '', signal);
+  dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send('DryRun', '', signal, params);
   }
 
   async #send(
@@ -38,11 +38,15 @@ export class LambdaHttpInvoker implements FunctionInvoker {
     signal?: AbortSignal,
     params?: InvokeParams,
   ): Promise<InvokeResult> {
-    // The headers InvokeCommand's serializer writes for these members (@aws-sdk/client-lambda, InvocationRequest).
-    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type };
-    if (params?.durableExecutionName !== undefined) headers['x-amz-durable-execution-name'] = params.durableExecutionName;
     try {
-      const answer = await this.#http.post(this.#endpoint, this.#path, headers, payload, signal, INVOKE_ANSWER_MAX_BYTES);
+      const answer = await this.#http.post(
+        this.#endpoint,
+        this.#path,
+        { 'content-type': 'application/octet-stream', 'x-amz-invocation-type': type, ...paramHeaders(params) },
+        payload,
+        signal,
+        INVOKE_ANSWER_MAX_BYTES,
+      );
       if (answer.status < 200 || answer.status >= 300) throw serviceError(answer);
       this.#onCall?.('Invoke', undefined);
       const functionError = answer.headers['x-amz-function-error'];
@@ -58,6 +62,14 @@ export class LambdaHttpInvoker implements FunctionInvoker {
       return { ok: false, error: classifyInvokeError(err, signal) };
     }
   }
+}
+
+/** The headers InvokeCommand's serializer makes of the params (the SDK's Lambda model names them); absent ones are not sent. */
+function paramHeaders(params: InvokeParams | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (params?.durableExecutionName !== undefined) headers['x-amz-durable-execution-name'] = params.durableExecutionName;
+  if (params?.tenantId !== undefined) headers['x-amz-tenant-id'] = params.tenantId;
+  return headers;
 }
 
 /** The SDK's extendedEncodeURIComponent: encodeURIComponent plus !'()*. */

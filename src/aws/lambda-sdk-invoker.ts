@@ -21,8 +21,8 @@ export class LambdaSdkInvoker implements FunctionInvoker {
     return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
-  dryRun(signal?: AbortSignal): Promise<InvokeResult> {
-    return this.#send('DryRun', undefined, signal);
+  dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+    return this.#send('DryRun', undefined, signal, params);
   }
 
   async #send(
@@ -38,6 +38,7 @@ export class LambdaSdkInvoker implements FunctionInvoker {
           InvocationType: type,
           ...(params?.durableExecutionName !== undefined ? { DurableExecutionName: params.durableExecutionName } : {}),
           ...(payload !== undefined ? { Payload: Buffer.from(payload) } : {}),
+          ...(params?.tenantId !== undefined ? { TenantId: params.tenantId } : {}),
         }),
         signal ? { abortSignal: signal } : {},
       );

@@ -1,16 +1,10 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type ClientRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type RequestOptions,
-} from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { markNotSent } from './errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
+import { nodeHttp } from '../util/node-http.ts';
 import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
@@ -104,7 +98,7 @@ export class SignedHttp {
       uriEscapePath: true,
       applyChecksum: true,
     });
-    this.#http = new HttpAgent(keepAliveAgentOptions(options.maxSockets));
+    this.#http = new nodeHttp.Agent(keepAliveAgentOptions(options.maxSockets));
     this.#https = new HttpsAgent(keepAliveAgentOptions(options.maxSockets));
   }
 
@@ -163,7 +157,7 @@ export class SignedHttp {
     }
     const https = origin.protocol === 'https:';
     const answer = await send(
-      https ? httpsRequest : httpRequest,
+      https ? httpsRequest : nodeHttp.request,
       {
         agent: https ? this.#https : this.#http,
         hostname: origin.hostname,
@@ -199,7 +193,7 @@ export class SignedHttp {
  * (eight closures and their listeners) to every request for as long as it is open.
  */
 function send(
-  request: typeof httpRequest,
+  request: typeof nodeHttp.request,
   options: RequestOptions,
   headers: Record<string, string>,
   body: string,
@@ -349,8 +343,11 @@ export function serviceError(answer: HttpAnswer): ServiceError {
   const text = body['message'] ?? body['Message'];
   const message = typeof text === 'string' && text !== '' ? text : `HTTP ${answer.status}`;
   const requestId = header('x-amzn-requestid');
+  // Lambda's throttle reason, under the SDK's field name so both clients' errors are classified alike (errors.ts).
+  const reason = typeof body['Reason'] === 'string' ? { Reason: body['Reason'] } : {};
   return Object.assign(new Error(message), {
     name,
+    ...reason,
     $metadata: { httpStatusCode: answer.status, ...(requestId ? { requestId } : {}) },
     $fault: answer.status >= 500 ? ('server' as const) : ('client' as const),
   });

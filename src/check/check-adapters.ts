@@ -1,9 +1,15 @@
 // The real I/O behind `workerless check`: the AWS adapters a run builds (the same --aws-client, region,
 // --endpoint-url, AWS_ENDPOINT_URL_* variables, one Invoke attempt), and the run's own Temporal connection.
+// GetFunctionConfiguration and GetFunctionConcurrency go through the SDK's Lambda client with either
+// --aws-client: a run never makes them (the lean client carries only the calls made per message), and that
+// client is the one a run builds for Temporal spillover, with the same endpoint, credentials and clock.
 import { connect as tcpConnect } from 'node:net';
+import type { FunctionConfiguration as SdkFunctionConfiguration } from '@aws-sdk/client-lambda';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { createAwsAdapters } from '../aws/adapters.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
+import { AwsCallError, classifyAwsError } from '../aws/errors.ts';
+import type { FunctionConfiguration } from './function-fit.ts';
 import type { Config } from '../config/config.ts';
 import { resolveQueue } from '../aws/sqs-source.ts';
 
@@ -18,7 +24,28 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
   return {
     endpoints: { lambda: endpointName(endpoints.lambda.url), cloudwatch: endpointName(endpoints.cloudwatch.url) },
     resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal, endpoints.sqs),
-    dryRun: async (functionName, signal) => (await aws).invoker(functionName).dryRun(signal),
+    dryRun: async (functionName, signal, params) => (await aws).invoker(functionName).dryRun(signal, params),
+    async functionConfiguration(functionName, qualifier, signal) {
+      const [{ GetFunctionConfigurationCommand }, lambda] = await Promise.all([import('@aws-sdk/client-lambda'), (await aws).sdk.lambda()]);
+      const command = new GetFunctionConfigurationCommand({
+        FunctionName: functionName,
+        ...(qualifier !== undefined ? { Qualifier: qualifier } : {}),
+      });
+      try {
+        return configurationOf(await lambda.send(command, { abortSignal: signal }));
+      } catch (err) {
+        throw new AwsCallError('GetFunctionConfiguration', classifyAwsError(err, signal));
+      }
+    },
+    async reservedConcurrency(functionName, signal) {
+      const [{ GetFunctionConcurrencyCommand }, lambda] = await Promise.all([import('@aws-sdk/client-lambda'), (await aws).sdk.lambda()]);
+      try {
+        const out = await lambda.send(new GetFunctionConcurrencyCommand({ FunctionName: functionName }), { abortSignal: signal });
+        return out.ReservedConcurrentExecutions;
+      } catch (err) {
+        throw new AwsCallError('GetFunctionConcurrency', classifyAwsError(err, signal));
+      }
+    },
     // The run's own PutMetricData (lean or SDK), which throws an AwsCallError when CloudWatch refuses.
     putCheckDatum: async (namespace, signal) =>
       (await (await aws).cloudwatch()).putMetricData(
@@ -37,6 +64,22 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
         () => {},
       );
     },
+  };
+}
+
+/** What the check reads of a GetFunctionConfiguration answer. Lambda's default timeout is 3 s when none is given. */
+function configurationOf(out: SdkFunctionConfiguration): FunctionConfiguration {
+  const managed = out.CapacityProviderConfig?.LambdaManagedInstancesCapacityProviderConfig;
+  return {
+    version: out.Version ?? '$LATEST',
+    timeoutSec: out.Timeout ?? 3,
+    codeSha256: out.CodeSha256,
+    managedInstances:
+      managed?.CapacityProviderArn !== undefined
+        ? { capacityProviderArn: managed.CapacityProviderArn, perEnvironmentMaxConcurrency: managed.PerExecutionEnvironmentMaxConcurrency }
+        : undefined,
+    tenantIsolationMode: out.TenancyConfig?.TenantIsolationMode,
+    durable: out.DurableConfig ? { executionTimeoutSec: out.DurableConfig.ExecutionTimeout } : undefined,
   };
 }
 

@@ -1,19 +1,26 @@
 // `workerless check`: proves, before a deploy, that a configuration can run. It resolves every queue,
-// DryRun-invokes the functions, sends one CloudWatch datum and reads the Temporal task queues, and turns each
-// outcome into one line. The I/O sits behind CheckPorts (check-adapters.ts builds the real ones), so this file
-// decides only what was checked and what each failure means for the operator.
+// DryRun-invokes the functions, reads their configuration and reserved concurrency and compares them with the
+// routes as Lambda's SQS trigger would (function-fit.ts, queue-checks.ts), sends one CloudWatch datum and reads the
+// Temporal task queues, and turns each outcome into one line. The I/O sits behind CheckPorts (check-adapters.ts
+// builds the real ones), so this file decides only what was checked and what each failure means for the operator.
 import { callErrorOf, unreachableReason, withDeadline, type ClassifiedError } from '../aws/errors.ts';
-import type { Config } from '../config/config.ts';
-import type { InvokeError, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { Config, RouteConfig } from '../config/config.ts';
+import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
+import type { InvokeError, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { NETWORK_HINT, QueueResolveError, firstLine, queueNameOf, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
+import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfiguration, type FunctionLoad } from './function-fit.ts';
+import { splitFunctionRef } from './function-ref.ts';
+import { asResult, QUEUE_CHECKS } from './queue-checks.ts';
 
 /** One check's outcome: `name` says what was checked ("queue payments"), `detail` what was found or what is wrong. */
 export interface CheckResult {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** Passed, but worth the operator's attention: printed as `warn`; the exit code stays 0. */
+  readonly warning?: true;
 }
 
 export interface CheckReport {
@@ -24,8 +31,9 @@ export interface CheckReport {
 
 /** What the check reads of a task queue; the run's TaskQueueStats (from DescribeTaskQueue) satisfy it. */
 export interface TaskQueueBacklog {
-  readonly workflow: { readonly backlog: number };
-  readonly activity: { readonly backlog: number };
+  /** `known: false`: the server sent no statistics (an unloaded task queue); the backlog is then unknown, not 0. */
+  readonly workflow: { readonly backlog: number; readonly known?: boolean };
+  readonly activity: { readonly backlog: number; readonly known?: boolean };
 }
 
 /** A Temporal connection as the check uses it: the run's stats reader, and close. */
@@ -39,8 +47,15 @@ export interface CheckPorts {
   /** Resolves one queue exactly as a run does; throws a QueueResolveError (or StartupError) when it cannot. */
   /** The queue with its own visibility timeout (check.ts applies the route's --visibility-timeout). */
   resolveQueue(spec: QueueSpec, signal: AbortSignal): Promise<ResolvedQueue>;
-  /** An InvocationType DryRun Invoke of the function. */
-  dryRun(functionName: string, signal: AbortSignal): Promise<InvokeResult>;
+  /** An InvocationType DryRun Invoke of the function, with what it carries (the tenant of a tenant-isolated function). */
+  dryRun(functionName: string, signal: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
+  /**
+   * GetFunctionConfiguration of the function as named, or at `qualifier` (then the name is unqualified); throws
+   * an AwsCallError when Lambda refuses.
+   */
+  functionConfiguration(functionName: string, qualifier: string | undefined, signal: AbortSignal): Promise<FunctionConfiguration>;
+  /** GetFunctionConcurrency of an unqualified function: its reserved concurrency, undefined when it has none; throws an AwsCallError. */
+  reservedConcurrency(functionName: string, signal: AbortSignal): Promise<number | undefined>;
   /** Sends one datum to the namespace; throws an AwsCallError when CloudWatch refuses. */
   putCheckDatum(namespace: string, signal: AbortSignal): Promise<void>;
   /** Connects to Temporal with the run's connection options (TLS, API key); bounded by its own connect timeout. */
@@ -69,19 +84,40 @@ export const UNCHECKED_SQS_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage',
 /** Runs every check that the configuration calls for, all of them even when some fail, each under its deadline. */
 export async function runChecks(config: Config, ports: CheckPorts, options: CheckOptions = {}): Promise<CheckReport> {
   const deadline = (): AbortSignal => withDeadline(options.deadlineMs ?? DEFAULT_DEADLINE_MS, options.signal);
-  const queueSpecs = config.routes.flatMap((route) =>
-    route.queues.queues.map((spec) => ({ spec, visibility: route.visibilityTimeoutSec })),
-  );
-  const functions: { what: string; name: string }[] = config.routes.map((route) => ({ what: 'function', name: route.functionName }));
-  if (config.temporal) functions.push({ what: 'Temporal worker function', name: config.temporal.functionName });
+  const queueSpecs = config.routes.flatMap((route) => route.queues.queues.map((spec) => ({ spec, route })));
+  const loads = functionLoads(config.routes);
 
-  const [queues, fns, metrics, temporal] = await Promise.all([
-    Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.visibility, deadline()))),
-    Promise.all(functions.map((f) => checkFunctionDryRun(ports, f.what, f.name, deadline()))),
+  const [queues, routeFns, temporalFn, reserved, metrics, temporal] = await Promise.all([
+    Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline()))),
+    Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline, dryRunParams(route)))),
+    config.temporal ? checkFunctionDryRun(ports, 'Temporal worker function', config.temporal.functionName, deadline()) : undefined,
+    Promise.all([...loads.keys()].map((fn) => readReserved(ports, fn, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
   ]);
-  const results = [...mergeUnreachable(queues), ...mergeUnreachable(fns), ...(metrics ? [metrics] : []), ...temporal];
+  const fnOf = new Map(config.routes.map((route, i) => [route, routeFns[i]!]));
+  const queueLines = queueSpecs.flatMap(({ route }, i) => {
+    const queue = queues[i]!.resolved;
+    if (queue === undefined) return [];
+    const facts = { route, queue, fn: fnOf.get(route)?.runs };
+    return QUEUE_CHECKS.map((check) => check(facts)).filter((r) => r !== undefined);
+  });
+  const concurrencyLines = [...loads].flatMap(([fn, load], i) => {
+    const dryRunFailed = config.routes.some((route) => splitFunctionRef(route.functionName).function === fn && !fnOf.get(route)?.dryRun.ok);
+    return concurrencyLine(fn, load, config.replicas, reserved[i]!, dryRunFailed, ports.endpoints?.lambda);
+  });
+  const results = [
+    ...mergeUnreachable(queues.map((q) => q.result)),
+    // Each function's configuration line after its DryRun line (never merged: only an unreachable service is).
+    ...mergeUnreachable([
+      ...routeFns.flatMap((f) => [f.dryRun, ...(f.configuration ? [f.configuration] : [])]),
+      ...(temporalFn ? [temporalFn] : []),
+    ]),
+    ...queueLines,
+    ...concurrencyLines,
+    ...(metrics ? [metrics] : []),
+    ...temporal,
+  ];
   const notes =
     queueSpecs.length > 0
       ? [
@@ -91,10 +127,15 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   return { results, notes };
 }
 
-/** `ok   queue payments (...)`, `FAIL queue x: does not exist (...)`, `note ...`: one line each, no colour. */
+/**
+ * `ok   queue payments (...)`, `warn queue payments visibility: ...`, `FAIL queue x: does not exist (...)`,
+ * `note ...`: one line each, no colour.
+ */
 export function formatReport(report: CheckReport): string[] {
   return [
-    ...report.results.map((r) => (r.ok ? `ok   ${r.name} (${r.detail})` : `FAIL ${r.name}: ${r.detail}`)),
+    ...report.results.map((r) =>
+      !r.ok ? `FAIL ${r.name}: ${r.detail}` : r.warning ? `warn ${r.name}: ${r.detail}` : `ok   ${r.name} (${r.detail})`,
+    ),
     ...report.notes.map((n) => `note ${n}`),
   ];
 }
@@ -108,12 +149,18 @@ interface Checked extends CheckResult {
   readonly unreachable?: { readonly service: string; readonly reason: string };
 }
 
+/** The queue's line, and the queue itself when it was resolved (for QUEUE_CHECKS). */
+interface QueueChecked {
+  readonly result: Checked;
+  readonly resolved?: ResolvedQueue;
+}
+
 async function checkQueue(
   ports: CheckPorts,
   spec: QueueSpec,
   visibilityOverrideSec: number | undefined,
   signal: AbortSignal,
-): Promise<Checked> {
+): Promise<QueueChecked> {
   const name = `queue ${queueNameOf(spec.ref)}`;
   try {
     const q = await ports.resolveQueue(spec, signal);
@@ -122,29 +169,152 @@ async function checkQueue(
       visibilitySec === 0
         ? 'visibility 0 s: a message can be received again while it is processed, set --visibility-timeout'
         : `visibility ${visibilitySec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
-    return { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` };
+    return { result: { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` }, resolved: q };
   } catch (err) {
-    if (!(err instanceof QueueResolveError)) return { name, ok: false, detail: err instanceof Error ? err.message : String(err) };
+    if (!(err instanceof QueueResolveError))
+      return { result: { name, ok: false, detail: err instanceof Error ? err.message : String(err) } };
     const e = err.error;
     if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
-      return { name, ok: false, detail: `does not exist (${e.code})` };
+      return { result: { name, ok: false, detail: `does not exist (${e.code})` } };
     }
     // GetQueueAttributes is never tried when GetQueueUrl is refused, so both may be missing.
     const actions = err.operation === 'GetQueueUrl' ? ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'] : ['sqs:GetQueueAttributes'];
-    return { name, ok: false, ...explainAwsError(e, 'SQS', actions, err.endpoint) };
+    return { result: { name, ok: false, ...explainAwsError(e, 'SQS', actions, err.endpoint) } };
   }
 }
 
-async function checkFunctionDryRun(ports: CheckPorts, what: string, functionName: string, signal: AbortSignal): Promise<Checked> {
+/** A tenant-isolated function's DryRun names a tenant, as the run's start-up check does (src/daemon/function-check.ts). */
+function dryRunParams(route: RouteConfig): InvokeParams | undefined {
+  return route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
+}
+
+async function checkFunctionDryRun(
+  ports: CheckPorts,
+  what: string,
+  functionName: string,
+  signal: AbortSignal,
+  params?: InvokeParams,
+): Promise<Checked> {
   const name = `${what} ${functionName}`;
-  const outcome = await ports.dryRun(functionName, signal);
-  if (outcome.ok) return { name, ok: true, detail: 'DryRun invoke allowed' };
+  const outcome = await ports.dryRun(functionName, signal, params);
+  if (outcome.ok)
+    return { name, ok: true, detail: `DryRun invoke allowed${params?.tenantId !== undefined ? ` (tenant ${params.tenantId})` : ''}` };
   const e: InvokeError = outcome.error;
   // A throttled dry run still proves the function exists and may be invoked.
   if (e.kind === 'throttled')
     return { name, ok: true, detail: `DryRun invoke throttled (${e.code}), which proves it exists and may be invoked` };
   if (e.code === 'ResourceNotFoundException') return { name, ok: false, detail: `does not exist (${e.code})` };
   return { name, ok: false, ...explainAwsError(e, 'Lambda', ['lambda:InvokeFunction'], ports.endpoints?.lambda) };
+}
+
+/** A route's function: its DryRun line, its configuration line, and the configuration of the version it runs. */
+interface FunctionChecked {
+  readonly dryRun: Checked;
+  /** Undefined when the DryRun line already says why nothing could be read (no such function, unreachable). */
+  readonly configuration: CheckResult | undefined;
+  /** GetFunctionConfiguration of the version an invocation runs; undefined when it could not be read. */
+  readonly runs: FunctionConfiguration | undefined;
+}
+
+/**
+ * The DryRun, and beside it GetFunctionConfiguration: of the function as configured, and for an unqualified
+ * Managed Instances function also of `$LATEST.PUBLISHED`, the version such an invoke runs.
+ */
+async function checkFunction(
+  ports: CheckPorts,
+  what: string,
+  functionName: string,
+  deadline: () => AbortSignal,
+  params?: InvokeParams,
+): Promise<FunctionChecked> {
+  const ref = splitFunctionRef(functionName);
+  const readConfiguration = async () => {
+    const configured = await ports.functionConfiguration(functionName, undefined, deadline());
+    if (!configured.managedInstances || ref.qualifier !== undefined) return { configured, runs: configured };
+    try {
+      const published = await ports.functionConfiguration(ref.function, LATEST_PUBLISHED, deadline());
+      return { configured, published, runs: published };
+    } catch (err) {
+      const e = callErrorOf(err);
+      if (e.code === 'ResourceNotFoundException') return { configured, runs: undefined };
+      // $LATEST was read: say what it is, and why the version that runs could not be.
+      const { detail } = explainAwsError(e, 'Lambda', ['lambda:GetFunctionConfiguration'], ports.endpoints?.lambda);
+      return { configured, published: { unreadable: detail }, runs: undefined };
+    }
+  };
+  const [dryRun, read] = await Promise.all([
+    checkFunctionDryRun(ports, what, functionName, deadline(), params),
+    readConfiguration().then(
+      (r) => ({ ok: true as const, ...r }),
+      (err: unknown) => ({ ok: false as const, error: callErrorOf(err) }),
+    ),
+  ]);
+  const name = `${what} ${functionName} configuration`;
+  if (read.ok) {
+    return {
+      dryRun,
+      configuration: asResult(name, describeFunction(functionName, ref.qualifier, read.configured, read.published)),
+      runs: read.runs,
+    };
+  }
+  if (!dryRun.ok && saidByDryRun(read.error)) return { dryRun, configuration: undefined, runs: undefined };
+  const { detail } = explainAwsError(read.error, 'Lambda', ['lambda:GetFunctionConfiguration'], ports.endpoints?.lambda);
+  return {
+    dryRun,
+    configuration: {
+      name,
+      ok: true,
+      warning: true,
+      detail: `${detail}; so its timeout and version are not checked, nor its queues' visibility timeout against its timeout`,
+    },
+    runs: undefined,
+  };
+}
+
+/** A read that failed for a reason the function's failed DryRun line already gives. */
+function saidByDryRun(e: ClassifiedError): boolean {
+  return e.code === 'ResourceNotFoundException' || unreachableReason(e) !== undefined || CREDENTIAL_ERRORS.has(e.code);
+}
+
+/** The routes of each function, by its unqualified name: reserved concurrency is the function's, whatever the alias. */
+function functionLoads(routes: readonly RouteConfig[]): Map<string, FunctionLoad> {
+  const loads = new Map<string, FunctionLoad>();
+  for (const route of routes) {
+    const fn = splitFunctionRef(route.functionName).function;
+    const load = loads.get(fn);
+    const adaptive = route.adaptiveConcurrency !== undefined;
+    loads.set(fn, {
+      concurrency: [...(load?.concurrency ?? []), route.concurrency],
+      adaptive: (load?.adaptive ?? true) && adaptive,
+    });
+  }
+  return loads;
+}
+
+type ReservedRead = { ok: true; reserved: number | undefined } | { ok: false; error: ClassifiedError };
+
+async function readReserved(ports: CheckPorts, functionName: string, signal: AbortSignal): Promise<ReservedRead> {
+  try {
+    return { ok: true, reserved: await ports.reservedConcurrency(functionName, signal) };
+  } catch (err) {
+    return { ok: false, error: callErrorOf(err) };
+  }
+}
+
+/** The concurrency line of one function (none when its failed DryRun already says why it could not be read). */
+function concurrencyLine(
+  functionName: string,
+  load: FunctionLoad,
+  replicas: number,
+  read: ReservedRead,
+  dryRunFailed: boolean,
+  endpoint: string | undefined,
+): CheckResult[] {
+  const name = `function ${functionName} concurrency`;
+  if (read.ok) return [asResult(name, concurrencyFit(load, replicas, read.reserved))];
+  if (dryRunFailed && saidByDryRun(read.error)) return [];
+  const { detail } = explainAwsError(read.error, 'Lambda', ['lambda:GetFunctionConcurrency'], endpoint);
+  return [{ name, ok: true, warning: true, detail: `${detail}; so --concurrency is not compared with its reserved concurrency` }];
 }
 
 async function checkMetrics(ports: CheckPorts, namespace: string, signal: AbortSignal): Promise<Checked> {
@@ -182,7 +352,11 @@ async function checkTemporal(ports: CheckPorts, config: TemporalConfig, deadline
         const name = `temporal task queue ${taskQueue}`;
         try {
           const stats = await connection.read(taskQueue, deadline());
-          return { name, ok: true, detail: `${where}, backlog ${stats.workflow.backlog + stats.activity.backlog}` };
+          const known = stats.workflow.known !== false && stats.activity.known !== false;
+          const backlog = known
+            ? String(stats.workflow.backlog + stats.activity.backlog)
+            : 'unknown (no statistics: an unloaded task queue)';
+          return { name, ok: true, detail: `${where}, backlog ${backlog}` };
         } catch (err) {
           const hint = grpcStatus(err) === 'PERMISSION_DENIED' ? ` (needs DescribeTaskQueue in namespace ${config.namespace})` : '';
           return { name, ok: false, detail: `${describeTemporalError(err)}${hint}` };
@@ -256,7 +430,8 @@ function mergeUnreachable(results: readonly Checked[]): CheckResult[] {
   const emitted = new Set<string>();
   for (const r of results) {
     if (r.unreachable === undefined) {
-      out.push({ name: r.name, ok: r.ok, detail: r.detail });
+      const { unreachable: _, ...result } = r;
+      out.push(result);
       continue;
     }
     const key = `${r.unreachable.service}\u0000${r.unreachable.reason}`;

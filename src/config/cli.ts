@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { parse } from 'yaml';
-import yargs from 'yargs';
+import parseArgv from 'yargs-parser';
 import { camel, defaultText, envName, flagOf, kebab, rangeText, type OptionDef } from './options.ts';
 
 /**
@@ -36,20 +36,20 @@ export function collectOptions(argv: readonly string[], env: NodeJS.ProcessEnv, 
   const problems: string[] = [];
   const warnings: string[] = [];
   const byFlag = new Map(defs.map((d) => [d.flag, d]));
-  const parsed = yargs([...argv])
-    .help(false)
-    .version(false)
-    .parserConfiguration({ 'duplicate-arguments-array': false, 'strip-aliased': true, 'boolean-negation': false })
-    .option('help', { alias: 'h', type: 'boolean' })
-    .option('version', { type: 'boolean' })
-    .options(Object.fromEntries(defs.map((d) => [d.flag, { type: 'string' as const }])))
-    .parseSync() as Record<string, unknown> & { _: (string | number)[] };
+  // yargs's own parser (what yargs runs underneath): the rest of yargs builds --help and commands, which the
+  // options table does here, and costs about 11 MiB resident (bench/README.md).
+  const parsed = parseArgv([...argv], {
+    boolean: ['help', 'version'],
+    alias: { help: ['h'] },
+    string: defs.map((d) => d.flag),
+    configuration: { 'duplicate-arguments-array': false, 'strip-aliased': true, 'boolean-negation': false },
+  }) as Record<string, unknown> & { _: (string | number)[] };
 
   const known = new Set(['_', '$0', 'help', 'h', 'version']);
   for (const d of defs) known.add(d.flag).add(camel(d.flag));
   const keys = Object.keys(parsed);
   for (const key of keys) {
-    // yargs adds a camelCase twin of every kebab-case flag; report each unknown flag once, as typed.
+    // The parser adds a camelCase twin of every kebab-case flag; report each unknown flag once, as typed.
     if (known.has(key) || (key !== kebab(key) && keys.includes(kebab(key)))) continue;
     problems.push(`unknown option --${key}${suggest(key, defs)}`);
   }

@@ -57,10 +57,14 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** --log-level. */
   readonly logLevel: LogLevel;
+  /** --replicas: copies of the daemon that run this configuration; only `workerless check` reads it. */
+  readonly replicas: number;
   /** --http-port; undefined: no HTTP server. */
   readonly httpPort: number | undefined;
   /** --http-host. */
   readonly httpHost: string;
+  /** --http-allowed-hosts, split at the commas; empty by default. */
+  readonly httpAllowedHosts: readonly string[];
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
 }
@@ -106,8 +110,13 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
     awsClient: r.read('aws-client'),
     shutdownTimeoutMs: r.read('shutdown-timeout') * 1000,
     logLevel: r.read('log-level'),
+    replicas: r.read('replicas'),
     httpPort: r.read('http-port'),
     httpHost: r.read('http-host'),
+    httpAllowedHosts: (r.read('http-allowed-hosts') ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
     temporal: resolveTemporalConfig(r),
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.

@@ -15,10 +15,11 @@
  * `retry-backoff: off` turns the back-off off for that queue alone.
  */
 import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
+import type { ConcurrencyGrowth } from '../dispatch/growth-cap.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { RawValue } from './cli.ts';
-import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
+import { addDefaults, parseDurationMs, type OptionsWithDefaults } from './with-defaults.ts';
 import {
   FILTER_ACTION_DEFAULT,
   QUEUE_SETTINGS,
@@ -97,11 +98,38 @@ function resolveAdaptiveConcurrency(r: OptionsWithDefaults, concurrency: number)
   const adaptive = r.given('adaptive-concurrency');
   if (adaptive !== true) {
     // An invalid --adaptive-concurrency is reported as such, not also as a --min-concurrency without it.
-    if (adaptive === false || !r.has('adaptive-concurrency')) r.reject('min-concurrency', 'is only used with --adaptive-concurrency on');
+    if (adaptive === false || !r.has('adaptive-concurrency')) {
+      r.reject('min-concurrency', 'is only used with --adaptive-concurrency on');
+      if (r.read('concurrency-growth') !== 'off') r.reject('concurrency-growth', 'is only used with --adaptive-concurrency on');
+    }
     return undefined;
   }
   if (minConcurrency > concurrency) r.problem(`--min-concurrency must not be above --concurrency (${concurrency}), got ${minConcurrency}`);
-  return Object.freeze({ minConcurrency: Math.min(minConcurrency, concurrency) });
+  const growth = resolveConcurrencyGrowth(r);
+  return Object.freeze({ minConcurrency: Math.min(minConcurrency, concurrency), ...(growth ? { growth } : {}) });
+}
+
+/** The largest factor and the window range of --concurrency-growth. */
+const GROWTH_FACTOR_MAX = 10;
+const GROWTH_WINDOW_MS = { min: 1_000, max: 3_600_000 };
+
+/** --concurrency-growth "FACTORx/WINDOW" (the form is checked by its pattern); undefined: off. */
+function resolveConcurrencyGrowth(r: OptionsWithDefaults): ConcurrencyGrowth | undefined {
+  const text = r.read('concurrency-growth');
+  if (text === 'off') return undefined;
+  const [factorText = '', windowText = ''] = text.split('/');
+  const factor = Number(factorText.slice(0, -1));
+  const windowMs = parseDurationMs(windowText);
+  if (
+    !(factor > 1 && factor <= GROWTH_FACTOR_MAX) ||
+    windowMs === undefined ||
+    windowMs < GROWTH_WINDOW_MS.min ||
+    windowMs > GROWTH_WINDOW_MS.max
+  ) {
+    r.reject('concurrency-growth', `must have a factor above 1 up to ${GROWTH_FACTOR_MAX} and a window from 1s to 1h`);
+    return undefined;
+  }
+  return Object.freeze({ factor, windowMs });
 }
 
 /**

@@ -1,3 +1,5 @@
+import { TENANT_SOURCE_PATTERN } from '../invoke/tenant-split.ts';
+
 /**
  * Every option the daemon accepts, each defined once: its flag (also its config-file key; the WORKERLESS_* env var
  * is derived from it), kind, range or allowed values, typed default, --help text and docs row, and the nested
@@ -102,6 +104,8 @@ const FUNCTION_PATTERN =
 const NAME_PATTERN = /^[A-Za-z0-9._\-/#:]{1,244}$/;
 /** An IPv4/IPv6 address or a host name: what server.listen() accepts. */
 const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
+/** Comma-separated host names, each optionally with a leading dot (a domain and every name under it), or `*`. */
+const ALLOWED_HOSTS_PATTERN = /^\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?)(\s*,\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?))*\s*$/;
 const NAME_EQUALS_N = '`name=N,...`';
 
 export const CORE_OPTIONS = [
@@ -176,8 +180,17 @@ export const CORE_OPTIONS = [
     minMs: 1_000,
     maxMs: 3_600_000,
     default: 60_000,
-    describe: "How often the queues' own visibility timeout is re-read (without --visibility-timeout)",
-    doc: "how often each queue's own visibility timeout is re-read, so a change is picked up without a restart; see [Visibility and leases](#visibility-and-leases)",
+    describe:
+      "How often the queues' attributes are re-read: their own visibility timeout (without --visibility-timeout) and the backlog gauges",
+    doc: "how often each queue's attributes are re-read (one call per queue): its own visibility timeout, so a change is picked up without a restart (see [Visibility and leases](#visibility-and-leases)), and the [backlog gauges](operations.md#backlog-gauges)",
+  },
+  {
+    flag: 'backlog-gauges',
+    group: SQS,
+    kind: 'boolean',
+    default: true,
+    describe: "Read each queue's visible, in-flight and delayed counts every --visibility-refresh, for /metrics and CloudWatch",
+    doc: "each queue's visible, in-flight and delayed counts, read every `--visibility-refresh`; see [Backlog gauges](operations.md#backlog-gauges)",
   },
   {
     flag: 'delete',
@@ -197,6 +210,18 @@ export const CORE_OPTIONS = [
     describe:
       'Durable function: one message per invocation under an execution name from its queue and message id; sync waits for the execution, async deletes the message once Lambda accepted the start',
     doc: 'a [durable function](targets.md#durable-functions): each message starts one named execution (its name derived from the queue and the message id, so a redelivery never starts a second); `sync` waits for the execution (15 minutes at most), `async` deletes the message once Lambda has accepted the start (executions of up to a year). Needs `--batch-size 1`, no `--batch-window` and `--delete on-success`',
+  },
+  {
+    flag: 'tenant-id-from',
+    group: SQS,
+    kind: 'string',
+    pattern: TENANT_SOURCE_PATTERN,
+    mismatch: 'must be group or attribute:NAME (a message attribute name: 1-256 of A-Z a-z 0-9 _ - .)',
+    describe:
+      'The function is in tenant isolation mode: each invocation carries one tenant id, from the MessageGroupId (group) or a String message attribute (attribute:NAME)',
+    doc: "for a function in tenant isolation mode: where each message's tenant id comes from; a batch is split into one invocation per tenant; see [Tenant-isolated functions](targets.md#tenant-isolated-functions)",
+    defaultText: 'none (not tenant-isolated)',
+    valuesText: '`group`, `attribute:NAME`',
   },
   {
     flag: 'retry-backoff',
@@ -289,6 +314,18 @@ export const CORE_OPTIONS = [
     doc: 'fewest loops `--adaptive-concurrency` lowers to (at most `--concurrency`)',
   },
   {
+    flag: 'concurrency-growth',
+    group: DELIVERY,
+    kind: 'string',
+    pattern: /^(off|\d+(\.\d+)?x\/\d+(\.\d+)?(ms|s|m)?)$/,
+    mismatch: 'must be off or FACTORx/WINDOW (e.g. 2x/5m)',
+    default: 'off',
+    describe:
+      'Invocations in flight grow at most FACTOR times within WINDOW (Lambda Managed Instances: 2x/5m); with --adaptive-concurrency',
+    doc: 'invocations in flight grow at most this factor within the window, starting from `--min-concurrency`; see [Managed Instances](targets.md#managed-instances)',
+    valuesText: '`off`, `FACTORx/WINDOW`: factor above 1 up to 10, window 1s to 1h',
+  },
+  {
     flag: 'name',
     group: RUN,
     kind: 'string',
@@ -327,6 +364,17 @@ export const CORE_OPTIONS = [
     describe: 'Log level',
   },
   {
+    flag: 'replicas',
+    group: RUN,
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    default: 1,
+    describe:
+      "How many copies of this daemon run with this configuration (workerless check compares --concurrency x replicas with the function's reserved concurrency)",
+    doc: "how many copies of this daemon run with this configuration: `workerless check` compares each function's `--concurrency` (all its routes) times this with the function's reserved concurrency; a run does not read it. See [Checking a deployment](#checking-a-deployment)",
+  },
+  {
     flag: 'http-port',
     group: RUN,
     kind: 'integer',
@@ -345,6 +393,18 @@ export const CORE_OPTIONS = [
     default: '127.0.0.1',
     describe: 'Address the HTTP server listens on (the image sets 0.0.0.0)',
     valuesText: 'IP address or host name',
+  },
+  {
+    flag: 'http-allowed-hosts',
+    group: RUN,
+    kind: 'string',
+    pattern: ALLOWED_HOSTS_PATTERN,
+    mismatch: 'must be host names separated by commas (".example.com" for a domain and the names under it, "*" for any)',
+    describe:
+      'Host names the HTTP server answers besides IP addresses, localhost and --http-host; any other Host gets 421 (a guard against DNS rebinding)',
+    doc: 'host names the HTTP server answers besides IP addresses, `localhost` and `--http-host`: a request with any other `Host` gets 421, which stops DNS rebinding. `.example.com` allows example.com and every name under it; `*` allows any name. Needed only when the endpoints are reached by name, e.g. through a Service DNS name or an ingress (see [HTTP endpoints and security](#http-endpoints-and-security))',
+    defaultText: 'none',
+    valuesText: 'host names, comma-separated',
   },
   {
     flag: 'region',
@@ -561,6 +621,26 @@ export const TEMPORAL_OPTIONS = [
     default: 10,
     describe: 'Backlog one worker is expected to absorb (desired workers = backlog / this)',
     doc: 'backlog one worker absorbs',
+  },
+  {
+    flag: 'temporal-spill-priority',
+    group: TEMPORAL_GROUP,
+    kind: 'integer',
+    min: 1,
+    max: 100,
+    describe:
+      "Spill over only for the backlog at priority keys 1 to this (1 is the highest, 3 the default; Temporal's keys run 1-5 unless the server raises them); read from stats_by_priority_key",
+    doc: 'spill over only for tasks at priority 1 to this (1 highest, 3 the default); where the server reports no backlog per priority, the whole backlog counts (logged once)',
+    defaultText: 'every priority',
+  },
+  {
+    flag: 'temporal-fairness',
+    group: TEMPORAL_GROUP,
+    kind: 'boolean',
+    default: false,
+    describe:
+      "The task queue uses fairness keys: decide urgency from the oldest task's age (--temporal-max-backlog-age, required) instead of tasks per worker",
+    doc: "fairness keys in use: spill over on the oldest task's age (needs `--temporal-max-backlog-age`), not on the count; see [Temporal spillover](temporal.md#priority-fairness-and-rate-limits)",
   },
   {
     flag: 'temporal-versions',

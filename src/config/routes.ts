@@ -8,6 +8,7 @@ import type { DurableMode } from '../invoke/durable-event.ts';
 import { parseQueueList } from './queue-list.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
+import { parseTenantSource, type TenantSource } from '../invoke/tenant-split.ts';
 
 /**
  * A route: one function, its queues and the options of its own worker pool. A daemon runs every route in one
@@ -41,6 +42,8 @@ export interface RouteConfig {
   readonly visibilityTimeoutSec: number | undefined;
   /** --visibility-refresh, in milliseconds: how often the queues' own visibility timeout is re-read. */
   readonly visibilityRefreshMs: number;
+  /** --backlog-gauges: the queues' counts are read with each re-read, for the backlog gauges. */
+  readonly backlogGauges: boolean;
   /** --delete. */
   readonly deleteMode: OptionValue<'delete'>;
   /** --retry-backoff; undefined: failed messages return after their visibility timeout. */
@@ -51,6 +54,8 @@ export interface RouteConfig {
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
   /** --durable: off, or how each message starts its named durable execution (docs/targets.md). */
   readonly durable: DurableMode;
+  /** --tenant-id-from; undefined: the function is not in tenant isolation mode (no TenantId is sent). */
+  readonly tenantIdFrom: TenantSource | undefined;
 }
 
 /** Route options that name queues (`ownToRoute` in the table): each route gives its own, never inherited from outside `routes`. */
@@ -160,6 +165,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
   const concurrency = r.read('concurrency');
   const batchSize = r.read('batch-size');
   const delivery = resolveDeliveryConfig(r, queues, concurrency);
+  const tenantText = r.read('tenant-id-from');
   const settings: Omit<RouteConfig, 'durable'> = {
     functionName: functionName ?? '',
     queues: queues ?? { mode: 'strict', queues: [] },
@@ -170,10 +176,12 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     batchWindowMs: resolveBatchWindowMs(r, batchSize, queues?.queues.map((q) => q.ref) ?? []),
     visibilityTimeoutSec: r.read('visibility-timeout'),
     visibilityRefreshMs: r.read('visibility-refresh'),
+    backlogGauges: r.read('backlog-gauges'),
     deleteMode: r.read('delete'),
     retryBackoff: delivery.retryBackoff,
     queueOptions: delivery.queueOptions,
     adaptiveConcurrency: delivery.adaptiveConcurrency,
+    tenantIdFrom: tenantText === undefined ? undefined : parseTenantSource(tenantText),
   };
   // After the others: its rules are about their values, which are reported first when invalid.
   const route: RouteConfig = { ...settings, durable: resolveDurable(r, settings) };

@@ -48,6 +48,13 @@ export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | 
   const maxBacklogAgeMs = r.read('temporal-max-backlog-age');
   const coolOffMs = r.read('temporal-cool-off');
   const tasksPerWorker = r.read('temporal-tasks-per-worker');
+  const spillPriority = r.read('temporal-spill-priority');
+  const fairness = r.read('temporal-fairness');
+  if (fairness && maxBacklogAgeMs === undefined) {
+    r.problem(
+      "--temporal-fairness needs --temporal-max-backlog-age: with fairness keys, spillover decides urgency from the oldest task's age",
+    );
+  }
   const versionFunctions = versionFunctionMap(r);
 
   const apiKey = r.read('temporal-api-key');
@@ -83,6 +90,8 @@ export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | 
     maxBacklogAgeMs,
     coolOffMs,
     tasksPerWorker,
+    spillPriority,
+    fairness,
     versionFunctions,
     tls: tlsOn ? Object.freeze({ certPath, keyPath, caPath, serverName }) : undefined,
     apiKey,

@@ -5,7 +5,7 @@ import { resolveQueues, type ResolvedQueue } from '../aws/sqs-source.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
-import { checkFunction } from './function-check.ts';
+import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
 
 /** A route whose queues and function passed the start-up checks. */
 export interface CheckedRoute {
@@ -37,7 +37,8 @@ export async function runStartupChecks(
     config.routes.map(async (route) => {
       const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
       const invoker = aws.invoker(route.functionName);
-      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint);
+      const params = route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
+      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, params);
       return { route, queues, invoker };
     }),
   );

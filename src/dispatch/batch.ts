@@ -6,6 +6,7 @@ import type { QueueOptions } from '../config/delivery-options.ts';
 import { durableInvocations, type DurableMode } from '../invoke/durable-event.ts';
 import type { InvokeParams } from '../invoke/lambda-invoker.ts';
 import { buildSqsEvents, type EventSourceQueue } from '../invoke/sqs-event.ts';
+import { splitByTenant, type TenantSource } from '../invoke/tenant-split.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { filterBatch } from '../receive/batch-filter.ts';
@@ -64,6 +65,8 @@ export interface BatchDeps {
   readonly durable: DurableMode;
   readonly queueOptions: ReadonlyMap<string, QueueOptions> | undefined;
   readonly retryBackoff: RetryBackoff | undefined;
+  /** --tenant-id-from; undefined: the function is not tenant-isolated, and a batch is invoked as one. */
+  readonly tenantIdFrom: TenantSource | undefined;
   /** The longest one receive pass can take. */
   readonly receiveDeadlineMs: number;
   readonly activities: LoopActivities;
@@ -76,9 +79,10 @@ export interface BatchDeps {
 }
 
 /**
- * One received batch, from gathering to settling: gather (the batching window), filter, then each chunk of
- * the payload limit is invoked and settled, in order. Never throws: failures are logged and the messages kept
- * (they return after their visibility timeout). The lease ends here; the Dispatcher does the rest.
+ * One received batch, from gathering to settling: gather (the batching window), filter, split by tenant (for a
+ * tenant-isolated function), then each chunk of the payload limit is invoked and settled, in order. Never throws:
+ * failures are logged and the messages kept (they return after their visibility timeout). The lease ends here;
+ * the Dispatcher does the rest.
  */
 export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchDeps): Promise<void> {
   const { queue } = batch;
@@ -89,20 +93,24 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
     batchIds = ids(batch.messages);
     const messages = await filterBatch(batch, { ...deps, options: deps.queueOptions?.get(queue.name), mark });
     batchIds = ids(messages);
+    const runs = await splitTenants(batch, messages, deps);
+    // The messages in the order they are invoked (the batch's own, unless split by tenant).
+    const invoked = runs.flatMap((run) => run.messages);
+    const invokedIds = ids(invoked);
     let offset = 0;
     // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
     // fields) would otherwise stay reachable until the last invocation of the batch is over.
-    const chunks = messages.length > 0 ? chunksOf(messages, queue, deps.durable) : [];
+    const chunks = runs.flatMap((run) => (run.messages.length > 0 ? chunksOf(run.messages, queue, deps.durable, run.tenantId) : []));
     for (const chunk of chunks) {
       // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-      const unsettled = messages.slice(offset);
+      const unsettled = invoked.slice(offset);
       offset += chunk.messages.length;
       const end = chunk.oversized
         ? await leaveOversized(batch, chunk.messages, chunk.oversized, deps)
         : await invokeAndSettle(batch, chunk, unsettled, halt, deps, mark);
       if (end.kind === 'released') break;
-      if (stopsAfterChunk(batchIds, new Set(end.keptIds), queue.fifo, offset, messages.length)) {
-        deps.events.fifoStopped(queue, batchIds.slice(offset));
+      if (stopsAfterChunk(invokedIds, new Set(end.keptIds), queue.fifo, offset, invoked.length)) {
+        deps.events.fifoStopped(queue, invokedIds.slice(offset));
         break;
       }
     }
@@ -114,15 +122,23 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
 }
 
 /**
- * The invocations of a batch: the trigger's events, split at 6 MB; on a durable route, one per message under its
- * execution name, each held to its invocation type's limit (1 MB for an async start).
+ * The invocations of a batch (or of one tenant's run of it): the trigger's events, split at 6 MB; on a durable
+ * route, one per message under its execution name, each held to its invocation type's limit (1 MB for an async
+ * start). Each carries the run's tenant, if any.
  */
-function chunksOf(messages: Message[], queue: EventSourceQueue, durable: DurableMode): Chunk[] {
-  if (durable === 'off') return buildSqsEvents(messages, queue).map((c) => ({ payload: c.payload, messages: c.messages }));
+function chunksOf(messages: Message[], queue: EventSourceQueue, durable: DurableMode, tenantId: string | undefined): Chunk[] {
+  const tenant = tenantId !== undefined ? { tenantId } : {};
+  if (durable === 'off') {
+    return buildSqsEvents(messages, queue).map((c) => ({
+      payload: c.payload,
+      messages: c.messages,
+      ...(tenantId !== undefined ? { params: tenant } : {}),
+    }));
+  }
   return durableInvocations(messages, queue, durable).map((i) => ({
     payload: i.payload,
     messages: [i.message],
-    params: i.params,
+    params: { ...i.params, ...tenant },
     ...(i.bytes > i.limitBytes ? { oversized: { bytes: i.bytes, limitBytes: i.limitBytes } } : {}),
   }));
 }
@@ -144,8 +160,24 @@ async function leaveOversized(
 }
 
 /**
- * Invokes one chunk and settles it. `unsettled` is this chunk and every later one of the batch: the
- * messages to release on shutdown.
+ * The batch as runs of one tenant each, for a tenant-isolated function (src/invoke/tenant-split.ts); else one run
+ * of the whole batch, without a tenant. Messages without a tenant id (and on FIFO the later messages of their
+ * groups) leave the lease here: counted, logged, and back on the queue after their visibility timeout.
+ */
+async function splitTenants(batch: Batch, messages: Message[], deps: BatchDeps): Promise<{ tenantId?: string; messages: Message[] }[]> {
+  if (deps.tenantIdFrom === undefined) return [{ messages }];
+  const split = splitByTenant(messages, deps.tenantIdFrom, batch.queue.fifo);
+  const left = [...split.untenanted.map((u) => u.message), ...split.heldBehind];
+  if (left.length > 0) {
+    deps.events.untenanted(batch.queue, split, deps.tenantIdFrom);
+    await batch.lease.stop(left);
+  }
+  return split.runs;
+}
+
+/**
+ * Invokes one chunk (with its tenant, if any) and settles it. `unsettled` is this chunk and every later one of
+ * the batch: the messages to release on shutdown.
  */
 async function invokeAndSettle(
   batch: Batch,

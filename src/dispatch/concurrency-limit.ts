@@ -7,10 +7,14 @@
  * Pure: the caller passes the time; ConcurrencyGate (concurrency-gate.ts) makes loops and invocations wait for it.
  */
 
+import type { ConcurrencyGrowth } from './growth-cap.ts';
+
 /** --adaptive-concurrency on; off (the default) keeps every loop in use, as before. */
 export interface AdaptiveConcurrency {
   /** --min-concurrency: the limit never goes below it; default 1. */
   readonly minConcurrency: number;
+  /** --concurrency-growth: how fast invocations in flight may grow (growth-cap.ts); undefined (the default): off. */
+  readonly growth?: ConcurrencyGrowth;
 }
 
 export interface ConcurrencyLimitPolicy {

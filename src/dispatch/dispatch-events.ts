@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import { tenantSourceText, type TenantSource, type TenantSplit } from '../invoke/tenant-split.ts';
 import { epochMsOf } from '../util/clock.ts';
-import type { LimitChange } from './concurrency-limit.ts';
+import type { LimitMove } from '../invoke/concurrency-gate.ts';
+import { agesAtReceive } from '../receive/queue-backlog.ts';
 import type { DispatcherState } from './status.ts';
 
 export interface DispatchEventsDeps {
@@ -53,13 +55,12 @@ export class DispatchEvents {
     this.#metrics.paused(paused);
   }
 
-  /** Adaptive concurrency moved the limit. */
-  limitChanged(change: NonNullable<LimitChange>): void {
+  /** Adaptive concurrency moved the limit (a throttle, invocations that succeeded, or the growth cap). */
+  limitChanged(change: LimitMove): void {
     this.#metrics.limit(change.to);
-    this.#log.info(
-      { function: this.#fn, from: change.from, to: change.to },
-      change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit',
-    );
+    const fields = { function: this.#fn, from: change.from, to: change.to };
+    if (change.byGrowthCap) this.#log.info(fields, 'concurrency growth cap moved the limit');
+    else this.#log.info(fields, change.to < change.from ? 'throttled: lowering the concurrency limit' : 'raising the concurrency limit');
   }
 
   /** A receive that returned messages, which began at `startedAt` (monotonic). */
@@ -67,6 +68,7 @@ export class DispatchEvents {
     const now = this.#now();
     const epochNow = Date.now();
     this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
+    this.#metrics.agesAtReceive(queue.name, agesAtReceive(messages, epochNow));
   }
 
   /** A loop holds a new batch. */
@@ -93,6 +95,28 @@ export class DispatchEvents {
     this.#log.error(
       { queue: queue.name, messageId, function: this.#fn, bytes, limitBytes },
       "event over the invocation's payload limit; not invoked, the message stays for the queue's redrive policy",
+    );
+  }
+
+  /**
+   * Messages without a tenant id for a tenant-isolated function, and on FIFO the later messages of their groups:
+   * not invoked; they return after their visibility timeout, and after maxReceiveCount go to the queue's
+   * dead-letter queue. Only the untenanted ones count in NoTenantEventCount: the others just wait behind them.
+   */
+  untenanted(queue: ResolvedQueue, split: Pick<TenantSplit, 'untenanted' | 'heldBehind'>, source: TenantSource): void {
+    if (split.untenanted.length === 0) return;
+    this.#metrics.untenanted(queue.name, split.untenanted.length);
+    this.#log.error(
+      {
+        queue: queue.name,
+        function: this.#fn,
+        messageIds: split.untenanted.map((u) => u.message.MessageId ?? ''),
+        reasons: split.untenanted.map((u) => u.reason),
+        heldBehindIds: split.heldBehind.map((m) => m.MessageId ?? ''),
+        option: '--tenant-id-from',
+        tenantIdFrom: tenantSourceText(source),
+      },
+      'no tenant id for a tenant-isolated function; messages stay on the queue for its redrive',
     );
   }
 

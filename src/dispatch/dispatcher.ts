@@ -21,7 +21,12 @@ export type DispatcherOptions = Pick<
   RouteConfig,
   'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
 > &
-  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'durable'>> & {
+  Partial<
+    Pick<
+      RouteConfig,
+      'visibilityTimeoutSec' | 'retryBackoff' | 'queueOptions' | 'adaptiveConcurrency' | 'backlogGauges' | 'tenantIdFrom' | 'durable'
+    >
+  > & {
     readonly queues: readonly ResolvedQueue[];
     readonly orderMode: OrderMode;
     /**

@@ -46,18 +46,26 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   const now = deps.now ?? monotonicNow;
   const log = deps.logger;
   const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
-  const visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: log });
+  const metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
+  const visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, {
+    lookup: deps.lookup,
+    logger: log,
+    ...(options.backlogGauges === true ? { onBacklog: (queue, counts) => metrics.backlog(queue.name, counts) } : {}),
+  });
   const receiver = new Receiver(
     { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue) },
     { source: deps.source, logger: log, random, now },
   );
   const gate = new FunctionGate({ logger: log, random, now });
-  const metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
   const tracer = deps.tracer ?? noopTracer;
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
   const adaptive = options.adaptiveConcurrency
     ? new ConcurrencyGate(
-        { max: options.concurrency, min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency) },
+        {
+          max: options.concurrency,
+          min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency),
+          growth: options.adaptiveConcurrency.growth,
+        },
         { now, onChange: (change) => events.limitChanged(change) },
       )
     : undefined;
@@ -76,7 +84,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     drainOver,
     events: {
       activity: (loop, activity, deadlineMs) => activities.mark(loop, activity, deadlineMs),
-      throttled: (queue) => metrics.throttled(queue),
+      throttled: (queue, reason) => metrics.throttled(queue, reason),
       paused: (paused) => metrics.paused(paused),
     },
   });
@@ -108,6 +116,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     durable: options.durable ?? 'off',
     queueOptions: options.queueOptions,
     retryBackoff: options.retryBackoff,
+    tenantIdFrom: options.tenantIdFrom,
     receiveDeadlineMs: receiveDeadlineMs(options),
     activities,
     capacity,

@@ -1,6 +1,7 @@
 import { sleep } from '../util/backoff.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import { ConcurrencyLimit, type LimitChange } from '../dispatch/concurrency-limit.ts';
+import { GrowthCap, type ConcurrencyGrowth } from '../dispatch/growth-cap.ts';
 
 /**
  * Share of the adaptive limit that may be received ahead: with a limit of 8, up to 10 loops hold a batch while at
@@ -13,9 +14,12 @@ const PREFETCH_SHARE = 0.25;
 export interface ConcurrencyGateDeps {
   /** A monotonic clock (src/util/clock.ts). */
   readonly now: () => number;
-  /** The limit moved (for metrics and logs). */
-  readonly onChange: (change: NonNullable<LimitChange>) => void;
+  /** The limit in use moved (for metrics and logs); `byGrowthCap`: the growth cap moved it, not a throttle or success. */
+  readonly onChange: (change: LimitMove) => void;
 }
+
+/** A move of the limit in use. */
+export type LimitMove = NonNullable<LimitChange> & { readonly byGrowthCap?: true };
 
 /** How Lambda answered one Invoke, for the limit: only answers and throttles say something about the budget. */
 export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
@@ -35,10 +39,18 @@ export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
  * A throttled batch's back-off ends early when one of this process's invocations is accepted: the function has a
  * free slot then, and the oldest throttled batch takes it before a new receive (or another replica) does.
  * Every line is a FIFO WaitQueue, and a freed place wakes one waiter, handing the place over.
+ * With a growth cap (--concurrency-growth, src/dispatch/growth-cap.ts) the limit in use is the lower of the
+ * adaptive limit and the cap, which follows the invocations in flight; while the cap holds batches back, a timer
+ * lets them in as soon as it rises (it rises with time, not only when an invocation ends).
  */
 export class ConcurrencyGate {
   readonly #limit: ConcurrencyLimit;
+  readonly #growth: GrowthCap | undefined;
   readonly #deps: ConcurrencyGateDeps;
+  /** The limit in use last reported. */
+  #reported: number;
+  /** Set while the growth cap holds batches back: wakes them when the cap can next rise. */
+  #recheck: NodeJS.Timeout | undefined;
   #holding = 0;
   #waiting = 0;
   #invoking = 0;
@@ -51,14 +63,18 @@ export class ConcurrencyGate {
   /** Throttled batches in their back-off, in arrival order. */
   readonly #throttledWaiters: (() => void)[] = [];
 
-  constructor(policy: { max: number; min: number }, deps: ConcurrencyGateDeps) {
-    this.#limit = new ConcurrencyLimit(policy, deps.now());
+  constructor(policy: { max: number; min: number; growth?: ConcurrencyGrowth | undefined }, deps: ConcurrencyGateDeps) {
+    const now = deps.now();
+    this.#limit = new ConcurrencyLimit(policy, now);
+    this.#growth = policy.growth ? new GrowthCap(policy.growth, policy.min, now) : undefined;
     this.#deps = deps;
+    this.#reported = this.#limit.limit;
+    this.#refresh();
   }
 
-  /** Invocations allowed at once. */
+  /** Invocations allowed at once: the adaptive limit, or the growth cap when it is lower. */
   get limit(): number {
-    return this.#limit.limit;
+    return this.#growth ? Math.min(this.#limit.limit, this.#growth.cap(this.#deps.now())) : this.#limit.limit;
   }
 
   /** Loops holding a place, batches waiting aside, and loops in line to receive (for tests and status). */
@@ -68,7 +84,8 @@ export class ConcurrencyGate {
 
   /** Loops allowed to hold a batch: the limit and its prefetch share. */
   get #holdLimit(): number {
-    return this.#limit.limit + Math.ceil(this.#limit.limit * PREFETCH_SHARE);
+    const limit = this.limit;
+    return limit + Math.ceil(limit * PREFETCH_SHARE);
   }
 
   #admitsNew(): boolean {
@@ -86,6 +103,7 @@ export class ConcurrencyGate {
       return true;
     }
     // Woken means admitted: the one who freed the place counted it for this loop.
+    this.#scheduleRecheck();
     return this.#enterLine.wait(halt);
   }
 
@@ -137,9 +155,12 @@ export class ConcurrencyGate {
    * 5xx, function unusable) says nothing about the function's budget.
    */
   async invoke<T>(call: () => Promise<T>, verdict: (result: T) => InvokeVerdict): Promise<T> {
-    if (this.#invoking < this.#limit.limit && this.#permitLine.size === 0) this.#invoking++;
+    if (this.#invoking < this.limit && this.#permitLine.size === 0) this.#countInvoking(1);
     // In line: the one who frees a permit counts it for the first waiter (a newcomer never jumps the line).
-    else await this.#permitLine.wait();
+    else {
+      this.#scheduleRecheck();
+      await this.#permitLine.wait();
+    }
     const started = this.#deps.now();
     let result: T | undefined;
     try {
@@ -147,7 +168,7 @@ export class ConcurrencyGate {
       return result;
     } finally {
       const inUse = this.#invoking;
-      this.#invoking--;
+      this.#countInvoking(-1);
       const now = this.#deps.now();
       const outcome = result === undefined ? 'failed' : verdict(result);
       if (outcome === 'throttled') this.#report(this.#limit.throttled(now));
@@ -155,6 +176,7 @@ export class ConcurrencyGate {
         this.#report(this.#limit.accepted(now, inUse, now - started));
         this.#throttledWaiters.shift()?.();
       }
+      this.#refresh();
       this.#wakePermitWaiters();
     }
   }
@@ -172,16 +194,45 @@ export class ConcurrencyGate {
     }
   }
 
+  /** The adaptive limit moved: the limit in use moves with it unless the growth cap is lower. */
   #report(change: LimitChange): void {
-    if (change === undefined) return;
-    this.#deps.onChange(change);
-    if (change.to > change.from) this.#admit();
+    if (change !== undefined) this.#refresh(false);
+  }
+
+  /** Reports the limit in use when it moved (`byGrowthCap`: the cap moved it), and lets batches in when it rose. */
+  #refresh(byGrowthCap = true): void {
+    const limit = this.limit;
+    if (limit === this.#reported) return;
+    const from = this.#reported;
+    this.#reported = limit;
+    this.#deps.onChange({ from, to: limit, ...(byGrowthCap && this.#growth ? { byGrowthCap: true as const } : {}) });
+    if (limit > from) this.#admit();
+  }
+
+  #countInvoking(delta: 1 | -1): void {
+    this.#invoking += delta;
+    this.#growth?.observe(this.#deps.now(), this.#invoking);
+  }
+
+  /**
+   * While the growth cap holds batches back, looks again when it can next rise: it rises as the window moves on,
+   * also when no invocation ends meanwhile (long ones). Not holding the process open: unref'd.
+   */
+  #scheduleRecheck(): void {
+    if (this.#growth === undefined || this.#recheck !== undefined) return;
+    this.#recheck = setTimeout(() => {
+      this.#recheck = undefined;
+      this.#refresh();
+      this.#wakePermitWaiters();
+      if (this.#permitLine.size > 0 || this.#enterLine.size > 0) this.#scheduleRecheck();
+    }, this.#growth.msToNextChange(this.#deps.now()));
+    this.#recheck.unref();
   }
 
   #wakePermitWaiters(): void {
     // As many as there are permits now (the limit may have risen); the rest keep their place in line.
-    while (this.#invoking < this.#limit.limit && this.#permitLine.size > 0) {
-      this.#invoking++;
+    while (this.#invoking < this.limit && this.#permitLine.size > 0) {
+      this.#countInvoking(1);
       this.#permitLine.wakeOne();
     }
   }

@@ -35,7 +35,13 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
   const failed = new Set<string>();
   for (const id of failures) {
     if (!known.has(id)) {
-      return { kind: 'invalid-response', deleteIds: [], keepIds: all, reason: `itemIdentifier "${id}" is not in the batch` };
+      // Its length, never its text: a function that echoes the body as its id would carry payload into the logs and the status page.
+      return {
+        kind: 'invalid-response',
+        deleteIds: [],
+        keepIds: all,
+        reason: `an itemIdentifier of ${id.length} characters is not in the batch`,
+      };
     }
     failed.add(id);
   }

@@ -22,6 +22,8 @@ export interface InvokeError {
   readonly code: string;
   readonly message: string;
   readonly status?: number;
+  /** Lambda's `Reason` for a throttle (TooManyRequestsException), as given; see throttle-reason.ts. */
+  readonly reason?: string;
 }
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };
@@ -32,6 +34,8 @@ export interface InvokeParams {
   readonly durableExecutionName?: string;
   /** InvocationType Event instead of RequestResponse: Lambda accepts the start and answers 202. */
   readonly async?: boolean;
+  /** TenantId (header X-Amz-Tenant-Id), for functions in tenant isolation mode. */
+  readonly tenantId?: string;
 }
 
 /**
@@ -41,5 +45,5 @@ export interface InvokeParams {
 export interface FunctionInvoker {
   invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /** InvocationType DryRun: checks that the function exists and we may invoke it, without running it. */
-  dryRun(signal?: AbortSignal): Promise<InvokeResult>;
+  dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
 }

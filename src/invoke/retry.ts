@@ -7,6 +7,7 @@ import type { Invoke, InvokeContext } from './invoke.ts';
 import type { InvocationResponse } from './invoke-result.ts';
 import { NO_ATTEMPTS, countAttempt, decideInvokeRetry, safeToRelease, type InvokeAttempts } from './invoke-retry.ts';
 import type { InvokeError } from './lambda-invoker.ts';
+import { describeThrottle, type ThrottleLabel } from './throttle-reason.ts';
 import { lapsedOf } from './with-lease-check.ts';
 
 /** How invoking a chunk ended, after every retry. */
@@ -23,8 +24,8 @@ export type RetryContext = Omit<InvokeContext, 'onStart'>;
 export interface RetryEvents {
   /** What the loop is doing now, for liveness, with its deadline (Infinity: no deadline of its own). */
   activity(loop: number, activity: string, deadlineMs: number): void;
-  /** One throttled Invoke of `queue`'s messages. */
-  throttled(queue: string): void;
+  /** One throttled Invoke of `queue`'s messages, with the bounded label of Lambda's reason (throttle-reason.ts). */
+  throttled(queue: string, reason: ThrottleLabel): void;
   /** The function was paused (true) or got through again (false). */
   paused(paused: boolean): void;
 }
@@ -82,18 +83,21 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
       attempts = countAttempt(attempts, error);
       const decision = decideInvokeRetry(error, attempts, policy, d.random);
       if (decision.action === 'give-up') return { kind: 'failed', error };
+      // A throttle says why (a CPU or capacity limit, or a concurrency limit): Lambda's Reason, else its message, capped.
+      const throttle = error.kind === 'throttled' ? describeThrottle(error) : undefined;
       const context = {
         queue: queue.name,
         messageIds: ctx.unsettledIds,
         function: d.functionName,
         err: { kind: error.kind, code: error.code, message: error.message },
+        ...(throttle ? { reason: throttle.reason } : {}),
       };
       // Draining: an unknown outcome is not held (the messages keep their visibility); other failures may retry
       // until the drain's retry time is over.
       const stopped = () => (error.kind === 'unknown' ? ctx.halt.aborted : d.drainOver.aborted);
       if (stopped()) return { kind: 'released', atOnce: safeToRelease(attempts) };
       const waitSignal = error.kind === 'unknown' ? ctx.halt : d.drainOver;
-      if (error.kind === 'throttled') d.events.throttled(queue.name);
+      if (throttle) d.events.throttled(queue.name, throttle.label);
       // Waiting never holds capacity: healthy batches use the place and the slot meanwhile.
       d.capacity.stepAside(loop, queue);
       if (decision.action === 'pause-function') {

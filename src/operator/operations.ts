@@ -61,6 +61,7 @@ export class Operations {
     this.#lag.start();
     this.#server = await startHttpServer({
       host: this.#config.httpHost,
+      allowedHosts: this.#config.httpAllowedHosts,
       port,
       logger: this.#log,
       maxConnections,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { callErrorOf, withDeadline } from '../aws/errors.ts';
 import { sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../receive/queue-backlog.ts';
 
 /**
  * The visibility timeout that each receive from a queue states (ReceiveMessage's VisibilityTimeout), and so
@@ -14,12 +15,19 @@ import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/s
  * from then on; leases already open keep the timeout their receive stated, which is the one SQS applied to
  * them. A failed re-read keeps the last value: stating a stale timeout is safe, since SQS applies what the
  * receive states and the lease extends by it.
+ *
+ * The same read serves the backlog gauges (`onBacklog`, src/receive/queue-backlog.ts): one GetQueueAttributes per
+ * queue per refresh period asks for the visibility timeout and the queue's counts together, and with
+ * --visibility-timeout it still runs for the counts alone.
  */
 export class QueueVisibility {
   readonly #lookup: Pick<QueueLookup, 'queueAttributes'> | undefined;
   readonly #logger: Logger;
   readonly #overridden: boolean;
   readonly #current: Map<ResolvedQueue, number>;
+  readonly #onBacklog: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
+  /** What each re-read asks for; empty: nothing to re-read. */
+  readonly #names: readonly string[];
 
   /**
    * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
@@ -29,12 +37,19 @@ export class QueueVisibility {
   constructor(
     queues: readonly ResolvedQueue[],
     overrideSec: number | undefined,
-    deps: { readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined; readonly logger: Logger },
+    deps: {
+      readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined;
+      readonly logger: Logger;
+      /** The backlog gauges' counts, from every re-read; undefined: the counts are not read. */
+      readonly onBacklog?: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
+    },
   ) {
     this.#lookup = deps.lookup;
     this.#logger = deps.logger;
     this.#overridden = overrideSec !== undefined;
     this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
+    this.#onBacklog = deps.onBacklog;
+    this.#names = [...(this.#overridden ? [] : ['VisibilityTimeout']), ...(this.#onBacklog ? BACKLOG_ATTRIBUTES : [])];
   }
 
   /** The visibility timeout to state on the next receive from `queue`, seconds. */
@@ -42,15 +57,18 @@ export class QueueVisibility {
     return this.#current.get(queue) ?? queue.visibilityTimeoutSec;
   }
 
-  /** Re-reads every queue's VisibilityTimeout once (a no-op with --visibility-timeout); never throws. */
+  /** Re-reads every queue's VisibilityTimeout (not with --visibility-timeout) and backlog counts once; never throws. */
   async refresh(stop?: AbortSignal): Promise<void> {
     const lookup = this.#lookup;
-    if (this.#overridden || lookup === undefined) return;
+    if (this.#names.length === 0 || lookup === undefined) return;
     await Promise.all(
       [...this.#current.keys()].map(async (queue) => {
         const signal = withDeadline(CALL_DEADLINE_MS, stop);
         try {
-          const attrs = await lookup.queueAttributes(queue.url, ['VisibilityTimeout'], signal);
+          const attrs = await lookup.queueAttributes(queue.url, this.#names, signal);
+          const counts = this.#onBacklog && backlogOf(attrs);
+          if (counts) this.#onBacklog?.(queue, counts);
+          if (this.#overridden) return;
           const toSec = Number(attrs['VisibilityTimeout']);
           const fromSec = this.timeoutSec(queue);
           if (!Number.isInteger(toSec) || toSec < 0 || toSec === fromSec) return;
@@ -71,9 +89,10 @@ export class QueueVisibility {
     );
   }
 
-  /** Re-reads every `periodMs` until `stop` aborts. */
+  /** Re-reads every `periodMs` until `stop` aborts; at once first when there are backlog gauges to fill. */
   async run(periodMs: number, stop: AbortSignal): Promise<void> {
-    if (this.#overridden || this.#lookup === undefined) return;
+    if (this.#names.length === 0 || this.#lookup === undefined) return;
+    if (this.#onBacklog) await this.refresh(stop);
     while (!stop.aborted) {
       await sleep(periodMs, stop);
       if (stop.aborted) return;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DeleteMode } from '../config/config.ts';
 import { interpretResult } from '../invoke/invoke-result.ts';
+import { capText } from '../util/cap-text.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { ids } from './receipts.ts';
@@ -66,7 +67,8 @@ export async function settleChunk(
   deps.log.debug({ ...context, durationMs: deps.now() - started, result: verdict.kind }, 'invoked');
   if (verdict.kind === 'function-error') {
     deps.log.error(
-      { ...context, errorType: verdict.errorType, errorMessage: verdict.errorMessage },
+      // Both are the function's own text, of any size, and may hold payload data: capped (src/util/cap-text.ts).
+      { ...context, errorType: capText(verdict.errorType), errorMessage: capText(verdict.errorMessage) },
       'function error; messages stay on the queue',
     );
   } else if (verdict.kind === 'invalid-response') {

@@ -39,6 +39,13 @@ export interface TemporalConfig {
   /** --temporal-tasks-per-worker: backlog one worker is expected to absorb. */
   readonly tasksPerWorker: number;
   /**
+   * --temporal-spill-priority: spill over only for the backlog at priority keys 1 to this (1 is the highest);
+   * undefined: every priority. Needs a server that reports stats_by_priority_key per priority (new matcher).
+   */
+  readonly spillPriority: number | undefined;
+  /** --temporal-fairness: the task queue uses fairness keys, so urgency is the oldest task's age (needs --temporal-max-backlog-age). */
+  readonly fairness: boolean;
+  /**
    * --temporal-versions (Worker Versioning): the function (version or alias) to invoke for each Build ID; empty:
    * invoke --temporal-function for every version. With a mapping, versions it does not name get no spillover.
    */

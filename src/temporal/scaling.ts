@@ -1,6 +1,7 @@
 // The spillover decision: how many Lambda-hosted workers to invoke for one task queue (or one Worker
 // Deployment Version of it), now. Pure: no I/O, no clock; the controller passes the time in. Everything here
 // is proven by unit tests.
+import { rateCapWorkers, type TypeLoad } from './rate-cap.ts';
 
 /** One poller of the task queue as DescribeTaskQueue lists it (workflow and activity pollers merged). */
 export interface PollerSighting {
@@ -12,7 +13,12 @@ export interface PollerSighting {
 
 /** One reading of a task queue, workflow and activity task types together. */
 export interface TaskQueueObservation {
-  /** Tasks waiting (approximateBacklogCount, workflow + activity). */
+  /**
+   * False when the server sent no statistics (Temporal Cloud unloads a task queue that had no pollers for more
+   * than 5 minutes): the backlog is then unknown, not zero, and nothing is invoked on it.
+   */
+  readonly statsKnown: boolean;
+  /** Tasks waiting (approximateBacklogCount, workflow + activity; only the spilled priorities with --temporal-spill-priority). */
   readonly backlog: number;
   /** How long the oldest waiting task has waited (approximateBacklogAge, the older of the two types). */
   readonly backlogAgeMs: number;
@@ -24,6 +30,8 @@ export interface TaskQueueObservation {
   readonly lastPollAt: number | undefined;
   /** Every poller the server lists, to recognise the workers spillover invoked. */
   readonly pollers: readonly PollerSighting[];
+  /** The same reading per task type, with each type's effective rate limit (rate-cap.ts). */
+  readonly byType: readonly TypeLoad[];
 }
 
 export interface ScalingLimits {
@@ -35,6 +43,14 @@ export interface ScalingLimits {
   readonly backlogThreshold: number;
   /** Spill over when the oldest task has waited longer than this, whatever the count; undefined = off. */
   readonly maxBacklogAgeMs: number | undefined;
+  /**
+   * What makes a backlog urgent. 'count': more tasks than the threshold, one worker per tasksPerWorker.
+   * 'age' (--temporal-fairness): only the oldest task's age against maxBacklogAgeMs, which must be set. With
+   * fairness the server dispatches keys round-robin by weight, not in FIFO order, so a count says nothing about
+   * how long anyone waits: one tenant's 10,000 tasks delay another tenant's next task by a turn, not by 10,000.
+   * The age of the oldest waiting task is the wait itself, whatever the dispatch order.
+   */
+  readonly urgency: 'count' | 'age';
   /**
    * Minimum time between two scale-ups, and how long a backlog must persist while other workers poll
    * before spillover joins in (so a long-lived fleet that keeps up never triggers an invocation).
@@ -105,6 +121,10 @@ export type ScalingReason =
   | 'enough-workers'
   /** maxWorkers are alive. */
   | 'at-capacity'
+  /** The workers alive are all the task queue's rate limit can keep busy (rate-cap.ts). */
+  | 'rate-limited'
+  /** The server sent no statistics: nothing is decided until it does. */
+  | 'unknown'
   /** A scale-up happened less than the cool-off ago. */
   | 'cooling-off'
   /** Invoke: the backlog stayed above the threshold. */
@@ -126,6 +146,11 @@ export interface ScalingDecision {
   /** How many workers to invoke now. */
   readonly invoke: number;
   readonly reason: ScalingReason;
+  /**
+   * The rate limit's cap on workers (rate-cap.ts) and whether it lowered desiredWorkers; undefined when no
+   * rate limit is reported or nothing waits.
+   */
+  readonly rateCap: { readonly workers: number; readonly binds: boolean } | undefined;
 }
 
 export const initialScalingState: ScalingState = Object.freeze({
@@ -135,12 +160,14 @@ export const initialScalingState: ScalingState = Object.freeze({
 });
 
 export function decideScaling(state: ScalingState, observation: TaskQueueObservation, limits: ScalingLimits, now: number): ScalingDecision {
-  const backlog = nonNegative(observation.backlog);
+  const known = observation.statsKnown;
+  const backlog = known ? nonNegative(observation.backlog) : 0;
   let lostWorkers = 0;
   const workers: TrackedWorker[] = [];
   for (const worker of state.workers) {
     if (now - worker.invokedAt >= limits.workerLifetimeMs) continue;
     const seen = sighting(worker, observation.pollers);
+    // With the backlog unknown, whether tasks wait is unknown too: only the lenient rule (no poll at all) applies.
     const liveness = workerLiveness(seen, backlog > 0, limits, now);
     const alive = liveness === 'starting' || liveness === 'polling';
     if (!alive && worker.goneAt === undefined) lostWorkers++;
@@ -148,10 +175,14 @@ export function decideScaling(state: ScalingState, observation: TaskQueueObserva
   }
   const liveWorkers = workers.filter((w) => w.goneAt === undefined).length;
   const ageLimit = limits.maxBacklogAgeMs;
-  const tooOld = backlog > 0 && ageLimit !== undefined && nonNegative(observation.backlogAgeMs) > ageLimit;
-  const above = backlog > limits.backlogThreshold || tooOld;
-  const backlogSince = above ? (state.backlogSince ?? now) : undefined;
+  const backlogAgeMs = nonNegative(observation.backlogAgeMs);
+  const tooOld = backlog > 0 && ageLimit !== undefined && backlogAgeMs > ageLimit;
+  const byAge = limits.urgency === 'age';
+  const above = byAge ? tooOld : backlog > limits.backlogThreshold || tooOld;
+  // An unknown reading neither starts nor breaks the streak: it says nothing about the backlog.
+  const backlogSince = !known ? state.backlogSince : above ? (state.backlogSince ?? now) : undefined;
   const next: ScalingState = { workers, backlogSince, lastScaleUpAt: state.lastScaleUpAt };
+  let rateCap: ScalingDecision['rateCap'];
   const decision = (desiredWorkers: number, invoke: number, reason: ScalingReason): ScalingDecision => ({
     state: next,
     liveWorkers,
@@ -159,8 +190,11 @@ export function decideScaling(state: ScalingState, observation: TaskQueueObserva
     desiredWorkers,
     invoke,
     reason,
+    rateCap,
   });
 
+  // Unknown is not zero: keep the workers there are, invoke none, and do not count the queue as idle either.
+  if (!known) return decision(liveWorkers, 0, 'unknown');
   if (backlog === 0) return decision(0, 0, 'idle');
   const unserved = observation.lastPollAt === undefined || now - observation.lastPollAt > limits.pollerRecentMs;
   if (!above && !unserved) return decision(0, 0, 'below-threshold');
@@ -168,16 +202,27 @@ export function decideScaling(state: ScalingState, observation: TaskQueueObserva
   // Growth is what the workers already polling do not absorb; a shrinking backlog projects no extra work.
   const growthPerSec = nonNegative(observation.addRatePerSec) - nonNegative(observation.dispatchRatePerSec);
   // A draining backlog of old tasks still breaks the latency goal: the age check overrides the drain.
-  if (!unserved && !tooOld && growthPerSec < 0 && backlog / -growthPerSec <= limits.horizonMs / 1000) {
+  if (!byAge && !unserved && !tooOld && growthPerSec < 0 && backlog / -growthPerSec <= limits.horizonMs / 1000) {
     return decision(0, 0, 'draining');
   }
-  const projected = backlog + Math.max(0, growthPerSec) * (limits.horizonMs / 1000);
-  let wanted = Math.max(1, Math.ceil(projected / limits.tasksPerWorker));
-  // Tasks still too old with these workers alive (and past the cool-off): one more than now, whatever the count says.
-  if (tooOld) wanted = Math.max(wanted, liveWorkers + 1);
-  const desiredWorkers = Math.min(limits.maxWorkers, wanted);
+  let wanted: number;
+  if (byAge) {
+    // By age: one worker when nobody serves the queue; while the oldest task is past the limit, the fleet grows
+    // in proportion to how far past it is (twice the limit: twice the workers), by at least one per cool-off.
+    wanted = tooOld && ageLimit !== undefined ? Math.max(liveWorkers + 1, Math.ceil((liveWorkers * backlogAgeMs) / ageLimit)) : 1;
+  } else {
+    const projected = backlog + Math.max(0, growthPerSec) * (limits.horizonMs / 1000);
+    wanted = Math.max(1, Math.ceil(projected / limits.tasksPerWorker));
+    // Tasks still too old with these workers alive (and past the cool-off): one more than now, whatever the count says.
+    if (tooOld) wanted = Math.max(wanted, liveWorkers + 1);
+  }
+  const cap = rateCapWorkers(observation.byType, limits.horizonMs, limits.tasksPerWorker);
+  const uncapped = Math.min(limits.maxWorkers, wanted);
+  const desiredWorkers = cap === undefined ? uncapped : Math.min(uncapped, cap);
+  if (cap !== undefined) rateCap = { workers: cap, binds: cap < uncapped };
 
   if (liveWorkers >= limits.maxWorkers) return decision(desiredWorkers, 0, 'at-capacity');
+  if (cap !== undefined && cap < uncapped && liveWorkers >= cap) return decision(desiredWorkers, 0, 'rate-limited');
   if (liveWorkers >= desiredWorkers) return decision(desiredWorkers, 0, 'enough-workers');
   if (state.lastScaleUpAt !== undefined && now - state.lastScaleUpAt < limits.coolOffMs) {
     return decision(desiredWorkers, 0, 'cooling-off');
@@ -185,7 +230,7 @@ export function decideScaling(state: ScalingState, observation: TaskQueueObserva
   // Spillover only: while someone polls, give the long-lived fleet the cool-off to catch up first. An age over
   // the limit already proves the wait, so it acts at once.
   if (!unserved && !tooOld && now - (backlogSince ?? now) < limits.coolOffMs) return decision(desiredWorkers, 0, 'sustaining');
-  const reason: ScalingReason = unserved ? 'no-poller' : backlog > limits.backlogThreshold ? 'backlog' : 'backlog-age';
+  const reason: ScalingReason = unserved ? 'no-poller' : !byAge && backlog > limits.backlogThreshold ? 'backlog' : 'backlog-age';
   return decision(desiredWorkers, desiredWorkers - liveWorkers, reason);
 }
 

@@ -45,6 +45,8 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
       maxWorkers: config.maxWorkers,
       maxWorkersTotal: config.maxWorkersTotal,
       maxBacklogAgeMs: config.maxBacklogAgeMs,
+      spillPriority: config.spillPriority,
+      fairness: config.fairness,
       versions: config.versionFunctions,
       pollIntervalMs: config.pollIntervalMs,
     },

@@ -2,10 +2,12 @@
 // the difference (worker-burst.ts) within the queue's share of the worker limits.
 import type { Logger } from 'pino';
 import { backoffMs } from '../util/backoff.ts';
+import { capText } from '../util/cap-text.ts';
 import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
 import { TEMPORAL_METRICS } from '../operator/metrics/names.ts';
 import { MAX_READ_BACKOFF_MS } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
+import { reportsPriorityBacklog } from './priority-backlog.ts';
 import {
   aliveWorkers,
   decideScaling,
@@ -62,6 +64,7 @@ export function scalingLimits(config: TemporalConfig): ScalingLimits {
     workerLifetimeMs: config.workerLifetimeMs,
     backlogThreshold: config.backlogThreshold,
     maxBacklogAgeMs: config.maxBacklogAgeMs,
+    urgency: config.fairness ? 'age' : 'count',
     coolOffMs: config.coolOffMs,
     tasksPerWorker: config.tasksPerWorker,
     horizonMs: Math.max(config.pollIntervalMs, config.coolOffMs),
@@ -89,6 +92,12 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
   /** One scaling state per target: '' for the unversioned queue, else a Build ID. */
   const states = new Map<string, ScalingState>();
   const unmappedWarned = new Set<string>();
+  /** Each target's rate cap last logged while it bound, so the cap is logged once per change. */
+  const capLogged = new Map<string, number>();
+  /** Whether the server has shown a backlog per priority (priority-backlog.ts); once seen, trusted from then on. */
+  let perPriority = false;
+  let priorityFallbackLogged = false;
+  let statsUnknown = false;
   let readFailures = 0;
   let invokeFailures = 0;
   let invokeBlockedUntil = 0;
@@ -111,15 +120,57 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
     const now = clock.now();
     const backlog = stats.workflow.backlog + stats.activity.backlog;
     const backlogAgeMs = Math.max(stats.workflow.backlogAgeMs, stats.activity.backlogAgeMs);
-    metrics.record({ name: TEMPORAL_METRICS.backlog.cloudwatch, unit: TEMPORAL_METRICS.backlog.unit, value: backlog, dimensions });
+    const known = stats.workflow.known && stats.activity.known && stats.versions.every((v) => v.workflow.known && v.activity.known);
     metrics.record({
-      name: TEMPORAL_METRICS.backlogAge.cloudwatch,
-      unit: TEMPORAL_METRICS.backlogAge.unit,
-      value: backlogAgeMs,
+      name: TEMPORAL_METRICS.backlogKnown.cloudwatch,
+      unit: TEMPORAL_METRICS.backlogKnown.unit,
+      value: known ? 1 : 0,
       dimensions,
     });
+    // Unknown is not zero: NaN takes the backlog gauge away (Prometheus drops the series, CloudWatch gets no datum).
+    metrics.record({
+      name: TEMPORAL_METRICS.backlog.cloudwatch,
+      unit: TEMPORAL_METRICS.backlog.unit,
+      value: known ? backlog : NaN,
+      dimensions,
+    });
+    if (known) {
+      metrics.record({
+        name: TEMPORAL_METRICS.backlogAge.cloudwatch,
+        unit: TEMPORAL_METRICS.backlogAge.unit,
+        value: backlogAgeMs,
+        dimensions,
+      });
+    }
+    if (known === statsUnknown) {
+      statsUnknown = !known;
+      if (statsUnknown) {
+        logger.warn(
+          { workflowStats: stats.workflow.known, activityStats: stats.activity.known },
+          'task queue statistics unknown (the server sent none; Temporal Cloud unloads a task queue without pollers for 5 minutes); no workers invoked on them',
+        );
+      } else {
+        logger.info({ backlog }, 'task queue statistics known again');
+      }
+    }
 
-    const targets = toTargets(stats);
+    if (config.spillPriority !== undefined && !perPriority) {
+      const types = [stats.workflow, stats.activity, ...stats.versions.flatMap((v) => [v.workflow, v.activity])];
+      perPriority = types.some((t) => reportsPriorityBacklog(t.byPriority));
+      if (perPriority) {
+        logger.info(
+          { spillPriority: config.spillPriority },
+          'the server reports the backlog per priority; spilling over for priorities 1 to spillPriority only',
+        );
+      } else if (known && backlog > 0 && !priorityFallbackLogged) {
+        priorityFallbackLogged = true;
+        logger.warn(
+          { spillPriority: config.spillPriority, backlog },
+          'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
+        );
+      }
+    }
+    const targets = toTargets(stats, perPriority ? config.spillPriority : undefined);
     const decided: Array<{ target: ScalingTarget; decision: ScalingDecision }> = [];
     for (const target of targets) {
       const decision = decideScaling(states.get(target.key) ?? initialScalingState, target.observation, limits, now);
@@ -157,6 +208,21 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
         reason: decision.reason,
       };
       logger.debug(facts, 'task queue observed');
+      const cap = decision.rateCap;
+      if (cap?.binds && capLogged.get(target.key) !== cap.workers) {
+        capLogged.set(target.key, cap.workers);
+        logger.info(
+          {
+            ...facts,
+            rateCapWorkers: cap.workers,
+            workflowRateLimitPerSec: stats.workflow.rateLimitPerSec,
+            activityRateLimitPerSec: stats.activity.rateLimitPerSec,
+          },
+          'workers capped by what the task queue rate limit can keep busy',
+        );
+      } else if (cap?.binds !== true && target.observation.statsKnown) {
+        capLogged.delete(target.key);
+      }
       if (decision.invoke <= 0 || signal.aborted) continue;
       const functionName = functionFor(config, target);
       if (functionName === undefined) {
@@ -211,7 +277,8 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
           invocationsRefused: result.refused,
           outcome: result.failure.kind,
           code: result.failure.code,
-          errorMessage: result.failure.message,
+          // Lambda's refusal can quote the request or the function: capped as all such text (src/util/cap-text.ts).
+          errorMessage: capText(result.failure.message),
           attempt: invokeFailures,
           retryInMs,
         };
@@ -240,10 +307,12 @@ export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Pr
 
 /** What a version no longer current or ramping looks like: nothing waits for it. */
 const IDLE: TaskQueueObservation = {
+  statsKnown: true,
   backlog: 0,
   backlogAgeMs: 0,
   addRatePerSec: 0,
   dispatchRatePerSec: 0,
   lastPollAt: undefined,
   pollers: [],
+  byType: [],
 };

@@ -1,9 +1,11 @@
 // Reads a task queue's backlog, backlog age and pollers from Temporal (DescribeTaskQueue with reportStats,
-// server >= 1.28), and for a versioned queue the backlog of its current and ramping Worker Deployment Versions
+// server >= 1.28), its backlog per priority key (stats_by_priority_key) and its effective rate limit, and for a
+// versioned queue the backlog of its current and ramping Worker Deployment Versions
 // (DescribeWorkerDeploymentVersion with reportTaskQueueStats). Thin on purpose: the controller sees only
 // TaskQueueStatsReader, so it is tested with fakes; toTargets() turns a reading into what scaling.ts decides on.
 import type { Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { backlogUpTo, type PriorityBacklog } from './priority-backlog.ts';
 import type { PollerSighting, TaskQueueObservation } from './scaling.ts';
 
 type DescribeTaskQueueRequest = temporal.api.workflowservice.v1.DescribeTaskQueueRequest.$Properties;
@@ -11,6 +13,7 @@ type DescribeTaskQueueResponse = temporal.api.workflowservice.v1.DescribeTaskQue
 type DescribeVersionRequest = temporal.api.workflowservice.v1.DescribeWorkerDeploymentVersionRequest.$Properties;
 type DescribeVersionResponse = temporal.api.workflowservice.v1.DescribeWorkerDeploymentVersionResponse.$Properties;
 type TaskQueueStatsMessage = temporal.api.taskqueue.v1.TaskQueueStats.$Properties;
+type PriorityStatsMessage = { [key: string]: TaskQueueStatsMessage } | null | undefined;
 
 // Wire values of temporal.api.enums.v1 (stable protobuf numbers). Spelled out so that src/ needs only
 // @temporalio/client at run time; @temporalio/proto is a CommonJS module without named ESM exports.
@@ -24,12 +27,23 @@ export interface DeploymentVersion {
   readonly buildId: string;
 }
 
-/** Backlog statistics of one task type (workflow or activity). */
+/** Backlog statistics of one task type (workflow or activity), or of one priority key of it. */
 export interface BacklogStats {
   readonly backlog: number;
   readonly backlogAgeMs: number;
   readonly addRatePerSec: number;
   readonly dispatchRatePerSec: number;
+}
+
+/** One task type's statistics as the server reported them. */
+export interface TypeBacklog extends BacklogStats {
+  /**
+   * False when the response carried no `stats` although they were asked for (Temporal Cloud unloads a task
+   * queue that had no pollers for more than 5 minutes): the numbers are then zeros that mean "unknown".
+   */
+  readonly known: boolean;
+  /** stats_by_priority_key: the backlog per priority key in use (server >= 1.29); empty when not reported. */
+  readonly byPriority: PriorityBacklog;
 }
 
 /** A poller as listed, with the Build ID it polls for (undefined: an unversioned worker). */
@@ -38,7 +52,9 @@ export interface PollerInfo extends PollerSighting {
 }
 
 /** Statistics of one task type of a task queue, all versions together. */
-export interface TaskTypeStats extends BacklogStats {
+export interface TaskTypeStats extends TypeBacklog {
+  /** effective_rate_limit: tasks/s the server dispatches at most (set by the API, by workers, or its default); undefined if not reported. */
+  readonly rateLimitPerSec: number | undefined;
   /** Workers that polled in the last few minutes. */
   readonly pollers: number;
   /** Latest poll by any of them, ms since epoch. */
@@ -50,8 +66,8 @@ export interface TaskTypeStats extends BacklogStats {
 export interface VersionStats {
   readonly version: DeploymentVersion;
   readonly role: 'current' | 'ramping';
-  readonly workflow: BacklogStats;
-  readonly activity: BacklogStats;
+  readonly workflow: TypeBacklog;
+  readonly activity: TypeBacklog;
 }
 
 export interface TaskQueueStats {
@@ -97,8 +113,10 @@ export function createTaskQueueStatsReader(rpc: StatsRpc, namespace: string): Ta
       const versions = await Promise.all(
         roles.map(async ({ version, role }): Promise<VersionStats> => {
           const described = await rpc.describeVersion({ namespace, deploymentVersion: version, reportTaskQueueStats: true }, signal);
-          const of = (type: temporal.api.enums.v1.TaskQueueType): BacklogStats =>
-            toBacklogStats(described.versionTaskQueues?.find((q) => q.name === taskQueue && q.type === type)?.stats);
+          const of = (type: temporal.api.enums.v1.TaskQueueType): TypeBacklog => {
+            const found = described.versionTaskQueues?.find((q) => q.name === taskQueue && q.type === type);
+            return toTypeBacklog(found?.stats, found?.statsByPriorityKey);
+          };
           return { version, role, workflow: of(TASK_QUEUE_TYPE_WORKFLOW), activity: of(TASK_QUEUE_TYPE_ACTIVITY) };
         }),
       );
@@ -133,7 +151,24 @@ export function toTaskTypeStats(response: DescribeTaskQueueResponse): TaskTypeSt
     if (lastPollAt === undefined || at > lastPollAt) lastPollAt = at;
     pollerInfos.push({ identity: poller.identity ?? '', lastAccessAt: at, buildId: poller.deploymentOptions?.buildId || undefined });
   }
-  return { ...toBacklogStats(response.stats), pollers: response.pollers?.length ?? 0, lastPollAt, pollerInfos };
+  const limit = response.effectiveRateLimit?.requestsPerSecond;
+  return {
+    ...toTypeBacklog(response.stats, response.statsByPriorityKey),
+    // proto3 cannot tell a rate of 0 from an unset field: only a positive rate is a limit (else no cap, as before).
+    rateLimitPerSec: typeof limit === 'number' && Number.isFinite(limit) && limit > 0 ? limit : undefined,
+    pollers: response.pollers?.length ?? 0,
+    lastPollAt,
+    pollerInfos,
+  };
+}
+
+function toTypeBacklog(stats: TaskQueueStatsMessage | null | undefined, byKey: PriorityStatsMessage): TypeBacklog {
+  const byPriority = new Map<number, BacklogStats>();
+  for (const [key, value] of Object.entries(byKey ?? {})) {
+    const priority = Number(key);
+    if (Number.isInteger(priority) && priority > 0) byPriority.set(priority, toBacklogStats(value));
+  }
+  return { ...toBacklogStats(stats), known: stats !== null && stats !== undefined, byPriority };
 }
 
 function toBacklogStats(stats: TaskQueueStatsMessage | null | undefined): BacklogStats {
@@ -157,23 +192,36 @@ export interface ScalingTarget {
  * One target for an unversioned queue; for a versioned one, one per current/ramping version, each with its
  * own backlog and its own pollers (those polling with its Build ID), plus the unversioned remainder when the
  * current "version" is the unversioned workers. Workflow and activity tasks together: one worker serves both.
+ * `maxPriority`: count only the backlog at priority keys 1 to this (priority-backlog.ts); undefined: all of it.
+ * Each type keeps the queue's rate limit (versions share it: each version's cap is an upper bound).
  */
-export function toTargets(stats: TaskQueueStats): ScalingTarget[] {
+export function toTargets(stats: TaskQueueStats, maxPriority?: number): ScalingTarget[] {
   const { workflow, activity } = stats;
   const pollers = [...workflow.pollerInfos, ...activity.pollerInfos];
-  const target = (key: string, version: DeploymentVersion | undefined, b: BacklogStats, c: BacklogStats): ScalingTarget => {
+  const spilled = (t: TypeBacklog): BacklogStats =>
+    maxPriority === undefined
+      ? { backlog: t.backlog, backlogAgeMs: t.backlogAgeMs, addRatePerSec: t.addRatePerSec, dispatchRatePerSec: t.dispatchRatePerSec }
+      : backlogUpTo(t.byPriority, maxPriority);
+  const target = (key: string, version: DeploymentVersion | undefined, wf: TypeBacklog, act: TypeBacklog): ScalingTarget => {
     const own = pollers.filter((p) => p.buildId === version?.buildId);
     const polls = own.map((p) => p.lastAccessAt);
+    const b = spilled(wf);
+    const c = spilled(act);
     return {
       key,
       version,
       observation: {
+        statsKnown: wf.known && act.known,
         backlog: b.backlog + c.backlog,
         backlogAgeMs: Math.max(b.backlogAgeMs, c.backlogAgeMs),
         addRatePerSec: b.addRatePerSec + c.addRatePerSec,
         dispatchRatePerSec: b.dispatchRatePerSec + c.dispatchRatePerSec,
         lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
         pollers: own.map(({ identity, lastAccessAt }) => ({ identity, lastAccessAt })),
+        byType: [
+          { ...b, rateLimitPerSec: workflow.rateLimitPerSec },
+          { ...c, rateLimitPerSec: activity.rateLimitPerSec },
+        ],
       },
     };
   };
@@ -181,9 +229,18 @@ export function toTargets(stats: TaskQueueStats): ScalingTarget[] {
   const targets = stats.versions.map((v) => target(v.version.buildId, v.version, v.workflow, v.activity));
   if (!stats.versions.some((v) => v.role === 'current')) {
     // Ramping from unversioned workers: what the versions do not hold waits for unversioned ones.
-    const rest = (all: BacklogStats, type: 'workflow' | 'activity'): BacklogStats => ({
+    const rest = (all: TypeBacklog, type: 'workflow' | 'activity'): TypeBacklog => ({
       ...all,
       backlog: Math.max(0, all.backlog - stats.versions.reduce((sum, v) => sum + v[type].backlog, 0)),
+      byPriority: new Map(
+        [...all.byPriority].map(([key, b]) => [
+          key,
+          {
+            ...b,
+            backlog: Math.max(0, b.backlog - stats.versions.reduce((sum, v) => sum + (v[type].byPriority.get(key)?.backlog ?? 0), 0)),
+          },
+        ]),
+      ),
     });
     targets.unshift(target('', undefined, rest(workflow, 'workflow'), rest(activity, 'activity')));
   }

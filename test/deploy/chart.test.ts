@@ -251,6 +251,7 @@ describe('the Helm chart', { skip: noHelm }, () => {
     const docs = render('all-features-values.yaml');
     assert.deepEqual(docs.map((d) => d.kind).sort(), [
       'Deployment',
+      'NetworkPolicy',
       'PodDisruptionBudget',
       'ScaledObject',
       'Service',
@@ -286,6 +287,60 @@ describe('the Helm chart', { skip: noHelm }, () => {
       minAvailable: 1,
       selector: { matchLabels: { 'app.kubernetes.io/name': 'workerless', 'app.kubernetes.io/instance': 'wl' } },
     });
+  });
+
+  test('the Service is optional: service.enabled=false renders none, and a ServiceMonitor, which selects it, refuses', () => {
+    const docs = render('default-values.yaml', ['service.enabled=false']);
+    assert.deepEqual(docs.map((d) => d.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'ServiceAccount']);
+    const { container } = deploymentOf(docs);
+    assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http' }, 'the probes need no Service');
+    const r = helmRun([
+      'template',
+      'wl',
+      chart,
+      '-f',
+      join(chart, 'ci/default-values.yaml'),
+      '--set',
+      'service.enabled=false',
+      '--set',
+      'serviceMonitor.enabled=true',
+    ]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /serviceMonitor\.enabled needs service\.enabled/);
+  });
+
+  test('networkPolicy: off by default; on, it admits only the listed peers, and only to the http port', () => {
+    assert.deepEqual(byKind(render('default-values.yaml'), 'NetworkPolicy'), [], 'off by default');
+    interface Peer {
+      namespaceSelector?: { matchLabels: Record<string, string> };
+      podSelector?: { matchLabels: Record<string, string> };
+    }
+    type PolicySpec = {
+      podSelector: { matchLabels: Record<string, string> };
+      policyTypes: string[];
+      ingress: { from: Peer[]; ports: { port: string; protocol: string }[] }[];
+    };
+    const docs = render('all-features-values.yaml');
+    const policy = byKind(docs, 'NetworkPolicy')[0]?.spec as PolicySpec | undefined;
+    assert.ok(policy);
+    const podLabels = (byKind(docs, 'Deployment')[0]?.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    assert.deepEqual(policy.podSelector.matchLabels, podLabels, "it selects the Deployment's pods");
+    assert.deepEqual(policy.policyTypes, ['Ingress']);
+    assert.equal(policy.ingress.length, 1);
+    assert.deepEqual(policy.ingress[0]?.ports, [{ port: 'http', protocol: 'TCP' }]);
+    assert.deepEqual(policy.ingress[0]?.from, [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'debug-shell' } } },
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } },
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+      },
+    ]);
+    // No peer listed: an empty ingress list, which admits nothing but the pod's node (the kubelet's probes).
+    const closed = byKind(render('default-values.yaml', ['networkPolicy.enabled=true']), 'NetworkPolicy')[0]?.spec as
+      PolicySpec | undefined;
+    assert.deepEqual(closed?.ingress, []);
+    assert.deepEqual(closed?.policyTypes, ['Ingress']);
   });
 
   test('KEDA takes the queues from WORKERLESS_QUEUES without weights, and its region from config', () => {
@@ -325,9 +380,10 @@ describe('the Helm chart', { skip: noHelm }, () => {
   });
 
   test('the rendered Kubernetes resources pass kubernetes-validate --strict (offline schemas)', { skip: noValidator }, () => {
-    for (const [name, docs] of [
-      ['default', render('default-values.yaml')],
-      ['all-features', render('all-features-values.yaml')],
+    for (const [name, docs, extra] of [
+      ['default', render('default-values.yaml'), []],
+      ['all-features', render('all-features-values.yaml'), ['NetworkPolicy']],
+      ['network-policy-no-peers', render('default-values.yaml', ['networkPolicy.enabled=true']), ['NetworkPolicy']],
     ] as const) {
       const core = docs.filter(
         (d) =>
@@ -336,7 +392,7 @@ describe('the Helm chart', { skip: noHelm }, () => {
           d.apiVersion.startsWith('apps/') ||
           d.apiVersion.startsWith('policy/'),
       );
-      assert.deepEqual(core.map((d) => d.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
+      assert.deepEqual(core.map((d) => d.kind).sort(), ['Deployment', ...extra, 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
       const r = kubeValidate(core, name);
       assert.equal(r.code, 0, r.output);
       for (const d of core) assert.match(r.output, new RegExp(`passed for resource ${d.kind.toLowerCase()}/wl-workerless`), r.output);
@@ -474,6 +530,44 @@ describe('health checks without curl', () => {
     assert.ok(shutdown + pollFor < stopTimeout, `${shutdown} + ${pollFor} must stay below stopTimeout ${stopTimeout}`);
     const hc = container['healthCheck'] as { timeout: number; interval: number };
     assert.ok(hc.timeout < hc.interval);
+  });
+
+  test('the ECS container drops every capability and runs on a read-only root, with a writable /tmp volume', () => {
+    const td = JSON.parse(readFileSync(join(root, 'deploy/ecs/task-definition.json'), 'utf8')) as {
+      volumes: { name: string; host?: unknown }[];
+    };
+    const { container } = ecsHealthCheck();
+    // Fargate accepts drop lists (and only SYS_PTRACE in add): Amazon ECS API reference, KernelCapabilities.
+    assert.deepEqual(container['linuxParameters'], { capabilities: { drop: ['ALL'] } });
+    assert.equal(container['readonlyRootFilesystem'], true);
+    assert.equal(container['privileged'], undefined);
+    // Node and the AWS SDK write nothing but temporary files: /tmp is the one writable path, a task-local volume.
+    const mounts = container['mountPoints'] as { sourceVolume: string; containerPath: string; readOnly: boolean }[];
+    assert.deepEqual(
+      mounts.map((m) => [m.containerPath, m.readOnly]),
+      [['/tmp', false]],
+    );
+    const volume = td.volumes.find((v) => v.name === mounts[0]?.sourceVolume);
+    assert.ok(volume, 'the /tmp mount names a volume of the task');
+    assert.equal(volume.host, undefined, 'a task-local volume, not a host path');
+  });
+
+  test("the Dockerfile's runtime stage removes npm, npx, corepack and yarn, and runs no package manager", () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    assert.match(runtime, /^\nFROM \$\{NODE_IMAGE\} AS runtime/);
+    for (const path of [
+      '/usr/local/lib/node_modules/npm',
+      '/usr/local/lib/node_modules/corepack',
+      '/usr/local/bin/npm',
+      '/usr/local/bin/npx',
+      '/usr/local/bin/corepack',
+      '/usr/local/bin/yarn',
+    ]) {
+      assert.ok(runtime.includes(` ${path} `) || runtime.includes(` ${path}\n`), `the runtime stage removes ${path}`);
+    }
+    const runs = runtime.split('\n').filter((l) => l.startsWith('RUN '));
+    for (const r of runs) assert.doesNotMatch(r, /\b(npm|npx|corepack|yarn) (ci|install|run|exec|enable)\b/, r);
   });
 
   test('the ECS autoscaling template tracks visible messages per running task with metric math', () => {

@@ -115,6 +115,16 @@ describe('the image without AWS', () => {
     assert.ok(Number(result.stdout) > 0);
   });
 
+  test('carries no package manager: npm, npx, corepack and yarn are gone, node stays', async () => {
+    const script =
+      'for c in npm npx corepack yarn yarnpkg; do command -v "$c" || true; done; ls -A /usr/local/lib/node_modules /opt 2>/dev/null; node --version';
+    const out = await docker(['run', '--rm', '--network', 'host', '--entrypoint', 'sh', IMAGE, '-c', script]);
+    // Only `ls` headers of empty folders (or nothing) and the node version: no command found, no module left.
+    const lines = out.split('\n').filter((l) => l.trim() !== '' && !l.endsWith(':'));
+    assert.equal(lines.length, 1, out);
+    assert.match(lines[0] ?? '', /^v24\./, out);
+  });
+
   test('runs as the unprivileged node user with tini as PID 1', async () => {
     const config = JSON.parse(await docker(['image', 'inspect', '-f', '{{json .Config}}', IMAGE])) as {
       User: string;

@@ -1,5 +1,7 @@
 // `workerless check` against LocalStack (SQS, CloudWatch) and the test Lambda endpoint: one test per failing
-// AWS check (missing queue, SQS access denied, missing function, refused PutMetricData) and one all-ok run.
+// AWS check (missing queue, SQS access denied, missing function, refused PutMetricData), one all-ok run, and the
+// comparisons the SQS trigger makes (a visibility timeout shorter than the function's timeout, --concurrency x
+// --replicas over the reserved concurrency), a Managed Instances function, and reads the role may not make.
 // Each asserts the exit code and the exact lines, and that the other checks still ran.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -40,7 +42,26 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
   let name: string;
   before(async () => {
     await ensureLocalStack();
-    endpoint = await startLambdaEndpoint({ handlerOutput: 'ignore', functions: { record: { handler: record } } });
+    endpoint = await startLambdaEndpoint({
+      handlerOutput: 'ignore',
+      functions: {
+        record: { handler: record },
+        long: { handler: record, timeoutSec: 60 },
+        capped: { handler: record, reservedConcurrency: 4 },
+        managed: {
+          handler: record,
+          timeoutSec: 60,
+          configuration: {
+            managedInstances: {
+              capacityProviderArn: 'arn:aws:lambda:us-east-1:000000000000:capacity-provider:fleet',
+              perExecutionEnvironmentMaxConcurrency: 32,
+              published: { timeoutSec: 5 },
+            },
+          },
+        },
+        locked: { handler: record, configuration: { deny: ['GetFunctionConfiguration', 'GetFunctionConcurrency'] } },
+      },
+    });
     queue = await createQueue('wl-check');
   });
   after(async () => {
@@ -57,6 +78,12 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
     return runCli(['check', '--name', name, ...args], { ...awsTestEnv({ lambdaEndpoint: endpoint.url }), ...env });
   };
   const queueOk = () => `ok   queue ${queue.name} (${queue.url}, fifo: no, visibility 30 s)`;
+  /** The lines the reads of the `record` function (3 s timeout, no reserved concurrency) add. */
+  const recordFits = () => [
+    `ok   queue ${queue.name} visibility (30 s is at least 6x function record's timeout of 3 s)`,
+    "ok   function record concurrency (--concurrency 10 x 1 replica = 10; no reserved concurrency, so it shares the account's unreserved concurrency)",
+  ];
+  const RECORD_CONFIGURATION = 'ok   function record configuration (timeout 3 s, runs $LATEST)';
 
   it('all ok: exit 0, one line per check, the CheckRun datum in CloudWatch, and no message received', async () => {
     await sendMessages(queue.url, ['stays']);
@@ -65,6 +92,8 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
     assert.deepEqual(lines, [
       queueOk(),
       'ok   function record (DryRun invoke allowed)',
+      RECORD_CONFIGURATION,
+      ...recordFits(),
       `ok   metrics Workerless-${name} (PutMetricData allowed; sent CheckRun = 1)`,
       NOTE,
     ]);
@@ -90,6 +119,8 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
       queueOk(),
       `FAIL queue ${missing}: does not exist (QueueDoesNotExist)`,
       'ok   function record (DryRun invoke allowed)',
+      RECORD_CONFIGURATION,
+      ...recordFits(),
       `ok   metrics Workerless-${name} (PutMetricData allowed; sent CheckRun = 1)`,
       NOTE,
     ]);
@@ -105,6 +136,8 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
     assert.deepEqual(lines, [
       `FAIL queue ${queue.name}: access denied (needs sqs:GetQueueUrl, sqs:GetQueueAttributes)`,
       'ok   function record (DryRun invoke allowed)',
+      RECORD_CONFIGURATION,
+      recordFits()[1]!,
       NOTE,
     ]);
     assert.equal(proxy.calls('GetQueueUrl').length, 1);
@@ -136,12 +169,97 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
     assert.deepEqual(lines, [
       queueOk(),
       'ok   function record (DryRun invoke allowed)',
+      RECORD_CONFIGURATION,
+      ...recordFits(),
       `FAIL metrics Workerless-${name}: access denied (needs cloudwatch:PutMetricData)`,
       NOTE,
     ]);
     assert.deepEqual(
       proxy.calls('PutMetricData').map((c) => c.status),
       [403],
+    );
+  });
+
+  it("issue 23's proof: a visibility timeout shorter than the function's timeout fails (exit 1); 6x passes", async () => {
+    const short = await outcome(check(['--function', 'long', '--queues', queue.name, '--metrics', 'off']));
+    assert.equal(short.code, 1, short.lines.join('\n'));
+    assert.deepEqual(short.lines, [
+      queueOk(),
+      'ok   function long (DryRun invoke allowed)',
+      'ok   function long configuration (timeout 60 s, runs $LATEST)',
+      `FAIL queue ${queue.name} visibility: 30 s is shorter than function long's timeout of 60 s: a message could be received or invoked again while its invocation still runs (Lambda's SQS trigger refuses this); set it to at least 360 s, 6x, as AWS advises`,
+      "ok   function long concurrency (--concurrency 10 x 1 replica = 10; no reserved concurrency, so it shares the account's unreserved concurrency)",
+      NOTE,
+    ]);
+    assert.deepEqual(
+      // The two reads run concurrently: compared in name order.
+      endpoint.reads.map((r) => [r.operation, r.functionName, r.qualifier, r.statusCode]).sort(),
+      [
+        ['GetFunctionConcurrency', 'long', undefined, 200],
+        ['GetFunctionConfiguration', 'long', undefined, 200],
+      ],
+    );
+    const covered = await outcome(check(['--function', 'long', '--queues', queue.name, '--metrics', 'off', '--visibility-timeout', '360']));
+    assert.equal(covered.code, 0, covered.lines.join('\n'));
+    assert.ok(
+      covered.lines.includes(
+        `ok   queue ${queue.name} visibility (360 s (--visibility-timeout) is at least 6x function long's timeout of 60 s)`,
+      ),
+      covered.lines.join('\n'),
+    );
+  });
+
+  for (const client of ['lean', 'sdk'] as const) {
+    it(`a Managed Instances function (--aws-client ${client}): named, and its $LATEST.PUBLISHED read and compared`, async () => {
+      const { code, lines } = await outcome(
+        check(['--function', 'managed', '--queues', queue.name, '--metrics', 'off', '--aws-client', client]),
+      );
+      assert.equal(code, 0, lines.join('\n'));
+      assert.deepEqual(lines, [
+        queueOk(),
+        'ok   function managed (DryRun invoke allowed)',
+        'ok   function managed configuration (Lambda Managed Instances (capacity provider fleet, up to 32 invocations per execution environment); an unqualified invoke runs $LATEST.PUBLISHED (timeout 5 s))',
+        // $LATEST's 60 s would fail against 30 s; the version that runs has 5 s.
+        `ok   queue ${queue.name} visibility (30 s is at least 6x function managed's timeout of 5 s)`,
+        "ok   function managed concurrency (--concurrency 10 x 1 replica = 10; no reserved concurrency, so it shares the account's unreserved concurrency)",
+        NOTE,
+      ]);
+      assert.deepEqual(
+        endpoint.reads.filter((r) => r.operation === 'GetFunctionConfiguration').map((r) => [r.functionName, r.qualifier]),
+        [
+          ['managed', undefined],
+          ['managed', '$LATEST.PUBLISHED'],
+        ],
+      );
+    });
+  }
+
+  it('GetFunctionConfiguration and GetFunctionConcurrency not allowed: a warn line each naming the permission, exit 0', async () => {
+    const { code, lines } = await outcome(check(['--function', 'locked', '--queues', queue.name, '--metrics', 'off']));
+    assert.equal(code, 0, lines.join('\n'));
+    assert.deepEqual(lines, [
+      queueOk(),
+      'ok   function locked (DryRun invoke allowed)',
+      "warn function locked configuration: access denied (needs lambda:GetFunctionConfiguration); so its timeout and version are not checked, nor its queues' visibility timeout against its timeout",
+      'warn function locked concurrency: access denied (needs lambda:GetFunctionConcurrency); so --concurrency is not compared with its reserved concurrency',
+      NOTE,
+    ]);
+    assert.deepEqual(endpoint.reads.map((r) => [r.operation, r.statusCode]).sort(), [
+      ['GetFunctionConcurrency', 403],
+      ['GetFunctionConfiguration', 403],
+    ]);
+  });
+
+  it('--concurrency x --replicas over the reserved concurrency: a warning naming both numbers, exit 0', async () => {
+    const { code, lines } = await outcome(
+      check(['--function', 'capped', '--queues', queue.name, '--metrics', 'off', '--concurrency', '3', '--replicas', '2']),
+    );
+    assert.equal(code, 0, lines.join('\n'));
+    assert.ok(
+      lines.includes(
+        'warn function capped concurrency: --concurrency 3 x 2 replicas = 6 exceeds its reserved concurrency of 4: Lambda throttles invocations beyond 4 (429, retried); lower --concurrency or --replicas, or set --adaptive-concurrency',
+      ),
+      lines.join('\n'),
     );
   });
 });

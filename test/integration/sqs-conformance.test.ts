@@ -20,6 +20,7 @@ import {
   type LambdaEndpoint,
 } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
+import { freePort, get, sample } from '../support/http.ts';
 
 /** SQS's largest message since August 2025: body and message attributes together (AWS SQS quotas page). */
 const MAX_MESSAGE_BYTES = 1_048_576;
@@ -56,6 +57,8 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
         lease: { handler: functionFixture('lease.mjs'), timeoutSec: 30 },
         // Reserved concurrency 0: every synchronous invoke is throttled (429), as AWS does.
         throttled: { handler: functionFixture('record.mjs'), reservedConcurrency: 0 },
+        // Tenant isolation mode: refuses an Invoke without a tenant id; tenant.mjs fails in a shared environment.
+        saas: { handler: functionFixture('tenant.mjs'), tenancy: { TenantIsolationMode: 'PER_TENANT' } },
       },
     });
   });
@@ -252,6 +255,56 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
         );
       });
 
+      it("backlog gauges: visible, in flight and delayed in /metrics match the queue's own counts (issue 23)", async () => {
+        const q = await createQueue('wl-conf-backlog', { VisibilityTimeout: '60' }, sqs);
+        await sendMessages(
+          q.url,
+          [
+            ...Array.from({ length: 6 }, () => JSON.stringify({ sleepMs: 10_000 })),
+            ...Array.from({ length: 2 }, (_, i) => ({ body: `delayed-${i}`, delaySeconds: 600 })),
+          ],
+          sqs,
+        );
+        const port = await freePort();
+        const run = daemon([
+          '--function',
+          'slow',
+          '--queues',
+          q.name,
+          '--concurrency',
+          '2',
+          '--visibility-refresh',
+          '1s',
+          '--http-port',
+          String(port),
+        ]);
+        await started(run);
+        await until(
+          () => ofQueue(endpoint, q.arn).filter((i) => i.status === 'running').length === 2,
+          20_000,
+          'two invocations running',
+          50,
+        );
+        const labels = { function: 'slow', queue: q.name };
+        let gauges: number[] = [];
+        let counts: number[] = [];
+        await until(
+          async () => {
+            const text = (await get(`http://127.0.0.1:${port}`, '/metrics'))?.body ?? '';
+            gauges = ['visible', 'not_visible', 'delayed'].map((k) => sample(text, `workerless_queue_messages_${k}`, labels) ?? -1);
+            const c = await messageCounts(q.url, sqs);
+            counts = [c.visible, c.notVisible, c.delayed];
+            return gauges.join() === counts.join();
+          },
+          6_000,
+          'the gauges to match the queue',
+          200,
+        ).catch(() => {});
+        assert.deepEqual(counts, [4, 2, 2], "the queue's own counts");
+        assert.deepEqual(gauges, counts, 'the gauges');
+        assert.equal(await stopDaemon(run), 0);
+      });
+
       // A stop lets a throttled batch retry for --shutdown-timeout minus 15 s (drainRetryMs in src/daemon/shutdown.ts), then releases it: 15 releases
       // at once; 17 retries for 2 s first. With --adaptive-concurrency the Invoke also waits for a permit.
       const releasePaths = [
@@ -368,6 +421,80 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
         for (const r of recs) {
           assert.equal(r.attributes['MessageGroupId'], 'tenant-a', 'passed through in attributes');
           assert.equal(r.attributes['SequenceNumber'], undefined, 'no FIFO sequence number');
+        }
+      });
+
+      it('tenant-isolated function, FIFO, tenant from a String attribute: one tenant per invocation, each group in order', async () => {
+        const q = await createQueue('wl-conf-tenant.fifo', {}, sqs);
+        const sent: { id: string; group: string; tenant: string }[] = [];
+        // Group g-a changes tenant every other message (the split cuts it there); g-b is one tenant.
+        for (let i = 0; i < 12; i++) {
+          const group = i % 2 === 0 ? 'g-a' : 'g-b';
+          const tenant = group === 'g-b' ? 't3' : i % 4 === 0 ? 't1' : 't2';
+          const r = await sqs.send(
+            new SendMessageCommand({
+              QueueUrl: q.url,
+              MessageBody: `${group}-${i}`,
+              MessageGroupId: group,
+              MessageDeduplicationId: `d-${i}`,
+              MessageAttributes: { tenant: { DataType: 'String', StringValue: tenant } },
+            }),
+          );
+          sent.push({ id: r.MessageId ?? '', group, tenant });
+        }
+        const run = daemon(['--function', 'saas', '--queues', q.name, '--tenant-id-from', 'attribute:tenant', '--batch-size', '10']);
+        await started(run);
+        await until(() => ofQueue(endpoint, q.arn).flatMap(records).length >= sent.length, 20_000, 'every message delivered', 50);
+        await until(async () => (await countMessages(q.url, sqs)) === 0, 10_000, 'queue empty', 200);
+        assert.equal(await stopDaemon(run), 0);
+
+        const invs = ofQueue(endpoint, q.arn);
+        for (const inv of invs) {
+          assert.equal(inv.status, 'success', JSON.stringify(inv.error));
+          assert.deepEqual([...new Set(records(inv).map((r) => r.messageAttributes['tenant']?.stringValue))], [inv.tenantId]);
+        }
+        // Invocations in arrival order, records in payload order.
+        const got = invs.flatMap(records);
+        assert.deepEqual(got.map((r) => r.messageId).sort(), sent.map((m) => m.id).sort(), 'each delivered once');
+        for (const group of ['g-a', 'g-b'])
+          assert.deepEqual(
+            got.filter((r) => r.attributes['MessageGroupId'] === group).map((r) => r.messageId),
+            sent.filter((m) => m.group === group).map((m) => m.id),
+            `group ${group} in send order`,
+          );
+      });
+
+      it('tenant-isolated function, fair queue, tenant from MessageGroupId: one tenant per invocation', async (t: TestContext) => {
+        const q = await createQueue('wl-conf-tenant-fair', {}, sqs);
+        const sent = new Map<string, string>();
+        for (let i = 0; i < 12; i++) {
+          const tenant = `tenant-${i % 3}`;
+          try {
+            const r = await sqs.send(new SendMessageCommand({ QueueUrl: q.url, MessageBody: `m-${i}`, MessageGroupId: tenant }));
+            sent.set(r.MessageId ?? '', tenant);
+          } catch (error) {
+            const e = refusal(error);
+            t.skip(`${server.name} refuses MessageGroupId on a standard queue: ${e.name}: ${e.message}`);
+            return;
+          }
+        }
+        const run = daemon(['--function', 'saas', '--queues', q.name, '--tenant-id-from', 'group', '--batch-size', '10']);
+        await started(run);
+        await until(() => ofQueue(endpoint, q.arn).flatMap(records).length >= sent.size, 20_000, 'every message delivered', 50);
+        await until(async () => (await countMessages(q.url, sqs)) === 0, 10_000, 'queue empty', 200);
+        assert.equal(await stopDaemon(run), 0);
+        const invs = ofQueue(endpoint, q.arn);
+        assert.deepEqual(
+          invs
+            .flatMap(records)
+            .map((r) => r.messageId)
+            .sort(),
+          [...sent.keys()].sort(),
+          'each delivered once',
+        );
+        for (const inv of invs) {
+          assert.equal(inv.status, 'success', JSON.stringify(inv.error));
+          assert.deepEqual([...new Set(records(inv).map((r) => sent.get(r.messageId)))], [inv.tenantId]);
         }
       });
 

@@ -2,7 +2,8 @@
 // its CDN from these machines), served by the real built CLI with --http-port while messages flow through
 // LocalStack and the test Lambda endpoint. The start-up is slowed by the fault proxy so "starting" shows; a
 // function that fails some messages with markup in its error type produces real recent errors; a short throttle
-// window produces throttles. Saves test-artifacts/status-page.png.
+// window produces throttles. Saves test-artifacts/status-page.png. Also (issue 23): the security headers arrive as
+// headers, a name rebound to the daemon (Chromium's --host-resolver-rules) gets 421, and another origin cannot frame it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { StatusSnapshot } from '../../src/operator/status/snapshot.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createQueue, localstackEndpoint, sendMessages, type TestQueue } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
@@ -26,6 +29,7 @@ import { sqsRecords } from '../support/message-runs.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 const SCREENSHOT = fileURLToPath(new URL('test-artifacts/status-page.png', ROOT));
+const REBOUND_NAME = 'rebound.attacker.test';
 /** Flags that work on these machines (see the polyglot machine notes): no sandbox as root, no GPU, and no
  * background networking, whose connections the closed network refuses. Playwright adds a fresh --user-data-dir. */
 const CHROMIUM_FLAGS = [
@@ -37,6 +41,8 @@ const CHROMIUM_FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // A name of an attacker's that resolves to the daemon, as after DNS rebinding: the page must not answer it.
+  `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`,
 ];
 
 /** The function's error type (Lambda's errorType is the error's name), which the daemon logs and the page shows. */
@@ -281,6 +287,72 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
     } finally {
       clearInterval(traffic);
       await page.close();
+    }
+  });
+
+  it('is served with its security headers, refuses a rebound name, and cannot be framed by another origin', async () => {
+    const q = await createQueue('wl-page-headers');
+    const port = await freePort();
+    daemon = startDaemon(endpoint.url, ['--function', 'page-fn', '--queues', q.name, '--http-port', String(port)]);
+    await started(daemon);
+    // Another origin (another port) whose page frames ours, as a site that tries clickjacking would.
+    const framer = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><iframe id="f" src="http://127.0.0.1:${port}/"></iframe>`);
+    });
+    await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
+    const page = await browser.newPage();
+    const problems = watch(page);
+    try {
+      const answer = await page.goto(`http://127.0.0.1:${port}/`);
+      assert.equal(answer?.status(), 200);
+      const headers = answer?.headers() ?? {};
+      assert.match(headers['content-security-policy'] ?? '', /(^|; )frame-ancestors 'none'(;|$)/);
+      assert.match(headers['content-security-policy'] ?? '', /(^|; )script-src 'sha256-/);
+      assert.equal(headers['x-content-type-options'], 'nosniff');
+      assert.equal(headers['x-frame-options'], 'DENY');
+      assert.equal(headers['referrer-policy'], 'no-referrer');
+      assert.equal(headers['cache-control'], 'no-store');
+      // The script runs under the header's policy (no <meta> policy left): the state is drawn, no violation logged.
+      await eventually(async () => assert.equal(await page.locator('#state').getAttribute('data-state'), 'running'));
+      assert.equal(await page.locator('meta[http-equiv]').count(), 0);
+      const json = await page.request.get(`http://127.0.0.1:${port}/status.json`);
+      assert.equal(json.headers()['x-content-type-options'], 'nosniff');
+      assert.equal(json.headers()['content-security-policy'], "default-src 'none'; frame-ancestors 'none'");
+      assert.deepEqual(problems, []);
+
+      // DNS rebinding: the browser resolves the attacker's name to the daemon and sends that name as Host.
+      for (const path of ['/', '/status.json', '/metrics']) {
+        const rebound = await page.goto(`http://${REBOUND_NAME}:${port}${path}`);
+        assert.equal(rebound?.status(), 421, path);
+        assert.equal(await page.locator('body').textContent(), 'misdirected request\n', path);
+      }
+      assert.ok(
+        daemon
+          .logs()
+          .some(
+            (l) => l['msg'] === 'HTTP requests refused: their Host is not an IP address, localhost, --http-host or in --http-allowed-hosts',
+          ),
+      );
+
+      // Framed by another origin: Chromium refuses to render it (frame-ancestors 'none').
+      const framing = await browser.newPage();
+      const refusals: string[] = [];
+      framing.on('console', (m) => {
+        if (m.text().includes('frame-ancestors')) refusals.push(m.text());
+      });
+      try {
+        await framing.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`);
+        await eventually(async () => assert.equal(refusals.length, 1, 'the refusal to frame'), 5_000);
+        const frame = framing.frames().find((f) => f !== framing.mainFrame());
+        assert.ok(frame);
+        assert.equal(await frame.locator('#state').count(), 0, 'nothing of the status page rendered in the frame');
+      } finally {
+        await framing.close();
+      }
+    } finally {
+      await page.close();
+      framer.close();
     }
   });
 

@@ -25,7 +25,11 @@ describe('throttling and metrics against LocalStack', () => {
     // maxReceiveCount 1: with AWS's trigger, a single throttled-then-redelivered message would land in the DLQ.
     const { queue: q, dlq } = await createQueueWithDlq('wl-throttle', 1, { VisibilityTimeout: '4' });
     const ids = await sendMessages(q.url, bodies(12, 'm'));
-    const daemon = startDaemon(endpoint.url, ['--function', 'slow', '--queues', q.name, '--concurrency', '4']);
+    const name = `it-${q.name}`;
+    const daemon = startDaemon(endpoint.url, [
+      ...['--function', 'slow', '--queues', q.name, '--concurrency', '4'],
+      ...['--metrics', 'on', '--name', name, '--metrics-interval', '1'],
+    ]);
     await started(daemon);
     await endpoint.waitFor(
       (inv) =>
@@ -49,6 +53,32 @@ describe('throttling and metrics against LocalStack', () => {
     assert.equal(await countMessages(q.url), 0);
     assert.equal(await countMessages(dlq.url), 0, 'throttling sent nothing to the DLQ');
     assert.ok(daemon.logs().some((l) => l['msg'] === 'function throttled, retrying'));
+    // The reason Lambda gave (Reason of TooManyRequestsException), so a concurrency limit is told from a CPU limit.
+    const reasons = new Set(
+      daemon
+        .logs()
+        .filter((l) => l['msg'] === 'function throttled, retrying')
+        .map((l) => l['reason']),
+    );
+    assert.deepEqual([...reasons], ['ReservedFunctionConcurrentInvocationLimitExceeded']);
+    // CloudWatch counts each throttle under Function+Queue, as before, and under Function+Reason, a bounded label.
+    const throttles = endpoint.rejected.filter((r) => r.functionName === 'slow' && r.statusCode === 429).length;
+    const sum = async (dimensions: Record<string, string>) => {
+      const out = await cloudWatchClient().send(
+        new GetMetricStatisticsCommand({
+          Namespace: `Workerless-${name}`,
+          MetricName: 'ThrottledInvokeCount',
+          Dimensions: Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value })),
+          StartTime: new Date(Date.now() - 10 * 60_000),
+          EndTime: new Date(Date.now() + 60_000),
+          Period: 60,
+          Statistics: ['Sum'],
+        }),
+      );
+      return (out.Datapoints ?? []).reduce((s, d) => s + (d.Sum ?? 0), 0);
+    };
+    assert.equal(await sum({ Function: 'slow', Queue: q.name }), throttles);
+    assert.equal(await sum({ Function: 'slow', Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded' }), throttles);
   });
 
   it('CloudWatch holds the counts that were actually processed', async () => {

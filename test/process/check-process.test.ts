@@ -30,6 +30,16 @@ describe('workerless check as a process', () => {
     assert.equal(check.stdout(), '');
   });
 
+  it('--replicas out of range: exit 2 naming the option and the value, as every option', async () => {
+    const run = runCli(['check', '--function', 'fn', '--queues', 'q', '--replicas', '0'], { AWS_REGION: 'us-east-1' });
+    assert.equal((await run.exited).code, 2);
+    assert.deepEqual(run.stderr().trim().split('\n'), [
+      'workerless: --replicas must be an integer from 1 to 10000, got "0"',
+      'Run "workerless --help" for the options.',
+    ]);
+    assert.equal(run.stdout(), '');
+  });
+
   it('--help names the subcommand and its exit codes', async () => {
     for (const args of [['--help'], ['check', '--help']]) {
       const run = runCli(args);

@@ -2,7 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatch/dispatcher.ts';
-import type { InvokeResult, FunctionInvoker } from '../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult, FunctionInvoker, InvokeParams } from '../../src/invoke/lambda-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/operator/metrics/metrics-sink.ts';
 import type { QueueOptions } from '../../src/config/delivery-options.ts';
 import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/aws/sqs-source.ts';
@@ -201,9 +201,11 @@ export class FakeSource implements MessageSource, Pick<QueueLookup, 'queueAttrib
   }
 }
 
-/** An invoker whose behaviour per call is scripted; records every payload. */
+/** An invoker whose behaviour per call is scripted; records every payload and what each call carried besides it. */
 export class FakeInvoker implements FunctionInvoker {
   readonly payloads: { Records: { messageId: string; eventSourceARN: string }[] }[] = [];
+  /** Each call's params (a tenant id), by call. */
+  readonly params: (InvokeParams | undefined)[] = [];
   active = 0;
   maxActive = 0;
   /** Invocations running now, by message id; `overlaps` names each id invoked while an earlier one ran. */
@@ -214,9 +216,10 @@ export class FakeInvoker implements FunctionInvoker {
     this.respond = respond;
   }
 
-  async invoke(payload: string): Promise<InvokeResult> {
+  async invoke(payload: string, _signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
     const parsed = JSON.parse(payload) as FakeInvoker['payloads'][number];
     this.payloads.push(parsed);
+    this.params.push(params);
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
     const ids = parsed.Records.map((r) => r.messageId);

@@ -62,6 +62,8 @@ export async function startSpilloverBed(options: SpilloverBedOptions): Promise<S
       maxBacklogAgeMs: undefined,
       coolOffMs: 1_500,
       tasksPerWorker: 2,
+      spillPriority: undefined,
+      fairness: false,
       versionFunctions: {},
       tls: undefined,
       apiKey: undefined,

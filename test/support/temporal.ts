@@ -118,6 +118,8 @@ export interface TemporalFixtureOptions {
   tmpPrefix: string;
   /** The 'temporal-worker' function's timeout; default 15 s. */
   workerTimeoutSec?: number;
+  /** More `--dynamic-config-value` pairs for the dev server (matching.useNewMatcher for priority, ...). */
+  dynamicConfig?: Readonly<Record<string, unknown>>;
   /** More functions for the Lambda endpoint, given the 'temporal-worker' spec to derive variants from. */
   extraFunctions?: (worker: Readonly<FunctionSpec> & { env: Record<string, string> }) => Record<string, FunctionSpec>;
 }
@@ -155,7 +157,7 @@ export async function startTemporalFixture(options: TemporalFixtureOptions): Pro
   };
   try {
     const [devServer, bundle] = await Promise.allSettled([
-      startTemporalDevServer({ dynamicConfig: { 'matching.TaskQueueInfoByBuildIdTTL': '500ms' } }),
+      startTemporalDevServer({ dynamicConfig: { 'matching.TaskQueueInfoByBuildIdTTL': '500ms', ...options.dynamicConfig } }),
       bundleWorkflowCode({ workflowsPath: join(EXAMPLE, 'workflows.ts'), logger: quietBundlerLogger }),
     ]);
     if (devServer.status === 'rejected') throw devServer.reason;
@@ -192,6 +194,8 @@ export async function startTemporalFixture(options: TemporalFixtureOptions): Pro
 
 export interface OrderWorkflowsOptions {
   taskQueue: string;
+  /** Task Queue Priority: the workflows' priority key (1 the highest; its tasks and activities inherit it). */
+  priorityKey?: number;
   count: number;
   /** How long each order's activity works. */
   workMs: number;
@@ -203,7 +207,7 @@ export interface OrderWorkflowsOptions {
 
 /** Starts `count` of the example's orderWorkflow (orders `order-0`, `order-1`...) and returns their handles. */
 export async function startOrderWorkflows(client: Client, options: OrderWorkflowsOptions): Promise<WorkflowHandle[]> {
-  const { taskQueue, count, workMs, idPrefix = taskQueue, executionTimeoutMs = 120_000 } = options;
+  const { taskQueue, count, workMs, idPrefix = taskQueue, executionTimeoutMs = 120_000, priorityKey } = options;
   return Promise.all(
     Array.from({ length: count }, (_, i) =>
       client.workflow.start('orderWorkflow', {
@@ -211,6 +215,7 @@ export async function startOrderWorkflows(client: Client, options: OrderWorkflow
         workflowId: `${idPrefix}-${i}-${Date.now()}`,
         args: [{ orderId: `order-${i}`, workMs }],
         workflowExecutionTimeout: executionTimeoutMs,
+        ...(priorityKey !== undefined ? { priority: { priorityKey } } : {}),
       }),
     ),
   );

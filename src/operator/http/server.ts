@@ -1,6 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { capText } from '../../util/cap-text.ts';
+import { nodeHttp } from '../../util/node-http.ts';
+import { hostChecker } from './host-check.ts';
+import { securityHeaders } from './security-headers.ts';
 
 export interface Probe {
   readonly ok: boolean;
@@ -40,7 +44,10 @@ const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
  * above no longer cover (a request read, its answer never written).
  */
 const SOCKET_IDLE_TIMEOUT_MS = 10_000;
-/** A refused connection is logged at most this often, with the count since the last line: a flood is one line a minute. */
+/**
+ * A refused connection (or a request for a foreign Host) is logged at most this often, with the count since the
+ * last line: a flood is one line a minute.
+ */
 const DROP_LOG_INTERVAL_MS = 60_000;
 
 export interface HttpServerHandle {
@@ -50,7 +57,9 @@ export interface HttpServerHandle {
 
 /**
  * The opt-in HTTP server (--http-port): probes for Kubernetes and ECS, Prometheus metrics, the status page.
- * GET only; anything else is 404/405. It never holds the process open on its own.
+ * GET only; anything else is 404/405. A request whose Host does not name this server is refused with 421
+ * (src/operator/http/host-check.ts); every answer carries the security headers (security-headers.ts). It never
+ * holds the process open on its own.
  */
 export async function startHttpServer(opts: {
   host: string;
@@ -59,15 +68,35 @@ export async function startHttpServer(opts: {
   logger: Logger;
   /** Connections held at once (src/operator/http/fd-budget.ts); Node closes any further one as soon as it is accepted. */
   maxConnections: number;
+  /** --http-allowed-hosts: host names answered besides IP addresses, localhost and `host`. Default none. */
+  allowedHosts?: readonly string[];
 }): Promise<HttpServerHandle> {
   const { routes, logger, maxConnections } = opts;
+  const hostAllowed = hostChecker({ bindHost: opts.host, allowedHosts: opts.allowedHosts ?? [] });
+  let misdirected = 0;
+  let lastMisdirectedLog = -Infinity;
+  const refuseHost = (req: IncomingMessage, res: ServerResponse): void => {
+    // No detail in the answer: whoever sent it learns only that this name is not served.
+    send(res, 421, 'text/plain; charset=utf-8', 'misdirected request\n');
+    misdirected++;
+    const now = performance.now();
+    if (now - lastMisdirectedLog < DROP_LOG_INTERVAL_MS) return;
+    // The last Host refused, capped: an operator who put workerless behind a name sees which one to allow.
+    logger.warn(
+      { host: capText(req.headers.host ?? ''), refused: misdirected },
+      'HTTP requests refused: their Host is not an IP address, localhost, --http-host or in --http-allowed-hosts',
+    );
+    misdirected = 0;
+    lastMisdirectedLog = now;
+  };
   const options = {
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
   };
-  const server: Server = createServer(options, (req, res) => {
+  const server: Server = nodeHttp.createServer(options, (req, res) => {
+    if (!hostAllowed(req.headers.host)) return refuseHost(req, res);
     void handle(req, res, routes).catch((err: unknown) => {
       logger.error({ err, path: req.url }, 'HTTP handler failed');
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
@@ -134,7 +163,8 @@ function probe(res: ServerResponse, result: Probe): void {
   send(res, result.ok ? 200 : 503, 'text/plain; charset=utf-8', body);
 }
 
+/** Every answer goes through here, so every one carries the security headers; the one HTML answer is the status page. */
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', ...headers });
+  res.writeHead(status, { 'content-type': contentType, ...securityHeaders(contentType.startsWith('text/html')), ...headers });
   res.end(body);
 }

@@ -5,12 +5,14 @@ import { createHash } from 'node:crypto';
  * whose script polls status.json (a StatusSnapshot, see src/operator/status/snapshot.ts) every 2 s and draws it.
  *
  * Every value from the snapshot reaches the page through textContent or setAttribute, never innerHTML, so
- * a queue name or error message holding markup shows as text. The page also carries a Content-Security-Policy
- * that allows only this script and this style (by hash) and fetches to its own origin, so even a mistake in
- * that rule could not run injected script or load anything from elsewhere.
+ * a queue name or error message holding markup shows as text. The page is served with a Content-Security-Policy
+ * header (STATUS_PAGE_CSP) that allows only this script and this style (by hash) and fetches to its own origin, so
+ * even a mistake in that rule could not run injected script or load anything from elsewhere, and no other site
+ * may frame it.
  *
  * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
- * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error].
+ * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error],
+ * #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells.
  */
 
 const STYLE = `
@@ -172,6 +174,24 @@ const SCRIPT = `
     r.errors.title.textContent = 'errors (red) and throttles (orange) per ' + fmtWindow(snap.bucketMs) + ', peak ' + Math.max.apply(null, f.concat(t, [0]));
   }
 
+  // Temporal spillover's task queues; rebuilt each time (a handful of rows), names only through textContent.
+  function renderTaskQueues(list) {
+    var fresh = [];
+    for (var i = 0; i < list.length; i++) {
+      var q = list[i];
+      var tr = el('tr', { 'data-task-queue': q.name, 'data-stats': q.stats });
+      tr.append(
+        el('td', { 'class': 'queue', 'data-field': 'name' }, q.name),
+        el('td', { 'class': 'num', 'data-field': 'backlog' }, q.stats === 'known' ? String(q.backlog) : 'unknown'),
+        el('td', { 'class': 'num', 'data-field': 'workersAlive' }, String(q.workersAlive))
+      );
+      fresh.push(tr);
+    }
+    var body = $('task-queues');
+    body.replaceChildren.apply(body, fresh);
+    $('temporal').hidden = list.length === 0;
+  }
+
   function renderErrors(list) {
     var body = $('errors-body');
     var fresh = [];
@@ -215,6 +235,7 @@ const SCRIPT = `
     }
     rows.forEach(function (r, name) { if (!seen.has(name)) { r.tr.remove(); rows.delete(name); } });
     $('no-queues').hidden = snap.queues.length > 0;
+    renderTaskQueues(snap.taskQueues || []);
     renderErrors(snap.recentErrors);
     $('updated').textContent = 'updated ' + fmtTime(snap.now);
     $('conn').textContent = '';
@@ -256,6 +277,13 @@ const BODY = `
   <tbody id="queues"></tbody>
 </table>
 <p class="empty" id="no-queues">No queues yet.</p>
+<section id="temporal" hidden>
+<h2>Temporal task queues</h2>
+<table>
+  <thead><tr><th>Task queue</th><th>Backlog</th><th>Workers alive</th></tr></thead>
+  <tbody id="task-queues"></tbody>
+</table>
+</section>
 <h2>Recent errors and warnings</h2>
 <table id="errors">
   <thead><tr><th>Time</th><th>Queue</th><th>Code</th><th>Message</th><th>Message ids</th></tr></thead>
@@ -265,13 +293,18 @@ const BODY = `
 
 const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-const CSP = [
+/**
+ * The page's Content-Security-Policy, sent as a header (src/operator/http/security-headers.ts): a <meta> tag
+ * cannot carry frame-ancestors.
+ */
+export const STATUS_PAGE_CSP: string = [
   "default-src 'none'",
   `script-src ${sha256(SCRIPT)}`,
   `style-src ${sha256(STYLE)}`,
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /** The whole status page; static, so the server can send it as is (text/html; charset=utf-8). */
@@ -280,8 +313,6 @@ export const STATUS_PAGE_HTML: string = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${CSP}">
-<meta name="referrer" content="no-referrer">
 <title>workerless</title>
 <style>${STYLE}</style>
 </head>

@@ -3,6 +3,21 @@ import { setInterval } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { callErrorOf } from '../../aws/errors.ts';
 import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
+import { ALL_METRICS } from './names.ts';
+
+/** The metrics sent under several dimension sets (names.ts), by CloudWatch name. */
+const DIMENSION_SETS: ReadonlyMap<string, readonly (readonly string[])[]> = new Map(
+  ALL_METRICS.flatMap((d) => (d.cloudwatchDimensionSets ? [[d.cloudwatch, d.cloudwatchDimensionSets] as const] : [])),
+);
+
+function pick(dimensions: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = dimensions[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
 
 /** PutMetricData accepts at most 1000 datums per request (and 1 MB; statistic sets are small). */
 const MAX_DATUMS_PER_CALL = 1000;
@@ -59,6 +74,14 @@ export class CloudWatchMetrics implements MetricsSink {
   }
 
   record(datum: MetricDatum): void {
+    // PutMetricData refuses NaN and infinities (a NaN gauge means "no value now"); one would fail the whole call.
+    if (!Number.isFinite(datum.value)) return;
+    const sets = DIMENSION_SETS.get(datum.name);
+    if (sets === undefined) this.#aggregate(datum);
+    else for (const set of sets) this.#aggregate({ ...datum, dimensions: pick(datum.dimensions, set) });
+  }
+
+  #aggregate(datum: MetricDatum): void {
     const key = `${datum.name}\u0000${Object.entries(datum.dimensions)
       .map(([k, v]) => `${k}=${v}`)
       .join('\u0000')}`;

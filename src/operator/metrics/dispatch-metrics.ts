@@ -1,6 +1,7 @@
 import type { MetricDef } from './names.ts';
 import { FUNCTION_METRICS, SQS_METRICS } from './names.ts';
 import type { MetricsSink } from './metrics-sink.ts';
+import type { BacklogCounts } from '../../receive/queue-backlog.ts';
 
 /**
  * The dispatcher's metrics, typed: each event of the data path is one call here, recorded under the names of
@@ -47,8 +48,19 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.oversized, queue, count);
   }
 
-  throttled(queue: string): void {
-    this.#count(SQS_METRICS.throttled, queue, 1);
+  /** Messages without a tenant id for a tenant-isolated function (src/invoke/tenant-split.ts): not invoked, left on the queue. */
+  untenanted(queue: string, count: number): void {
+    this.#count(SQS_METRICS.untenanted, queue, count);
+  }
+
+  /** `reason`: a bounded label (src/invoke/throttle-reason.ts), never Lambda's free text. */
+  throttled(queue: string, reason: string): void {
+    this.#sink.record({
+      name: SQS_METRICS.throttled.cloudwatch,
+      unit: SQS_METRICS.throttled.unit,
+      value: 1,
+      dimensions: { Function: this.#fn, Queue: queue, Reason: reason },
+    });
   }
 
   deleted(queue: string, count: number): void {
@@ -68,6 +80,18 @@ export class DispatchMetrics {
   /** Messages whose visibility lease lapsed (src/settle/visibility-lease.ts): SQS delivers them again. */
   lapsed(queue: string, count: number): void {
     this.#count(SQS_METRICS.lapsed, queue, count);
+  }
+
+  /** The queue's own counts (src/receive/queue-backlog.ts), read every --visibility-refresh. */
+  backlog(queue: string, counts: BacklogCounts): void {
+    this.#record(SQS_METRICS.backlogVisible, queue, counts.visible);
+    this.#record(SQS_METRICS.backlogNotVisible, queue, counts.notVisible);
+    this.#record(SQS_METRICS.backlogDelayed, queue, counts.delayed);
+  }
+
+  /** Received messages' ages (from SentTimestamp), ms. */
+  agesAtReceive(queue: string, agesMs: readonly number[]): void {
+    for (const age of agesMs) this.#record(SQS_METRICS.ageAtReceive, queue, age);
   }
 
   /** The loops allowed to hold a batch changed (adaptive concurrency). */

@@ -5,6 +5,7 @@ export type MetricUnit = 'Count' | 'Milliseconds';
 export interface MetricDatum {
   name: string;
   unit: MetricUnit;
+  /** NaN: a gauge that has no value now (unknown, not zero): Prometheus drops the series, CloudWatch gets no datum. */
   value: number;
   /** e.g. { Queue: 'payments' } or { TaskQueue: 'orders' } */
   dimensions: Readonly<Record<string, string>>;

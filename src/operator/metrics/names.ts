@@ -15,6 +15,14 @@ export interface MetricDef {
   readonly unit: 'Count' | 'Milliseconds';
   /** Prometheus label names, from the datum's dimensions (`Queue` -> `queue`, `TaskQueue` -> `task_queue`). */
   readonly labels: readonly string[];
+  /**
+   * The dimension sets CloudWatch gets the datum under, when not all its dimensions as one set: CloudWatch tells
+   * metrics apart by their whole set of dimensions, so a dimension added to an existing metric would part it from
+   * every dashboard and alarm that names the old set (as Lambda publishes its own metrics under several sets).
+   */
+  readonly cloudwatchDimensionSets?: readonly (readonly string[])[];
+  /** A histogram's Prometheus buckets in seconds, when not the durations' (src/operator/metrics/prometheus.ts). */
+  readonly buckets?: readonly number[];
   readonly help: string;
 }
 
@@ -86,13 +94,26 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: "Messages whose event is over their invocation type's payload limit (1 MB async, 6 MB sync): not invoked, left to the queue's redrive policy",
   }),
+  untenanted: def({
+    cloudwatch: 'NoTenantEventCount',
+    prometheus: 'workerless_no_tenant_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: "Messages without a tenant id for a tenant-isolated function (--tenant-id-from): not invoked, left to the queue's redrive",
+  }),
   throttled: def({
     cloudwatch: 'ThrottledInvokeCount',
     prometheus: 'workerless_throttled_invocations_total',
     kind: 'counter',
     unit: 'Count',
-    labels: ['function', 'queue'],
-    help: 'Invocations refused by Lambda throttling (retried, not counted as attempts)',
+    labels: ['function', 'queue', 'reason'],
+    // Function+Queue as before (dashboards and alarms keep matching), and Function+Reason beside it.
+    cloudwatchDimensionSets: [
+      ['Function', 'Queue'],
+      ['Function', 'Reason'],
+    ],
+    help: "Invocations refused by Lambda throttling (retried, not counted as attempts), by Lambda's Reason",
   }),
   inFlight: def({
     cloudwatch: 'InFlightEventCount',
@@ -109,6 +130,40 @@ export const SQS_METRICS = {
     unit: 'Milliseconds',
     labels: ['function', 'queue'],
     help: 'Duration of Invoke calls the function answered',
+  }),
+  backlogVisible: def({
+    cloudwatch: 'QueueMessagesVisible',
+    prometheus: 'workerless_queue_messages_visible',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages waiting in the queue (ApproximateNumberOfMessages), read every --visibility-refresh',
+  }),
+  backlogNotVisible: def({
+    cloudwatch: 'QueueMessagesNotVisible',
+    prometheus: 'workerless_queue_messages_not_visible',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages received by any consumer and not yet deleted (ApproximateNumberOfMessagesNotVisible)',
+  }),
+  backlogDelayed: def({
+    cloudwatch: 'QueueMessagesDelayed',
+    prometheus: 'workerless_queue_messages_delayed',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: 'Messages not yet visible because of a delay (ApproximateNumberOfMessagesDelayed)',
+  }),
+  ageAtReceive: def({
+    cloudwatch: 'MessageAgeAtReceive',
+    prometheus: 'workerless_message_age_at_receive_seconds',
+    kind: 'histogram',
+    unit: 'Milliseconds',
+    labels: ['function', 'queue'],
+    // From a message just sent to SQS's 14-day retention maximum.
+    buckets: [0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400, 345_600, 1_209_600],
+    help: 'Time from sending a message (SentTimestamp) to receiving it, each receive counted',
   }),
   receiveToSettle: def({
     cloudwatch: 'ProcessingDuration',
@@ -168,7 +223,15 @@ export const TEMPORAL_METRICS = {
     kind: 'gauge',
     unit: 'Count',
     labels: ['task_queue'],
-    help: 'Approximate task backlog of the task queue',
+    help: 'Approximate task backlog of the task queue; absent while the server reports no statistics (see backlog_known)',
+  }),
+  backlogKnown: def({
+    cloudwatch: 'BacklogKnown',
+    prometheus: 'workerless_temporal_backlog_known',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: '1 when the latest reading had task queue statistics, 0 when the server sent none (an unloaded task queue): the backlog is unknown, not zero',
   }),
   workersAlive: def({
     cloudwatch: 'WorkersAlive',

@@ -28,7 +28,7 @@ export class PrometheusMetrics implements MetricsSink {
           ? new Counter(common)
           : def.kind === 'gauge'
             ? new Gauge(common)
-            : new Histogram({ ...common, buckets: DURATION_BUCKETS });
+            : new Histogram({ ...common, buckets: [...(def.buckets ?? DURATION_BUCKETS)] });
       this.#byName.set(def.cloudwatch, { def, metric });
     }
   }
@@ -43,6 +43,11 @@ export class PrometheusMetrics implements MetricsSink {
       if (label in labels) labels[label] = v;
     }
     const { metric, def } = entry;
+    // An unknown gauge is absent, not NaN or a stale value (Prometheus's writing-exporters guidance).
+    if (Number.isNaN(datum.value)) {
+      if (metric instanceof Gauge) metric.remove(labels);
+      return;
+    }
     if (metric instanceof Counter) metric.inc(labels, datum.value);
     else if (metric instanceof Gauge) metric.set(labels, datum.value);
     else if (metric instanceof Histogram) metric.observe(labels, def.unit === 'Milliseconds' ? datum.value / 1000 : datum.value);

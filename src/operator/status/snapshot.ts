@@ -22,12 +22,25 @@ export interface QueueStatus {
   readonly buckets: readonly QueueBucket[];
 }
 
+/** A Temporal task queue that spillover watches. */
+export interface TaskQueueStatus {
+  readonly name: string;
+  /** 'unknown' while the server sends no statistics (Temporal Cloud unloads a task queue without pollers): no backlog then. */
+  readonly stats: 'known' | 'unknown';
+  /** The latest backlog; absent while unknown (unknown is not zero). */
+  readonly backlog?: number;
+  /** Lambda workers spillover counts as alive. */
+  readonly workersAlive: number;
+}
+
 export interface RecentError {
   readonly at: number;
   /** The log line's message. */
   readonly msg: string;
   readonly queue?: string;
+  /** An AWS error code, or the function's errorType (capped, src/util/cap-text.ts); never its errorMessage. */
   readonly code?: string;
+  /** The log line's `reason`: the daemon's own words, never text from the function or a message. */
   readonly detail?: string;
   readonly messageIds?: readonly string[];
 }
@@ -41,6 +54,8 @@ export interface StatusSnapshot {
   readonly now: number;
   readonly bucketMs: number;
   readonly queues: readonly QueueStatus[];
+  /** Temporal spillover's task queues (none when spillover is off). */
+  readonly taskQueues: readonly TaskQueueStatus[];
   /** Newest first. */
   readonly recentErrors: readonly RecentError[];
 }

@@ -1,7 +1,9 @@
+import { capText } from '../../util/cap-text.ts';
 import { steadyEpochNow } from '../../util/clock.ts';
 import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
 import { SQS_METRICS } from '../metrics/names.ts';
 import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
+import { TaskQueueStatusRecorder } from './task-queue-status.ts';
 
 type Count = 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted';
 
@@ -68,6 +70,7 @@ export class StatusRecorder implements MetricsSink {
   readonly #now: () => number;
   readonly #recentErrors: RecentErrors | undefined;
   readonly #queues = new Map<string, QueueRing>();
+  readonly #taskQueues = new TaskQueueStatusRecorder();
 
   constructor(options: StatusRecorderOptions = {}) {
     const bucketMs = options.bucketMs ?? 5000;
@@ -83,6 +86,7 @@ export class StatusRecorder implements MetricsSink {
   }
 
   record(datum: MetricDatum): void {
+    if (this.#taskQueues.record(datum)) return;
     const queue = datum.dimensions['Queue'];
     if (queue === undefined || !Number.isFinite(datum.value)) return;
     if (datum.name === SQS_METRICS.inFlight.cloudwatch) {
@@ -131,6 +135,7 @@ export class StatusRecorder implements MetricsSink {
       now: this.#now(),
       bucketMs: this.bucketMs,
       queues: this.queues(),
+      taskQueues: this.#taskQueues.list(),
       recentErrors: this.#recentErrors?.list() ?? [],
     };
   }
@@ -163,8 +168,6 @@ export interface RecentErrorsOptions {
   readonly now?: () => number;
 }
 
-/** Longest string kept from a log line, so one huge field cannot fill the page. */
-const MAX_TEXT = 500;
 /** Most message ids kept per entry (an SQS batch holds at most 10). */
 const MAX_IDS = 10;
 /** pino's numeric level for warn. */
@@ -263,9 +266,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Strings (and numbers, e.g. an HTTP status as code) as bounded text; anything else is dropped. */
+/**
+ * Strings (and numbers, e.g. an HTTP status as code) as text under the one cap (src/util/cap-text.ts), so one huge
+ * field cannot fill the page; anything else is dropped.
+ */
 function text(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') return undefined;
-  return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
+  return capText(value);
 }

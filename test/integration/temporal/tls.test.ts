@@ -72,6 +72,8 @@ async function spillFor(address: string, tls: TemporalTlsConfig | undefined, api
     maxBacklogAgeMs: undefined,
     coolOffMs: 0,
     tasksPerWorker: 10,
+    spillPriority: undefined,
+    fairness: false,
     versionFunctions: {},
     tls,
     apiKey,

@@ -16,6 +16,8 @@ export interface ContextFields {
   memoryLimitInMB: string;
   logGroupName: string;
   logStreamName: string;
+  /** A function in tenant isolation mode: the invocation's tenant (tenancy.ts). */
+  tenantId?: string;
 }
 
 export type ParentMessage =

@@ -9,8 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
 import { DurableExecutions } from './durable-executions.ts';
+import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
+import { takeIdle, tenantOf, type TenancyConfig } from './tenancy.ts';
 
 export type { ErrorPayload } from './protocol.ts';
 
@@ -32,6 +35,12 @@ export interface FunctionSpec {
   env?: Record<string, string>;
   /** Reported as context.memoryLimitInMB; default 128. */
   memoryMb?: number;
+  /** What GetFunctionConfiguration and GetFunctionConcurrency answer (function-configuration.ts). */
+  configuration?: ConfigurationSpec;
+  /** A Lambda Managed Instances function: capacity that scales asynchronously (managed-instances.ts). */
+  managedInstances?: ManagedInstancesSpec;
+  /** Tenant isolation mode (tenancy.ts); default none. */
+  tenancy?: TenancyConfig;
 }
 
 export interface LambdaEndpointOptions {
@@ -75,6 +84,8 @@ export interface InvocationRecord {
   error: ErrorPayload | undefined;
   /** A new child process was started for this invocation. */
   coldStart: boolean;
+  /** The X-Amz-Tenant-Id the invocation carried, if any (tenancy.ts). */
+  tenantId: string | undefined;
 }
 
 export interface RejectedRequest {
@@ -95,6 +106,8 @@ export interface LambdaEndpoint {
   rejected: RejectedRequest[];
   /** Durable executions started, by DurableExecutionName (durable-executions.ts). */
   durable: DurableExecutions;
+  /** GetFunctionConfiguration and GetFunctionConcurrency calls (function-configuration.ts). */
+  reads: FunctionReadCall[];
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
   waitFor(predicate: (invocations: readonly InvocationRecord[]) => boolean, timeoutMs?: number): Promise<readonly InvocationRecord[]>;
   /** Change (or with undefined remove) a function's reserved concurrency. */
@@ -116,6 +129,8 @@ type Outcome =
   | { kind: 'crash'; code: number | null; signal: NodeJS.Signals | null };
 
 interface Sandbox {
+  /** The one tenant it serves, for a function in tenant isolation mode (tenancy.ts). */
+  tenantId?: string | undefined;
   child: ChildProcess;
   exited: Promise<void>;
   alive: boolean;
@@ -130,6 +145,7 @@ interface FunctionState {
   idle: Sandbox[];
   /** Event invocations waiting for a concurrency slot. */
   waiters: Array<() => void>;
+  managed?: ManagedCapacity | undefined;
 }
 
 const RUNNER_PATH = fileURLToPath(new URL('./runner.ts', import.meta.url));
@@ -195,7 +211,8 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   const accountId = opts.accountId ?? '000000000000';
   const functions = new Map<string, FunctionState>();
   for (const [name, spec] of Object.entries(opts.functions)) {
-    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [] });
+    const managed = spec.managedInstances && new ManagedCapacity(spec.managedInstances);
+    functions.set(name, { name, spec, reserved: spec.reservedConcurrency, inFlight: 0, peak: 0, idle: [], waiters: [], managed });
   }
   const invocations: InvocationRecord[] = [];
   const rejected: RejectedRequest[] = [];
@@ -209,6 +226,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   };
   const functionArn = (name: string, qualifier?: string): string =>
     `arn:aws:lambda:${region}:${accountId}:function:${name}${qualifier === undefined ? '' : `:${qualifier}`}`;
+  const reads = functionReads({ find: (name) => functions.get(name), functionArn, parseRef: parseFunctionRef });
 
   const stdio = (() => {
     switch (opts.handlerOutput ?? 'stderr') {
@@ -290,12 +308,14 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
 
   /** Run one invocation in a warm environment if one is idle, else in a new one. */
   async function execute(fn: FunctionState, record: InvocationRecord, qualifier: string | undefined): Promise<Outcome> {
-    let sandbox = fn.idle.pop();
+    const tenantId = fn.spec.tenancy !== undefined ? record.tenantId : undefined;
+    let sandbox = takeIdle(fn.idle, tenantId);
     if (sandbox === undefined || !sandbox.alive) {
       record.coldStart = true;
       const created = await createSandbox(fn);
       if (created.initError !== undefined) return { kind: 'error', error: created.initError };
       sandbox = created.sandbox;
+      sandbox.tenantId = tenantId;
     }
     const timeoutSec = fn.spec.timeoutSec ?? 3;
     const deadlineMs = Date.now() + timeoutSec * 1000;
@@ -306,6 +326,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       memoryLimitInMB: String(fn.spec.memoryMb ?? 128),
       logGroupName: `/aws/lambda/${fn.name}`,
       logStreamName: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+      ...(tenantId !== undefined ? { tenantId } : {}),
     };
     const { child } = sandbox;
     const outcome = await new Promise<Outcome>((resolve) => {
@@ -347,10 +368,12 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   function acquireSlot(fn: FunctionState): void {
     fn.inFlight += 1;
     fn.peak = Math.max(fn.peak, fn.inFlight);
+    fn.managed?.observe(fn.inFlight);
   }
 
   function releaseSlot(fn: FunctionState): void {
     fn.inFlight -= 1;
+    fn.managed?.observe(fn.inFlight);
     const next = fn.waiters.shift();
     if (next !== undefined) next();
   }
@@ -447,6 +470,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
     // Read the whole body before answering, so an early error never resets a connection the SDK keeps alive.
     const { bytes, body } = await readBody(req, MAX_SYNC_PAYLOAD_BYTES);
+    if (reads.answer(req, url, res, requestId)) return;
     if (req.method !== 'POST' || match?.[1] === undefined) {
       send(res, 404, JSON.stringify({ message: `No route for ${req.method} ${url.pathname}` }), {
         'x-amzn-RequestId': requestId,
@@ -500,10 +524,19 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
         new ApiError(400, 'InvalidRequestContentException', `Could not parse request body into json: ${(error as Error).message}`),
       );
     }
+    const tenant = tenantOf(fn.spec.tenancy, req.headers['x-amz-tenant-id']);
+    if ('refusal' in tenant) {
+      const { statusCode, errorType, message } = tenant.refusal;
+      return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
+    }
     if (invocationType === 'DryRun') {
       rejected.push({ requestId, functionName: fn.name, statusCode: 204, errorType: 'DryRun', reason: undefined, at: Date.now() });
       send(res, 204, undefined, { 'x-amzn-RequestId': requestId });
       return;
+    }
+    if (invocationType === 'RequestResponse' && fn.managed?.refuses(fn.inFlight)) {
+      const { statusCode, errorType, message } = MANAGED_INSTANCES_THROTTLE;
+      return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
     }
     const durableName = req.headers['x-amz-durable-execution-name'];
     const admitted = typeof durableName === 'string' ? durable.admit(durableName, body) : undefined;
@@ -541,6 +574,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       result: undefined,
       error: undefined,
       coldStart: false,
+      tenantId: tenant.tenantId,
     };
     invocations.push(record);
     const execution = admitted?.kind === 'new' ? durable.started(String(durableName), admitted.payloadHash, record) : undefined;
@@ -589,6 +623,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     invocations,
     rejected,
     durable,
+    reads: reads.calls,
     waitFor(predicate, timeoutMs = 10_000) {
       return new Promise((resolve, rejectWait) => {
         const check = (): void => {
@@ -623,6 +658,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       invocations.length = 0;
       rejected.length = 0;
       durable.reset();
+      reads.calls.length = 0;
       for (const fn of functions.values()) fn.peak = fn.inFlight;
     },
     async stop() {

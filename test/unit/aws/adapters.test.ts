@@ -250,6 +250,16 @@ describe('classifyAwsError and backoff', () => {
     assert.equal(classifyAwsError(new Error('plain')).kind, 'fatal');
   });
 
+  it("caps the message (src/util/cap-text.ts): Lambda's InvalidRequestContentException quotes the payload it could not parse", () => {
+    const quoted = `Could not parse request body into json: ${'x'.repeat(4096)} PAYLOAD-MARKER`;
+    const e = classifyAwsError(
+      Object.assign(new Error(quoted), { name: 'InvalidRequestContentException', $metadata: { httpStatusCode: 400 } }),
+    );
+    assert.equal(e.code, 'InvalidRequestContentException');
+    assert.match(e.message, /^Could not parse request body into json: x+…\[\d+ bytes cut\]$/);
+    assert.ok(!e.message.includes('PAYLOAD-MARKER'));
+  });
+
   it('an abort by our own timeout is a retryable TimeoutError, any other abort is not', async () => {
     const silent = await import('node:net').then((net) => net.createServer(() => {}));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

@@ -259,6 +259,7 @@ describe('lean adapters', () => {
         code: 'TooManyRequestsException',
         message: 'Rate Exceeded.',
         status: 429,
+        reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
       });
 
       server.handler = (_req, res) => {

@@ -25,6 +25,7 @@ const AWS_READ_HEADERS = [
   'x-amz-client-context',
   'x-amz-log-type',
   'x-amz-durable-execution-name',
+  'x-amz-tenant-id',
   'x-amz-security-token',
   'x-amzn-query-mode',
   'host',
@@ -141,6 +142,9 @@ describe('lean against the SDK', () => {
       ['ChangeMessageVisibilityBatch', (aws) => aws.sqs.changeVisibility(q, [{ id: '0', receiptHandle: 'AQEB+/=x' }], 0)],
       ['Invoke (RequestResponse)', (aws) => aws.invoker('my-fn:live').invoke('{"Records":[{"body":"é"}]}')],
       ['Invoke (DryRun)', (aws) => aws.invoker('arn:aws:lambda:eu-west-1:000000000000:function:my-fn').dryRun()],
+      // A tenant id as a message group id may hold it: printable ASCII, punctuation and inner spaces.
+      ['Invoke (TenantId)', (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { tenantId: 'acme corp/eu:1+x=y' })],
+      ['Invoke (DryRun, TenantId)', (aws) => aws.invoker('my-fn').dryRun(undefined, { tenantId: 'workerless-dry-run' })],
       [
         'Invoke (RequestResponse, durable execution name)',
         (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { durableExecutionName: 'q-0a1b2c3d4e5f-9a8b_7c6d' }),
@@ -179,6 +183,20 @@ describe('lean against the SDK', () => {
         assert.deepEqual(results[0], results[1], 'the same result');
       });
     }
+    it('TenantId travels as the X-Amz-Tenant-Id header, signed, on both (and not at all when absent)', async () => {
+      for (const call of [
+        (aws: AwsAdapters) => aws.invoker('fn').invoke('{}', undefined, { tenantId: 'blue' }),
+        (aws: AwsAdapters) => aws.invoker('fn').dryRun(undefined, { tenantId: 'blue' }),
+      ]) {
+        const { seen } = await both(call);
+        for (const s of seen) {
+          assert.equal((s[0]!['headers'] as Record<string, unknown>)['x-amz-tenant-id'], 'blue');
+          assert.ok((s[0]!['signedAwsHeaders'] as string[]).includes('x-amz-tenant-id'));
+        }
+      }
+      const { seen } = await both((aws) => aws.invoker('fn').invoke('{}'));
+      for (const s of seen) assert.equal((s[0]!['headers'] as Record<string, unknown>)['x-amz-tenant-id'], undefined);
+    });
   });
 
   describe('(b) the same answers are classified the same way', () => {
@@ -240,6 +258,18 @@ describe('lean against the SDK', () => {
           headers: { 'x-amzn-errortype': 'TooManyRequestsException' },
           body: '{"Reason":"ReservedFunctionConcurrentInvocationLimitExceeded","Type":"User","message":"Rate Exceeded."}',
         },
+      ],
+      [
+        '429 TooManyRequestsException with a Reason newer than the SDK',
+        {
+          status: 429,
+          headers: { 'x-amzn-errortype': 'TooManyRequestsException' },
+          body: '{"Reason":"SomeFutureLimitExceeded","Type":"User","message":"Rate Exceeded."}',
+        },
+      ],
+      [
+        '429 TooManyRequestsException without a Reason',
+        { status: 429, headers: { 'x-amzn-errortype': 'TooManyRequestsException' }, body: '{"Type":"User","message":"busy"}' },
       ],
       [
         'x-amzn-ErrorType with a URI suffix (404)',
@@ -320,9 +350,17 @@ describe('lean against the SDK', () => {
         const classes = results.map((r) => {
           const result = r as InvokeResult;
           if (result.ok) return { ok: true, functionError: result.response.functionError };
-          return { kind: result.error.kind, status: result.error.status, ...(answer.unnamed ? {} : { code: result.error.code }) };
+          return {
+            kind: result.error.kind,
+            status: result.error.status,
+            reason: result.error.reason,
+            ...(answer.unnamed ? {} : { code: result.error.code }),
+          };
         });
         assert.deepEqual(classes[0], classes[1]);
+        // Both carry Lambda's throttle Reason as given (not only alike: dropped by both would also be alike).
+        const given = /"Reason":"(\w+)"/.exec(answer.body ?? '')?.[1];
+        assert.equal((classes[0] as { reason?: string }).reason, given);
       });
     }
   });

@@ -22,6 +22,7 @@ const notFound = async (): Promise<InvokeResult> => ({
   ok: false,
   error: { kind: 'not-sent', code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND' },
 });
+const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND lambda.us-east-1.api.aws'), { code: 'ENOTFOUND' });
 const regional = { url: new URL('https://sqs-fips.us-gov-west-1.amazonaws.com'), custom: false };
 const local = { url: new URL('http://127.0.0.1:4566'), custom: true };
 
@@ -59,6 +60,9 @@ describe('unreachable endpoints are named', () => {
     const ports: CheckPorts = {
       resolveQueue: (spec) => resolveQueues(unreachable, [spec], undefined, undefined, regional).then(([q]) => q!),
       dryRun: notFound,
+      // Lambda's reads fail as its DryRun did, which already says so: no line of their own.
+      functionConfiguration: () => Promise.reject(unresolved),
+      reservedConcurrency: () => Promise.reject(unresolved),
       putCheckDatum: () => Promise.reject(refused),
       connectTemporal: () => Promise.reject(new Error('unused')),
       probeTcp: async () => undefined,

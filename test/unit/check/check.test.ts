@@ -1,8 +1,12 @@
 // runChecks with fake ports: what each outcome means for the operator, without AWS or Temporal.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AwsCallError } from '../../../src/aws/errors.ts';
-import { formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
+import { allPassed, formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
+import type { FunctionConfiguration } from '../../../src/check/function-fit.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig, type Config } from '../../../src/config/config.ts';
 import { QueueResolveError } from '../../../src/aws/sqs-source.ts';
@@ -14,6 +18,19 @@ function config(argv: string[]): Config {
   if (!r.ok) throw new Error(r.problems.join('\n'));
   return r.config;
 }
+
+/** What GetFunctionConfiguration reads of a plain function with a 5 s timeout, unless overridden. */
+const configuration = (overrides: Partial<FunctionConfiguration> = {}): FunctionConfiguration => ({
+  version: '$LATEST',
+  timeoutSec: 5,
+  codeSha256: 'abc=',
+  managedInstances: undefined,
+  tenantIsolationMode: undefined,
+  durable: undefined,
+  ...overrides,
+});
+
+const NO_RESERVED = "no reserved concurrency, so it shares the account's unreserved concurrency";
 
 const stats = (backlog: number) => ({ workflow: { backlog }, activity: { backlog } });
 
@@ -30,6 +47,8 @@ function ports(overrides: Partial<CheckPorts> = {}): CheckPorts {
       weight: 1,
     }),
     dryRun: async () => ok(),
+    functionConfiguration: async () => configuration(),
+    reservedConcurrency: async () => undefined,
     putCheckDatum: async () => {},
     connectTemporal: async () => ({ read: async () => stats(3), close: async () => {} }),
     probeTcp: async () => undefined,
@@ -55,7 +74,14 @@ describe('runChecks', () => {
         'ok   queue a2 (http://sqs/a2, fifo: no, visibility 90 s (--visibility-timeout))',
         'ok   queue b1 (http://sqs/b1, fifo: no, visibility 30 s)',
         'ok   function a-fn (DryRun invoke allowed)',
+        'ok   function a-fn configuration (timeout 5 s, runs $LATEST)',
         'ok   function b-fn (DryRun invoke allowed)',
+        'ok   function b-fn configuration (timeout 5 s, runs $LATEST)',
+        "ok   queue a1 visibility (90 s (--visibility-timeout) is at least 6x function a-fn's timeout of 5 s)",
+        "ok   queue a2 visibility (90 s (--visibility-timeout) is at least 6x function a-fn's timeout of 5 s)",
+        "ok   queue b1 visibility (30 s is at least 6x function b-fn's timeout of 5 s)",
+        `ok   function a-fn concurrency (--concurrency 10 x 1 replica = 10; ${NO_RESERVED})`,
+        `ok   function b-fn concurrency (--concurrency 10 x 1 replica = 10; ${NO_RESERVED})`,
       ],
     );
   });
@@ -70,6 +96,8 @@ describe('runChecks', () => {
     assert.deepEqual(await lines(['--function', 'f', '--queues', url, '--metrics', 'off'], p), [
       'FAIL queue payments: access denied (needs sqs:GetQueueAttributes)',
       'ok   function f (DryRun invoke allowed)',
+      'ok   function f configuration (timeout 5 s, runs $LATEST)',
+      `ok   function f concurrency (--concurrency 10 x 1 replica = 10; ${NO_RESERVED})`,
     ]);
   });
 
@@ -85,7 +113,7 @@ describe('runChecks', () => {
       },
     });
     assert.deepEqual(
-      (await lines(['--function', 'f', '--queues', 'q'], p))[2],
+      (await lines(['--function', 'f', '--queues', 'q'], p)).find((l) => l.includes('metrics')),
       'FAIL metrics Workerless-default: credentials refused (InvalidClientTokenId): The security token included in the request is invalid.',
     );
   });
@@ -97,10 +125,36 @@ describe('runChecks', () => {
       [
         'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
         'ok   function f (DryRun invoke throttled (TooManyRequestsException), which proves it exists and may be invoked)',
+        'ok   function f configuration (timeout 5 s, runs $LATEST)',
         'FAIL Temporal worker function w: access denied (needs lambda:InvokeFunction)',
+        "ok   queue q visibility (30 s is at least 6x function f's timeout of 5 s)",
+        `ok   function f concurrency (--concurrency 10 x 1 replica = 10; ${NO_RESERVED})`,
         'ok   temporal task queue tq (namespace default at localhost:7233, backlog 6)',
       ],
     );
+  });
+
+  it('a tenant-isolated route (--tenant-id-from) is checked with a DryRun that names the dry-run tenant, as at start-up', async () => {
+    const seen: [string, string | undefined][] = [];
+    const p = ports({
+      dryRun: async (name, _signal, params) => {
+        seen.push([name, params?.tenantId]);
+        return ok();
+      },
+    });
+    const config = join(mkdtempSync(join(tmpdir(), 'wl-check-')), 'wl.yaml');
+    writeFileSync(
+      config,
+      'metrics: off\nroutes:\n  - { function: saas, queues: a, tenant-id-from: group }\n  - { function: plain, queues: b }\n',
+    );
+    assert.deepEqual(
+      (await lines(['--config', config], p)).filter((l) => l.includes('DryRun')),
+      ['ok   function saas (DryRun invoke allowed (tenant workerless-dry-run))', 'ok   function plain (DryRun invoke allowed)'],
+    );
+    assert.deepEqual(seen, [
+      ['saas', 'workerless-dry-run'],
+      ['plain', undefined],
+    ]);
   });
 
   it('Temporal: PERMISSION_DENIED names the call; a connection that fails while the port answers points at TLS', async () => {
@@ -108,6 +162,16 @@ describe('runChecks', () => {
     const p = ports({
       connectTemporal: async () => ({ read: async (tq) => (tq === 'a' ? stats(0) : Promise.reject(denied)), close: async () => {} }),
     });
+    const unloaded = ports({
+      connectTemporal: async () => ({
+        read: async () => ({ workflow: { backlog: 0, known: false }, activity: { backlog: 0 } }),
+        close: async () => {},
+      }),
+    });
+    assert.deepEqual(
+      (await lines(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w'], unloaded))[1],
+      'ok   temporal task queue a (namespace default at localhost:7233, backlog unknown (no statistics: an unloaded task queue))',
+    );
     assert.deepEqual(await lines(['--metrics', 'off', '--temporal-task-queues', 'a,b', '--temporal-function', 'w'], p), [
       'ok   Temporal worker function w (DryRun invoke allowed)',
       'ok   temporal task queue a (namespace default at localhost:7233, backlog 0)',
@@ -142,6 +206,190 @@ describe('runChecks', () => {
     assert.deepEqual(formatReport(report).slice(0, 2), [
       'FAIL queue q: cannot reach SQS: timed out (check --endpoint-url / --region and the network)',
       'ok   function f (DryRun invoke allowed)',
+    ]);
+  });
+});
+
+describe('runChecks compares what the SQS trigger compares (function-fit.ts)', () => {
+  const denied = (operation: string) =>
+    new AwsCallError(operation, { kind: 'fatal', code: 'AccessDeniedException', message: 'not authorized', status: 403 });
+  const notFound = (operation: string) =>
+    new AwsCallError(operation, { kind: 'fatal', code: 'ResourceNotFoundException', message: 'Function not found', status: 404 });
+
+  it("a queue's visibility timeout shorter than the function's timeout fails (exit 1); --visibility-timeout counts instead", async () => {
+    const p = ports({ functionConfiguration: async () => configuration({ timeoutSec: 60 }) });
+    const report = await runChecks(config(['--function', 'f', '--queues', 'q', '--metrics', 'off']), p);
+    assert.equal(allPassed(report), false);
+    assert.equal(
+      formatReport(report).find((l) => l.includes('visibility:')),
+      "FAIL queue q visibility: 30 s is shorter than function f's timeout of 60 s: a message could be received or invoked again while its invocation still runs (Lambda's SQS trigger refuses this); set it to at least 360 s, 6x, as AWS advises",
+    );
+    const flagged = await runChecks(config(['--function', 'f', '--queues', 'q', '--metrics', 'off', '--visibility-timeout', '120']), p);
+    assert.equal(allPassed(flagged), true);
+    assert.equal(
+      formatReport(flagged).find((l) => l.includes('visibility:')),
+      `warn queue q visibility: 120 s (--visibility-timeout) covers function f's timeout of 60 s but is less than the 6x (360 s) AWS advises for a queue that feeds Lambda ("Configuring a queue to use with Lambda"): less margin when SQS errors keep the lease from extending it`,
+    );
+  });
+
+  it('--concurrency of every route of a function (any alias) x --replicas against its reserved concurrency, read once unqualified', async () => {
+    const asked: string[] = [];
+    const p = ports({
+      reservedConcurrency: async (fn) => {
+        asked.push(fn);
+        return 20;
+      },
+    });
+    const routes = JSON.stringify([
+      { function: 'f:live', queues: 'a', concurrency: 4 },
+      { function: 'f', queues: 'b', concurrency: 3 },
+    ]);
+    const env = { AWS_REGION: 'us-east-1', WORKERLESS_ROUTES: routes };
+    const r = resolveConfig(collectOptions(['--metrics', 'off', '--replicas', '3'], env, OPTIONS).raw, env);
+    assert.ok(r.ok);
+    const report = await runChecks(r.config, p);
+    assert.deepEqual(asked, ['f']);
+    assert.equal(allPassed(report), true);
+    assert.deepEqual(
+      formatReport(report).filter((l) => l.includes('concurrency')),
+      [
+        'warn function f concurrency: --concurrency 4 + 3 (2 routes) x 3 replicas = 21 exceeds its reserved concurrency of 20: Lambda throttles invocations beyond 20 (429, retried); lower --concurrency or --replicas, or set --adaptive-concurrency',
+      ],
+    );
+  });
+
+  it('a Managed Instances function: reported as such; an unqualified name runs $LATEST.PUBLISHED, whose timeout is compared', async () => {
+    const asked: [string, string | undefined][] = [];
+    const managedInstances = {
+      capacityProviderArn: 'arn:aws:lambda:us-east-1:1:capacity-provider:fleet',
+      perEnvironmentMaxConcurrency: 64,
+    };
+    const p = ports({
+      functionConfiguration: async (fn, qualifier) => {
+        asked.push([fn, qualifier]);
+        return qualifier === '$LATEST.PUBLISHED'
+          ? configuration({ version: '$LATEST.PUBLISHED', timeoutSec: 10, managedInstances })
+          : configuration({ timeoutSec: 3, managedInstances });
+      },
+    });
+    const got = await lines(['--function', 'arn:aws:lambda:us-east-1:123456789012:function:mi', '--queues', 'q', '--metrics', 'off'], p);
+    assert.deepEqual(asked, [
+      ['arn:aws:lambda:us-east-1:123456789012:function:mi', undefined],
+      ['arn:aws:lambda:us-east-1:123456789012:function:mi', '$LATEST.PUBLISHED'],
+    ]);
+    assert.deepEqual(
+      got.filter((l) => l.includes('configuration') || l.includes('visibility')),
+      [
+        'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
+        'ok   function arn:aws:lambda:us-east-1:123456789012:function:mi configuration (Lambda Managed Instances (capacity provider fleet, up to 64 invocations per execution environment); an unqualified invoke runs $LATEST.PUBLISHED (timeout 10 s))',
+        // 30 s covers $LATEST's 3 s six times over, but not the 10 s of the version that runs.
+        `warn queue q visibility: 30 s covers function arn:aws:lambda:us-east-1:123456789012:function:mi's timeout of 10 s but is less than the 6x (60 s) AWS advises for a queue that feeds Lambda ("Configuring a queue to use with Lambda"): less margin when SQS errors keep the lease from extending it`,
+      ],
+    );
+  });
+
+  it('a Managed Instances function without $LATEST.PUBLISHED fails; with unpublished code in $LATEST warns; by alias runs that version', async () => {
+    const managedInstances = {
+      capacityProviderArn: 'arn:aws:lambda:us-east-1:1:capacity-provider:fleet',
+      perEnvironmentMaxConcurrency: undefined,
+    };
+    const unpublished = ports({
+      functionConfiguration: async (_fn, qualifier) => {
+        if (qualifier !== undefined) throw notFound('GetFunctionConfiguration');
+        return configuration({ managedInstances });
+      },
+    });
+    const report = await runChecks(config(['--function', 'mi', '--queues', 'q', '--metrics', 'off']), unpublished);
+    assert.equal(allPassed(report), false);
+    assert.deepEqual(
+      formatReport(report).filter((l) => l.includes('mi configuration') || l.includes('visibility:')),
+      [
+        'FAIL function mi configuration: Lambda Managed Instances (capacity provider fleet); an unqualified invoke runs $LATEST.PUBLISHED, which does not exist (publish it: aws lambda publish-version --function-name mi --publish-to LATEST_PUBLISHED)',
+      ],
+    );
+    const stale = ports({
+      functionConfiguration: async (_fn, qualifier) =>
+        configuration({ managedInstances, codeSha256: qualifier === undefined ? 'new=' : 'old=', version: qualifier ?? '$LATEST' }),
+    });
+    assert.equal(
+      (await lines(['--function', 'mi', '--queues', 'q', '--metrics', 'off'], stale)).find((l) => l.includes('mi configuration')),
+      "warn function mi configuration: Lambda Managed Instances (capacity provider fleet); an unqualified invoke runs $LATEST.PUBLISHED (timeout 5 s), whose code differs from $LATEST's: $LATEST is not what runs (aws lambda publish-version --function-name mi --publish-to LATEST_PUBLISHED)",
+    );
+    const asked: (string | undefined)[] = [];
+    const aliased = ports({
+      functionConfiguration: async (fn, qualifier) => {
+        asked.push(qualifier);
+        return configuration({ managedInstances, version: fn === 'mi:live' ? '7' : '$LATEST' });
+      },
+    });
+    assert.equal(
+      (await lines(['--function', 'mi:live', '--queues', 'q', '--metrics', 'off'], aliased)).find((l) => l.includes('configuration')),
+      'ok   function mi:live configuration (Lambda Managed Instances (capacity provider fleet); timeout 5 s, runs 7)',
+    );
+    assert.deepEqual(asked, [undefined], 'an alias names its version: no $LATEST.PUBLISHED read');
+  });
+
+  it('$LATEST.PUBLISHED refused for another reason than its absence: the function still named, a warning why, no visibility line', async () => {
+    const managedInstances = {
+      capacityProviderArn: 'arn:aws:lambda:us-east-1:1:capacity-provider:fleet',
+      perEnvironmentMaxConcurrency: undefined,
+    };
+    const p = ports({
+      functionConfiguration: async (_fn, qualifier) => {
+        if (qualifier === undefined) return configuration({ managedInstances });
+        throw new AwsCallError('GetFunctionConfiguration', {
+          kind: 'fatal',
+          code: 'InvalidParameterValueException',
+          message: 'Invalid qualifier',
+          status: 400,
+        });
+      },
+    });
+    const report = await runChecks(config(['--function', 'mi', '--queues', 'q', '--metrics', 'off']), p);
+    assert.equal(allPassed(report), true);
+    assert.deepEqual(
+      formatReport(report).filter((l) => l.includes('configuration') || l.includes('visibility:')),
+      [
+        'warn function mi configuration: Lambda Managed Instances (capacity provider fleet); an unqualified invoke runs $LATEST.PUBLISHED, which could not be read (InvalidParameterValueException: Invalid qualifier): its timeout is not compared',
+      ],
+    );
+  });
+
+  it('GetFunctionConfiguration or GetFunctionConcurrency not allowed: one warn line naming the permission, and the rest goes on (exit 0)', async () => {
+    const p = ports({
+      functionConfiguration: async () => {
+        throw denied('GetFunctionConfiguration');
+      },
+      reservedConcurrency: async () => {
+        throw denied('GetFunctionConcurrency');
+      },
+    });
+    const report = await runChecks(config(['--function', 'f', '--queues', 'q', '--metrics', 'off']), p);
+    assert.equal(allPassed(report), true);
+    assert.deepEqual(
+      formatReport(report).filter((l) => !l.startsWith('note')),
+      [
+        'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
+        'ok   function f (DryRun invoke allowed)',
+        "warn function f configuration: access denied (needs lambda:GetFunctionConfiguration); so its timeout and version are not checked, nor its queues' visibility timeout against its timeout",
+        'warn function f concurrency: access denied (needs lambda:GetFunctionConcurrency); so --concurrency is not compared with its reserved concurrency',
+      ],
+    );
+  });
+
+  it('a function that does not exist: only its DryRun line says so, not the reads too', async () => {
+    const p = ports({
+      dryRun: async () => unusable('ResourceNotFoundException'),
+      functionConfiguration: async () => {
+        throw notFound('GetFunctionConfiguration');
+      },
+      reservedConcurrency: async () => {
+        throw notFound('GetFunctionConcurrency');
+      },
+    });
+    assert.deepEqual(await lines(['--function', 'gone', '--queues', 'q', '--metrics', 'off'], p), [
+      'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
+      'FAIL function gone: does not exist (ResourceNotFoundException)',
     ]);
   });
 });

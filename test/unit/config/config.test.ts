@@ -54,11 +54,13 @@ describe('configuration', () => {
         batchWindowMs: 0,
         visibilityTimeoutSec: undefined,
         visibilityRefreshMs: 60_000,
+        backlogGauges: true,
         deleteMode: 'on-success',
         retryBackoff: undefined,
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
         durable: 'off',
+        tenantIdFrom: undefined,
       },
     ]);
     assert.deepEqual(
@@ -75,13 +77,29 @@ describe('configuration', () => {
         awsClient: 'lean',
         shutdownTimeoutMs: 30_000,
         logLevel: 'info',
+        replicas: 1,
         httpPort: undefined,
         httpHost: '127.0.0.1',
+        httpAllowedHosts: [],
         temporal: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
     assert.ok(Object.isFrozen(c.routes[0]));
+  });
+
+  it('--http-allowed-hosts: names, .domains and * split at the commas; anything else named with its value', () => {
+    const c = valid(['--function', 'f', '--queues', 'a', '--http-allowed-hosts', 'wl.monitoring.svc, .example.com,*,Prom.local.']);
+    assert.deepEqual(c.httpAllowedHosts, ['wl.monitoring.svc', '.example.com', '*', 'Prom.local.']);
+    assert.deepEqual(valid(['--function', 'f', '--queues', 'a'], { ...ENV, WORKERLESS_HTTP_ALLOWED_HOSTS: 'a.b' }).httpAllowedHosts, [
+      'a.b',
+    ]);
+    for (const bad of ['evil.example:8080', 'http://x', 'a,,b', 'a b', '*.example.com']) {
+      const { problems } = resolve(['--function', 'f', '--queues', 'a', '--http-allowed-hosts', bad]);
+      assert.equal(problems.length, 1, bad);
+      assert.match(problems[0]!, /^--http-allowed-hosts must be host names separated by commas/, bad);
+      assert.ok(problems[0]!.includes(JSON.stringify(bad)), `${problems[0]} names ${bad}`);
+    }
   });
 
   it('reads every option from flags', () => {
@@ -428,4 +446,25 @@ describe('configuration', () => {
       if (def !== undefined) assert.ok(text.includes(`[default: ${def}]`), `${d.flag} default`);
     }
   });
+});
+
+describe('--tenant-id-from', () => {
+  it('group takes the MessageGroupId; attribute:NAME a message attribute (from a flag or WORKERLESS_TENANT_ID_FROM)', () => {
+    assert.deepEqual(routeOf(valid(['--function', 'f', '--queues', 'a', '--tenant-id-from', 'group'])).tenantIdFrom, { kind: 'group' });
+    assert.deepEqual(
+      routeOf(valid(['--function', 'f', '--queues', 'a'], { ...ENV, WORKERLESS_TENANT_ID_FROM: 'attribute:tenant.id-2_x' })).tenantIdFrom,
+      {
+        kind: 'attribute',
+        name: 'tenant.id-2_x',
+      },
+    );
+  });
+
+  for (const bad of ['groups', 'attribute:', 'attribute:a b', 'attribute', `attribute:${'a'.repeat(257)}`, 'MessageGroupId'])
+    it(`refuses ${JSON.stringify(bad.slice(0, 20))} naming the option and the value`, () => {
+      const { problems } = resolve(['--function', 'f', '--queues', 'a', '--tenant-id-from', bad]);
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /--tenant-id-from must be group or attribute:NAME/);
+      assert.ok(problems[0]!.includes(bad.slice(0, 20)), problems[0]);
+    });
 });

@@ -64,6 +64,34 @@ describe('delivery options', () => {
     assert.deepEqual(resolve(['--adaptive-concurrency', 'maybe', '--min-concurrency', '0']).problems.length, 2);
   });
 
+  it('--concurrency-growth: off by default; FACTORx/WINDOW with --adaptive-concurrency; a clear problem otherwise', () => {
+    assert.deepEqual(resolve(['--adaptive-concurrency', 'on', '--concurrency-growth', 'off']).config!.adaptiveConcurrency, {
+      minConcurrency: 1,
+    });
+    assert.deepEqual(
+      resolve(['--adaptive-concurrency', 'on', '--min-concurrency', '8', '--concurrency', '64', '--concurrency-growth', '2x/5m']).config!
+        .adaptiveConcurrency,
+      { minConcurrency: 8, growth: { factor: 2, windowMs: 300_000 } },
+    );
+    assert.deepEqual(resolve(['--adaptive-concurrency', 'on', '--concurrency-growth', '1.5x/90s']).config!.adaptiveConcurrency?.growth, {
+      factor: 1.5,
+      windowMs: 90_000,
+    });
+    assert.deepEqual(resolve(['--concurrency-growth', '2x/5m']).problems, [
+      '--concurrency-growth is only used with --adaptive-concurrency on, got "2x/5m"',
+    ]);
+    for (const bad of ['2', 'x2/5m', '2x', '2x/5h']) {
+      assert.deepEqual(resolve(['--adaptive-concurrency', 'on', '--concurrency-growth', bad]).problems, [
+        `--concurrency-growth must be off or FACTORx/WINDOW (e.g. 2x/5m), got "${bad}"`,
+      ]);
+    }
+    for (const bad of ['1x/5m', '11x/5m', '2x/500ms', '2x/61m']) {
+      assert.deepEqual(resolve(['--adaptive-concurrency', 'on', '--concurrency-growth', bad]).problems, [
+        `--concurrency-growth must have a factor above 1 up to 10 and a window from 1s to 1h, got "${bad}"`,
+      ]);
+    }
+  });
+
   it('--retry-backoff with its defaults, and every field set', () => {
     assert.deepEqual(resolve(['--retry-backoff', '5s']).config!.retryBackoff, { baseSec: 5, maxSec: 900, jitter: 0.5 });
     assert.deepEqual(resolve(['--retry-backoff', '2s', '--retry-backoff-max', '1m', '--retry-backoff-jitter', '0']).config!.retryBackoff, {

@@ -129,6 +129,23 @@ routes:
       assert.ok(!ROUTE_FLAGS.split(', ').includes(flag), flag);
   });
 
+  it('a route sets its own growth cap and backlog gauges (Managed Instances beside an ordinary function)', () => {
+    const file = configFile(
+      [
+        'routes:',
+        '  - { function: mi-fn, queues: [burst], adaptive-concurrency: on, min-concurrency: 8, concurrency: 64, concurrency-growth: 2x/5m }',
+        '  - { function: plain-fn, queues: [steady], backlog-gauges: off }',
+      ].join('\n'),
+    );
+    const { problems, config } = resolve(['--config', file]);
+    assert.deepEqual(problems, []);
+    const [mi, plain] = config!.routes;
+    assert.deepEqual(mi!.adaptiveConcurrency, { minConcurrency: 8, growth: { factor: 2, windowMs: 300_000 } });
+    assert.equal(mi!.backlogGauges, true);
+    assert.equal(plain!.adaptiveConcurrency, undefined);
+    assert.equal(plain!.backlogGauges, false);
+  });
+
   it('routes must be a non-empty list', () => {
     const file = configFile('routes: { function: f, queues: q }\n');
     assert.deepEqual(resolve(['--config', file]).problems, [
@@ -137,6 +154,27 @@ routes:
     assert.deepEqual(resolve([], { ...ENV, WORKERLESS_ROUTES: '[' }).problems, [
       '--routes must be JSON (or a mapping in the --config file), got "[" (from WORKERLESS_ROUTES)',
     ]);
+  });
+
+  it('each route says whether its function is tenant-isolated (--tenant-id-from), and where its tenant ids come from', () => {
+    const file = configFile(`
+routes:
+  - { function: saas-fn, queues: jobs, tenant-id-from: group }
+  - { function: other-fn, queues: other }
+  - { function: third-fn, queues: third, tenant-id-from: "attribute:tenant" }
+`);
+    const { problems, config } = resolve(['--config', file]);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      config!.routes.map((r) => r.tenantIdFrom),
+      [{ kind: 'group' }, undefined, { kind: 'attribute', name: 'tenant' }],
+    );
+    const bad = resolve(['--config', configFile('routes:\n  - { function: f, queues: q, tenant-id-from: tenant }\n')]);
+    assert.equal(bad.problems.length, 1);
+    assert.match(
+      bad.problems[0]!,
+      /^--tenant-id-from must be group or attribute:NAME .*, got "tenant" \(from routes\[0\]\.tenant-id-from in /,
+    );
   });
 });
 

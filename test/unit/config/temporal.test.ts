@@ -56,6 +56,8 @@ describe('resolveTemporalConfig', () => {
       maxBacklogAgeMs: undefined,
       coolOffMs: 10_000,
       tasksPerWorker: 10,
+      spillPriority: undefined,
+      fairness: false,
       versionFunctions: {},
       tls: undefined,
       apiKey: undefined,
@@ -117,6 +119,19 @@ describe('resolveTemporalConfig', () => {
       '--temporal-cool-off must be a duration from 0 to 10m (e.g. 500ms, 5s, 10m), got "soon"',
       '--temporal-tasks-per-worker must be an integer from 1 to 100000, got "0"',
       '--temporal-tls must be true or false (on/off), got "maybe"',
+    ]);
+  });
+
+  it('reads --temporal-spill-priority and --temporal-fairness, and refuses fairness without an age limit', () => {
+    const ok = resolve({ ...minimal, temporalSpillPriority: '2', temporalFairness: 'on', temporalMaxBacklogAge: '30s' });
+    assert.deepEqual(ok.problems, []);
+    assert.equal(ok.config?.spillPriority, 2);
+    assert.equal(ok.config?.fairness, true);
+    const bad = resolve({ ...minimal, temporalSpillPriority: '0', temporalFairness: 'yes' });
+    assert.equal(bad.config, undefined);
+    assert.deepEqual(bad.problems, [
+      '--temporal-spill-priority must be an integer from 1 to 100, got "0"',
+      "--temporal-fairness needs --temporal-max-backlog-age: with fairness keys, spillover decides urgency from the oldest task's age",
     ]);
   });
 

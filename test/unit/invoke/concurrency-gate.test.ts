@@ -154,4 +154,31 @@ describe('ConcurrencyGate', () => {
     await over;
     assert.equal(entered, true);
   });
+
+  it('with a growth cap: starts at the floor, and lets a waiting Invoke in when the window moves on, with none ending', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let now = 0;
+    const changes: unknown[] = [];
+    const g = new ConcurrencyGate(
+      { max: 16, min: 2, growth: { factor: 2, windowMs: 10_000 } },
+      { now: () => now, onChange: (c) => changes.push(c) },
+    );
+    assert.equal(g.limit, 2);
+    assert.deepEqual(changes, [{ from: 16, to: 2, byGrowthCap: true }]);
+    const log: string[] = [];
+    const calls = ['a', 'b', 'c', 'd', 'e'].map((name) => pending(g, log, name));
+    await tick();
+    assert.deepEqual(log, ['a', 'b'], 'two in flight: the floor');
+    // A window and a sub-window later at 2 in flight: 4 are allowed, and the timer lets two more in.
+    now = 11_000;
+    t.mock.timers.tick(11_000);
+    await tick();
+    assert.deepEqual(log, ['a', 'b', 'c', 'd']);
+    assert.deepEqual(changes.at(-1), { from: 2, to: 4, byGrowthCap: true });
+    for (const c of calls.slice(0, 4)) c.end();
+    await Promise.all(calls.slice(0, 4).map((c) => c.done));
+    assert.deepEqual(log, ['a', 'b', 'c', 'd', 'e']);
+    calls[4]!.end();
+    await calls[4]!.done;
+  });
 });

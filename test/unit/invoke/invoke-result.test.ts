@@ -39,7 +39,7 @@ describe('interpretResult', () => {
       [{ batchItemFailures: [{ itemIdentifier: null }] }, 'a batchItemFailures entry has no itemIdentifier'],
       [{ batchItemFailures: [{ itemId: 'a' }] }, 'a batchItemFailures entry has no itemIdentifier'],
       [{ batchItemFailures: [null] }, 'a batchItemFailures entry has no itemIdentifier'],
-      [{ batchItemFailures: [{ itemIdentifier: 'zzz' }] }, 'itemIdentifier "zzz" is not in the batch'],
+      [{ batchItemFailures: [{ itemIdentifier: 'zzz' }] }, 'an itemIdentifier of 3 characters is not in the batch'],
     ];
     for (const [payload, reason] of cases) {
       const v = interpretResult(ok(payload), ids, false);

@@ -95,4 +95,47 @@ describe('QueueVisibility', () => {
     assert.equal(sqs.calls.length, 0);
     assert.equal(visibility.timeoutSec(a), 45);
   });
+
+  it('one read per queue per period serves the backlog gauges too: at once, then every period, also with --visibility-timeout', async () => {
+    const a = queue('a', { visibilityTimeoutSec: 30 });
+    const calls: { url: string; names: readonly string[] }[] = [];
+    const sqs = {
+      queueAttributes: async (url: string, names: readonly string[]) => {
+        calls.push({ url, names });
+        return {
+          VisibilityTimeout: '30',
+          ApproximateNumberOfMessages: '7',
+          ApproximateNumberOfMessagesNotVisible: '2',
+          ApproximateNumberOfMessagesDelayed: '1',
+        };
+      },
+    };
+    const seen: unknown[] = [];
+    const { logger } = recordingLogger();
+    for (const override of [undefined, 30]) {
+      calls.length = 0;
+      seen.length = 0;
+      const visibility = new QueueVisibility([a], override, {
+        lookup: sqs,
+        logger,
+        onBacklog: (q, counts) => seen.push([q.name, counts]),
+      });
+      const stop = new AbortController();
+      const running = visibility.run(10_000, stop.signal);
+      for (let i = 0; i < 5; i++) await flush();
+      assert.deepEqual(seen, [['a', { visible: 7, notVisible: 2, delayed: 1 }]], 'read at once, for the gauges');
+      mock.timers.tick(10_000);
+      for (let i = 0; i < 5; i++) await flush();
+      assert.equal(calls.length, 2, 'one call per queue per period');
+      const names = override === undefined ? ['VisibilityTimeout'] : [];
+      assert.deepEqual(calls[0]?.names, [
+        ...names,
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ]);
+      stop.abort();
+      await running;
+    }
+  });
 });

@@ -26,6 +26,9 @@ describe('task queue statistics', () => {
       backlogAgeMs: 3_500,
       addRatePerSec: 2.5,
       dispatchRatePerSec: 1.25,
+      known: true,
+      byPriority: new Map(),
+      rateLimitPerSec: undefined,
       pollers: 2,
       lastPollAt: 1_700_000_005_000,
       pollerInfos: [
@@ -35,12 +38,47 @@ describe('task queue statistics', () => {
     });
   });
 
+  it('reads the effective rate limit, and a zero or absent one as no limit', () => {
+    const rate = (effectiveRateLimit: { requestsPerSecond?: number } | null) =>
+      toTaskTypeStats({ pollers: [], stats: {}, statsByPriorityKey: {}, effectiveRateLimit }).rateLimitPerSec;
+    assert.equal(rate({ requestsPerSecond: 0.5 }), 0.5);
+    assert.equal(rate({ requestsPerSecond: 0 }), undefined);
+    assert.equal(rate({}), undefined);
+    assert.equal(rate(null), undefined);
+  });
+
+  it('reads statistics per priority key, and a response without stats as unknown', () => {
+    const stats = toTaskTypeStats({
+      pollers: [],
+      stats: { approximateBacklogCount: Long.fromNumber(5) },
+      statsByPriorityKey: {
+        '1': { approximateBacklogCount: Long.fromNumber(2), approximateBacklogAge: { seconds: Long.fromNumber(4), nanos: 0 } },
+        '5': { approximateBacklogCount: Long.fromNumber(3), tasksAddRate: 1.5 },
+      },
+    });
+    assert.equal(stats.known, true);
+    assert.deepEqual(
+      [...stats.byPriority],
+      [
+        [1, { backlog: 2, backlogAgeMs: 4_000, addRatePerSec: 0, dispatchRatePerSec: 0 }],
+        [5, { backlog: 3, backlogAgeMs: 0, addRatePerSec: 1.5, dispatchRatePerSec: 0 }],
+      ],
+    );
+    // Temporal Cloud's unloaded task queue: the response carries no stats at all.
+    const unloaded = toTaskTypeStats({ pollers: [], statsByPriorityKey: {} });
+    assert.equal(unloaded.known, false);
+    assert.equal(unloaded.backlog, 0);
+  });
+
   it('reads an empty queue (no stats fields, no pollers) as zeros', () => {
     assert.deepEqual(toTaskTypeStats({ pollers: [], stats: { approximateBacklogAge: {} }, statsByPriorityKey: {} }), {
       backlog: 0,
       backlogAgeMs: 0,
       addRatePerSec: 0,
       dispatchRatePerSec: 0,
+      known: true,
+      byPriority: new Map(),
+      rateLimitPerSec: undefined,
       pollers: 0,
       lastPollAt: undefined,
       pollerInfos: [],
@@ -70,12 +108,17 @@ describe('task queue statistics', () => {
         key: '',
         version: undefined,
         observation: {
+          statsKnown: true,
           backlog: 7,
           backlogAgeMs: 0,
           addRatePerSec: 2,
           dispatchRatePerSec: 0.5,
           lastPollAt: 100_000,
           pollers: [{ identity: '', lastAccessAt: 100_000 }],
+          byType: [
+            { backlog: 4, backlogAgeMs: 0, addRatePerSec: 1, dispatchRatePerSec: 0, rateLimitPerSec: undefined },
+            { backlog: 3, backlogAgeMs: 0, addRatePerSec: 1, dispatchRatePerSec: 0.5, rateLimitPerSec: undefined },
+          ],
         },
       },
     ]);

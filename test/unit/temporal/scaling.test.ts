@@ -24,6 +24,7 @@ function limits(overrides: Partial<ScalingLimits> = {}): ScalingLimits {
     horizonMs: 10_000,
     pollerRecentMs: 75_000,
     maxBacklogAgeMs: undefined,
+    urgency: 'count',
     workerStartTimeoutMs: 30_000,
     pollerStaleMs: 10_000,
     ...overrides,
@@ -32,7 +33,17 @@ function limits(overrides: Partial<ScalingLimits> = {}): ScalingLimits {
 
 /** Someone polled a second ago unless said otherwise. */
 function obs(overrides: Partial<TaskQueueObservation> = {}, now = T0): TaskQueueObservation {
-  return { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, lastPollAt: now - 1_000, pollers: [], ...overrides };
+  return {
+    statsKnown: true,
+    backlog: 0,
+    backlogAgeMs: 0,
+    addRatePerSec: 0,
+    dispatchRatePerSec: 0,
+    lastPollAt: now - 1_000,
+    pollers: [],
+    byType: [],
+    ...overrides,
+  };
 }
 
 function state(overrides: Partial<ScalingState> & { invokedAt?: readonly number[] } = {}): ScalingState {
@@ -417,5 +428,69 @@ describe('crash-aware worker counts (pollers)', () => {
     assert.equal(d.liveWorkers, 0);
     assert.deepEqual(d.state.workers, []);
     assert.equal(d.lostWorkers, 0, 'an expired worker is not a lost one');
+  });
+});
+
+describe('decideScaling with unknown statistics (unloaded task queue)', () => {
+  const unknown = (overrides: Partial<TaskQueueObservation> = {}) =>
+    obs({ statsKnown: false, backlog: 0, lastPollAt: undefined, ...overrides });
+
+  it('invokes nothing, whatever the numbers say, and calls the reason unknown', () => {
+    // Zeros that mean "not reported", and even numbers a buggy reading might carry: none decide anything.
+    for (const o of [unknown(), unknown({ backlog: 500, backlogAgeMs: 600_000 })]) {
+      const d = decideScaling(initialScalingState, o, limits({ maxBacklogAgeMs: 1_000 }), T0);
+      assert.equal(d.invoke, 0);
+      assert.equal(d.reason, 'unknown');
+    }
+  });
+
+  it('keeps the workers alive and the backlog streak as they were, and acts on the next known reading', () => {
+    const before = decideScaling(initialScalingState, obs({ backlog: 30 }), limits(), T0).state;
+    assert.equal(before.backlogSince, T0);
+    const during = decideScaling(state({ backlogSince: before.backlogSince, invokedAt: [T0] }), unknown(), limits(), T0 + 5_000);
+    assert.equal(during.liveWorkers, 1);
+    assert.equal(during.desiredWorkers, 1);
+    assert.equal(during.state.backlogSince, T0);
+    // Known again, the streak has lasted the cool-off: it acts now rather than starting over.
+    const after = decideScaling(during.state, obs({ backlog: 30 }, T0 + 10_000), limits(), T0 + 10_000);
+    assert.equal(after.reason, 'backlog');
+    assert.equal(after.invoke, 2);
+  });
+
+  it('does not judge a silent worker gone for a stale poll while unknown: only the no-poll-at-all window applies', () => {
+    const worker = tracked('req-1', T0, T0 + 1_000);
+    const d = decideScaling(state({ workers: [worker] }), unknown(), limits({ pollerStaleMs: 5_000 }), T0 + 30_000);
+    assert.equal(d.liveWorkers, 1);
+    assert.equal(d.lostWorkers, 0);
+  });
+});
+
+describe('decideScaling on backlog age with fairness (urgency: age)', () => {
+  const age = (overrides: Partial<ScalingLimits> = {}) => limits({ urgency: 'age', maxBacklogAgeMs: 10_000, maxWorkers: 20, ...overrides });
+
+  it('ignores the count: a huge young backlog served by pollers invokes nothing', () => {
+    const d = decideScaling(initialScalingState, obs({ backlog: 10_000, backlogAgeMs: 2_000, addRatePerSec: 50 }), age(), T0);
+    assert.equal(d.invoke, 0);
+    assert.equal(d.reason, 'below-threshold');
+  });
+
+  it('adds one worker when the oldest task passes the limit, not backlog / tasksPerWorker', () => {
+    const d = decideScaling(initialScalingState, obs({ backlog: 10_000, backlogAgeMs: 12_000 }), age(), T0);
+    assert.equal(d.invoke, 1);
+    assert.equal(d.reason, 'backlog-age');
+  });
+
+  it('grows the fleet in proportion to how far past the limit the oldest task is', () => {
+    const s = state({ invokedAt: [T0 - 20_000, T0 - 20_000, T0 - 20_000, T0 - 20_000] });
+    // 4 alive, oldest task at 3x the limit: 12 wanted, 8 more
+    const d = decideScaling(s, obs({ backlog: 50, backlogAgeMs: 30_000 }), age(), T0);
+    assert.equal(d.desiredWorkers, 12);
+    assert.equal(d.invoke, 8);
+  });
+
+  it('starts one worker for a queue nobody serves, even with a young backlog', () => {
+    const d = decideScaling(initialScalingState, obs({ backlog: 5, backlogAgeMs: 100, lastPollAt: undefined }), age(), T0);
+    assert.equal(d.invoke, 1);
+    assert.equal(d.reason, 'no-poller');
   });
 });

@@ -26,6 +26,8 @@ function config(overrides: Partial<TemporalConfig> = {}): TemporalConfig {
     maxBacklogAgeMs: undefined,
     coolOffMs: 2_000,
     tasksPerWorker: 10,
+    spillPriority: undefined,
+    fairness: false,
     versionFunctions: {},
     tls: undefined,
     apiKey: undefined,
@@ -40,6 +42,9 @@ function typeStats(backlog: number, lastPollAt?: number, pollerInfos: TaskTypeSt
     backlogAgeMs: 0,
     addRatePerSec: 0,
     dispatchRatePerSec: 0,
+    known: true,
+    byPriority: new Map(),
+    rateLimitPerSec: undefined,
     pollers: polls.length,
     lastPollAt: polls.length > 0 ? Math.max(...polls) : undefined,
     pollerInfos:
@@ -231,8 +236,8 @@ describe('runTemporalSpillover', () => {
     const version = (buildId: string, role: 'current' | 'ramping', backlog: number) => ({
       version: { deploymentName: 'orders', buildId },
       role,
-      workflow: { backlog, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 },
-      activity: { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 },
+      workflow: { backlog, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, known: true, byPriority: new Map() },
+      activity: { backlog: 0, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0, known: true, byPriority: new Map() },
     });
     const h = harness({
       ticks: 3,
@@ -300,6 +305,20 @@ describe('runTemporalSpillover', () => {
     const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
     assert.equal(error?.['level'], 50);
     assert.equal(error?.['function'], 'temporal-worker');
+    assert.equal(error?.['errorMessage'], 'Function not found');
+  });
+
+  it("caps Lambda's refusal text in the log (src/util/cap-text.ts)", async () => {
+    const message = `Could not parse request body: ${'x'.repeat(8192)}MARKER`;
+    const h = harness({
+      ticks: 5,
+      read: () => ({ workflow: typeStats(5), activity: typeStats(0) }),
+      invoke: () => ({ kind: 'refused', code: 'InvalidRequestContentException', message }),
+    });
+    await runTemporalSpillover(config(), h.deps, h.controller.signal);
+    const error = h.logs.find((l) => l['msg'] === 'the worker function refused the invocation; retrying later');
+    assert.match(String(error?.['errorMessage']), /^Could not parse request body: x+…\[\d+ bytes cut\]$/);
+    assert.ok(!JSON.stringify(h.logs).includes('MARKER'));
   });
 
   it('keeps running and backs off while Temporal is unreachable', async () => {
@@ -337,5 +356,108 @@ describe('runTemporalSpillover', () => {
     h.controller.abort();
     await runTemporalSpillover(config(), h.deps, h.controller.signal);
     assert.equal(h.reads.length, 0);
+  });
+});
+
+describe('runTemporalSpillover: unknown statistics, rate limits and priorities', () => {
+  const msgs = (logs: Array<Record<string, unknown>>, msg: string) => logs.filter((l) => l['msg'] === msg);
+
+  it('invokes nothing while the statistics are unknown, says so once in logs and metrics, and acts once they return', async () => {
+    const h = harness({
+      ticks: 12,
+      // Unloaded for the first 5 s: no stats in the responses (zeros in the reading, known: false).
+      read: (_, now) =>
+        now - T0 < 5_000
+          ? { workflow: { ...typeStats(0), known: false }, activity: { ...typeStats(0), known: false } }
+          : { workflow: typeStats(30), activity: typeStats(0) },
+    });
+    await runTemporalSpillover(config({ coolOffMs: 0 }), h.deps, h.controller.signal);
+    assert.ok(h.invocations.length > 0);
+    assert.ok(
+      h.invocations.every((i) => i.at - T0 >= 5_000),
+      `invoked at ${h.invocations.map((i) => i.at - T0).join(',')}`,
+    );
+    assert.equal(
+      msgs(
+        h.logs,
+        'task queue statistics unknown (the server sent none; Temporal Cloud unloads a task queue without pollers for 5 minutes); no workers invoked on them',
+      ).length,
+      1,
+    );
+    assert.equal(msgs(h.logs, 'task queue statistics known again').length, 1);
+    const known = h.metrics.filter((m) => m.name === 'BacklogKnown').map((m) => m.value);
+    assert.deepEqual(known.slice(0, 6), [0, 0, 0, 0, 0, 1]);
+    const backlog = h.metrics.filter((m) => m.name === 'Backlog').map((m) => m.value);
+    assert.ok(backlog.slice(0, 5).every(Number.isNaN), 'the backlog gauge has no value while unknown');
+    assert.equal(backlog[5], 30);
+    assert.equal(h.metrics.filter((m) => m.name === 'BacklogAge').length, 7, 'no age sample while unknown');
+  });
+
+  it('caps the workers by the rate limit and logs the cap once per change', async () => {
+    const h = harness({
+      ticks: 40,
+      read: (_, now) => ({
+        workflow: { ...typeStats(0), rateLimitPerSec: 4000 },
+        // Over the 2 s horizon, 1 task per worker: 0.2 tasks/s feeds 1 worker, 0.4 still 1 (0.8 tasks), 1.5 feeds 3.
+        activity: { ...typeStats(200), rateLimitPerSec: now - T0 < 20_000 ? 0.2 : now - T0 < 30_000 ? 0.4 : 1.5 },
+      }),
+    });
+    await runTemporalSpillover(config({ maxWorkers: 10, tasksPerWorker: 1, coolOffMs: 2_000 }), h.deps, h.controller.signal);
+    const capped = msgs(h.logs, 'workers capped by what the task queue rate limit can keep busy');
+    assert.deepEqual(
+      capped.map((l) => [l['rateCapWorkers'], l['activityRateLimitPerSec']]),
+      [
+        [1, 0.2],
+        [3, 1.5],
+      ],
+    );
+    assert.deepEqual(
+      h.invocations.map((i) => i.at - T0),
+      [0, 30_000, 30_000],
+    );
+  });
+
+  it('spills over only for priorities 1 to K once the server reports the backlog per priority', async () => {
+    const byPriority = (p1: number, p5: number) =>
+      new Map([
+        [1, { backlog: p1, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 }],
+        [5, { backlog: p5, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 }],
+      ]);
+    const h = harness({
+      ticks: 20,
+      read: (_, now) => {
+        const p1 = now - T0 >= 10_000 ? 4 : 0;
+        return { workflow: { ...typeStats(p1 + 50), byPriority: byPriority(p1, 50) }, activity: typeStats(0) };
+      },
+    });
+    await runTemporalSpillover(config({ spillPriority: 2, maxWorkers: 5, tasksPerWorker: 2, coolOffMs: 0 }), h.deps, h.controller.signal);
+    // 50 priority-5 tasks for 10 s: nothing; then 4 priority-1 tasks: 2 workers, not 5
+    assert.deepEqual(
+      h.invocations.map((i) => i.at - T0),
+      [10_000, 10_000],
+    );
+    assert.equal(
+      msgs(h.logs, 'the server reports the backlog per priority; spilling over for priorities 1 to spillPriority only').length,
+      1,
+    );
+  });
+
+  it('falls back to the whole backlog, logging once, where the server files every task under the default priority', async () => {
+    const h = harness({
+      ticks: 5,
+      read: () => ({
+        workflow: { ...typeStats(6), byPriority: new Map([[3, { backlog: 6, backlogAgeMs: 0, addRatePerSec: 0, dispatchRatePerSec: 0 }]]) },
+        activity: typeStats(0),
+      }),
+    });
+    await runTemporalSpillover(config({ spillPriority: 1, maxWorkers: 5, tasksPerWorker: 2, coolOffMs: 0 }), h.deps, h.controller.signal);
+    assert.equal(h.invocations.filter((i) => i.at === T0).length, 3);
+    assert.equal(
+      msgs(
+        h.logs,
+        'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
+      ).length,
+      1,
+    );
   });
 });

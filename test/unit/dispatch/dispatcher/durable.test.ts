@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
 import { durableExecutionName } from '../../../../src/invoke/durable-name.ts';
-import type { InvokeParams, InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
 import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
 import {
   FakeInvoker,
@@ -18,15 +18,6 @@ import {
   until,
 } from '../../../support/factories.ts';
 
-/** Records what each Invoke carried besides its payload. */
-class ParamsInvoker extends FakeInvoker {
-  readonly params: (InvokeParams | undefined)[] = [];
-  override invoke(payload: string, _signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
-    this.params.push(params);
-    return super.invoke(payload);
-  }
-}
-
 /** Lambda's 202 for an accepted Event invoke: no payload. */
 const accepted = (): InvokeResult => ({ ok: true, response: { payload: undefined, functionError: undefined } });
 /** Lambda's 409 for a name whose execution has another payload (the SDK's model: DurableExecutionAlreadyStartedException$). */
@@ -35,7 +26,7 @@ const alreadyStarted = (): InvokeResult => ({
   error: { kind: 'rejected', code: 'DurableExecutionAlreadyStartedException', message: 'already started', status: 409 },
 });
 
-function start(durable: 'sync' | 'async', invoker: ParamsInvoker) {
+function start(durable: 'sync' | 'async', invoker: FakeInvoker) {
   const source = new FakeSource();
   const metrics = new RecordingMetrics();
   const { logger, lines } = recordingLogger();
@@ -49,7 +40,7 @@ function start(durable: 'sync' | 'async', invoker: ParamsInvoker) {
 
 describe('Dispatcher on a durable route', () => {
   it('async: each message is one Event invoke under its execution name, deleted once Lambda accepted the start', async () => {
-    const invoker = new ParamsInvoker(accepted);
+    const invoker = new FakeInvoker(accepted);
     const { q, source, stop, running } = start('async', invoker);
     const messages = [message(), message(), message()];
     source.push('orders', ...messages);
@@ -71,7 +62,7 @@ describe('Dispatcher on a durable route', () => {
   });
 
   it('async: DurableExecutionAlreadyStartedException counts as started, and the message is deleted', async () => {
-    const invoker = new ParamsInvoker(alreadyStarted);
+    const invoker = new FakeInvoker(alreadyStarted);
     const { source, metrics, lines, stop, running } = start('async', invoker);
     const m = message();
     source.push('orders', m);
@@ -84,7 +75,7 @@ describe('Dispatcher on a durable route', () => {
   });
 
   it('sync: DurableExecutionAlreadyStartedException is a failed Invoke; the message stays for its redrive policy', async () => {
-    const invoker = new ParamsInvoker(alreadyStarted);
+    const invoker = new FakeInvoker(alreadyStarted);
     const { source, metrics, stop, running } = start('sync', invoker);
     const m = message();
     source.push('orders', m);
@@ -98,7 +89,7 @@ describe('Dispatcher on a durable route', () => {
   });
 
   it('async: an event over 1 MB is not sent; counted, logged with its id and size, left on the queue', async () => {
-    const invoker = new ParamsInvoker(accepted);
+    const invoker = new FakeInvoker(accepted);
     const { source, metrics, lines, stop, running } = start('async', invoker);
     const big = message({ Body: 'x'.repeat(1024 * 1024) });
     const small = message();

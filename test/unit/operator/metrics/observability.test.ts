@@ -32,7 +32,7 @@ describe('DispatchMetrics into Prometheus and CloudWatch', () => {
     const m = new DispatchMetrics(fanOut([prom, cw]), 'fn', 4);
     m.polled('q', 3);
     m.invoked('q', 3, 250);
-    m.throttled('q');
+    m.throttled('q', 'ReservedFunctionConcurrentInvocationLimitExceeded');
     m.deleted('q', 2);
     m.failedInvoke('q', 1);
     m.settled('q', 3, 1500);
@@ -43,7 +43,13 @@ describe('DispatchMetrics into Prometheus and CloudWatch', () => {
     assert.equal(sample(body, `workerless_invoked_events_total${l}`), 3);
     assert.equal(sample(body, `workerless_deleted_events_total${l}`), 2);
     assert.equal(sample(body, `workerless_failed_invoke_events_total${l}`), 1);
-    assert.equal(sample(body, `workerless_throttled_invocations_total${l}`), 1);
+    assert.equal(
+      sample(
+        body,
+        'workerless_throttled_invocations_total{function="fn",queue="q",reason="ReservedFunctionConcurrentInvocationLimitExceeded"}',
+      ),
+      1,
+    );
     assert.equal(sample(body, `workerless_in_flight_messages${l}`), 0);
     assert.equal(sample(body, `workerless_invocation_duration_seconds_sum${l}`), 0.25);
     assert.equal(sample(body, `workerless_receive_to_settle_seconds_count${l}`), 3);

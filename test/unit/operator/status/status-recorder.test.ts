@@ -6,6 +6,7 @@ import type { MetricDatum } from '../../../../src/operator/metrics/metrics-sink.
 import { FUNCTION_METRICS, SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
 import type { QueueBucket, QueueStatus } from '../../../../src/operator/status/snapshot.ts';
 import { RecentErrors, StatusRecorder } from '../../../../src/operator/status/status-recorder.ts';
+import { TEXT_CAP_BYTES } from '../../../../src/util/cap-text.ts';
 
 const T0 = 1_700_000_000_000; // a multiple of 5000, so bucket starts are easy to read
 
@@ -262,7 +263,8 @@ describe('RecentErrors', () => {
     );
     const [entry] = errors.list();
     assert.ok(entry);
-    assert.ok(entry.msg.length <= 501, `msg cut to ${entry.msg.length}`);
+    // The one cap for text (src/util/cap-text.ts): 1 KiB and a note of what was cut.
+    assert.equal(entry.msg, `${'x'.repeat(TEXT_CAP_BYTES)}…[${10_000 - TEXT_CAP_BYTES} bytes cut]`);
     assert.deepEqual(entry.messageIds, ['7', 'id-0', 'id-1', 'id-2', 'id-3', 'id-4', 'id-5', 'id-6', 'id-7', 'id-8']);
   });
 

@@ -1,0 +1,40 @@
+// The checks `workerless check` runs on each queue of each route, once the queue is resolved and the route's
+// function read: pure functions from what was found to one line. A new check of a queue against its route (a
+// setting the queue needs for a route option, say) is one more function in QUEUE_CHECKS, with its facts added to
+// QueueFacts when it needs more than these.
+import type { CheckResult } from './check.ts';
+import { visibilityFit, type FunctionConfiguration, type Verdict } from './function-fit.ts';
+import type { RouteConfig } from '../config/routes.ts';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+
+/** One queue of a route, as resolved (with its own visibility timeout), and what was read of the route's function. */
+export interface QueueFacts {
+  readonly route: RouteConfig;
+  readonly queue: ResolvedQueue;
+  /** GetFunctionConfiguration of the version the route's invocations run; undefined when it could not be read. */
+  readonly fn: FunctionConfiguration | undefined;
+}
+
+/** One check of a queue: its line, or undefined when it has nothing to say (or cannot tell). */
+export type QueueCheck = (facts: QueueFacts) => CheckResult | undefined;
+
+/** The visibility timeout the queue's messages get, against the function's timeout (function-fit.ts). */
+const visibilityCovers: QueueCheck = ({ route, queue, fn }) => {
+  if (fn === undefined) return undefined;
+  const fromFlag = route.visibilityTimeoutSec !== undefined;
+  const visibilitySec = route.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
+  return asResult(`queue ${queue.name} visibility`, visibilityFit(visibilitySec, fromFlag, route.functionName, fn.timeoutSec));
+};
+
+/** Run on every resolved queue of every route, in this order. */
+export const QUEUE_CHECKS: readonly QueueCheck[] = [visibilityCovers];
+
+/** A finding as a line of the report: `warn` passes (exit 0) but is printed as a warning. */
+export function asResult(name: string, finding: { readonly verdict: Verdict; readonly detail: string }): CheckResult {
+  return {
+    name,
+    ok: finding.verdict !== 'fail',
+    detail: finding.detail,
+    ...(finding.verdict === 'warn' ? { warning: true } : {}),
+  };
+}
