@@ -2,7 +2,7 @@
 // queue: each message is one invocation under its execution name, and what Lambda's answer means for the message.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
 import { durableExecutionName } from '../../../../src/invoke/durable-name.ts';
 import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
 import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
@@ -26,12 +26,12 @@ const alreadyStarted = (): InvokeResult => ({
   error: { kind: 'rejected', code: 'DurableExecutionAlreadyStartedException', message: 'already started', status: 409 },
 });
 
-function start(durable: 'sync' | 'async', invoker: FakeInvoker) {
+function start(durable: 'sync' | 'async', invoker: FakeInvoker, more: Partial<DispatcherOptions> = {}) {
   const source = new FakeSource();
   const metrics = new RecordingMetrics();
   const { logger, lines } = recordingLogger();
   const q = queue('orders');
-  const dispatcher = new Dispatcher(dispatcherOptions([q], { durable }), { source, invoker, metrics, logger });
+  const dispatcher = new Dispatcher(dispatcherOptions([q], { durable, ...more }), { source, invoker, metrics, logger });
   // Stopped after the file too, should a test fail before it stops the dispatcher.
   const stop = stopAfterTests();
   const running = dispatcher.run(stop.signal);
@@ -59,6 +59,21 @@ describe('Dispatcher on a durable route', () => {
     const record = invoker.payloads[0]!.Records[0]! as unknown as { receiptHandle: string; attributes: Record<string, string> };
     assert.equal(record.receiptHandle, '');
     assert.equal(record.attributes['ApproximateReceiveCount'], undefined);
+  });
+
+  it('a durable tenant-isolated route: each invocation carries its execution name and its tenant', async () => {
+    const invoker = new FakeInvoker(accepted);
+    const { q, source, stop, running } = start('async', invoker, { tenantIdFrom: { kind: 'group' } });
+    const a = message({ Attributes: { MessageGroupId: 'acme' } });
+    const b = message({ Attributes: { MessageGroupId: 'globex' } });
+    source.push('orders', a, b);
+    await until(() => source.deleted.length === 2, 5000, 'deletes');
+    stop.abort();
+    await running;
+    assert.deepEqual(invoker.params, [
+      { durableExecutionName: durableExecutionName(q.arn, a.MessageId!), async: true, tenantId: 'acme' },
+      { durableExecutionName: durableExecutionName(q.arn, b.MessageId!), async: true, tenantId: 'globex' },
+    ]);
   });
 
   it('async: DurableExecutionAlreadyStartedException counts as started, and the message is deleted', async () => {
