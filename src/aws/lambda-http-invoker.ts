@@ -25,14 +25,19 @@ export class LambdaHttpInvoker implements FunctionInvoker {
   }
 
   invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal, params);
+    return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
   dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
     return this.#send('DryRun', '', signal, params);
   }
 
-  async #send(type: 'RequestResponse' | 'DryRun', payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
+  async #send(
+    type: 'RequestResponse' | 'Event' | 'DryRun',
+    payload: string,
+    signal?: AbortSignal,
+    params?: InvokeParams,
+  ): Promise<InvokeResult> {
     try {
       const answer = await this.#http.post(
         this.#endpoint,
@@ -64,6 +69,7 @@ export class LambdaHttpInvoker implements FunctionInvoker {
 /** The headers InvokeCommand's serializer makes of the params (the SDK's Lambda model names them); absent ones are not sent. */
 function paramHeaders(params: InvokeParams | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (params?.durableExecutionName !== undefined) headers['x-amz-durable-execution-name'] = params.durableExecutionName;
   if (params?.tenantId !== undefined) headers['x-amz-tenant-id'] = params.tenantId;
   return headers;
 }

@@ -18,7 +18,7 @@ export class LambdaSdkInvoker implements FunctionInvoker {
   }
 
   invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
-    return this.#send('RequestResponse', payload, signal, params);
+    return this.#send(params?.async === true ? 'Event' : 'RequestResponse', payload, signal, params);
   }
 
   dryRun(signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult> {
@@ -26,7 +26,7 @@ export class LambdaSdkInvoker implements FunctionInvoker {
   }
 
   async #send(
-    type: 'RequestResponse' | 'DryRun',
+    type: 'RequestResponse' | 'Event' | 'DryRun',
     payload: string | undefined,
     signal?: AbortSignal,
     params?: InvokeParams,
@@ -36,6 +36,7 @@ export class LambdaSdkInvoker implements FunctionInvoker {
         new InvokeCommand({
           FunctionName: this.#functionName,
           InvocationType: type,
+          ...(params?.durableExecutionName !== undefined ? { DurableExecutionName: params.durableExecutionName } : {}),
           ...(payload !== undefined ? { Payload: Buffer.from(payload) } : {}),
           ...(params?.tenantId !== undefined ? { TenantId: params.tenantId } : {}),
         }),

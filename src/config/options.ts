@@ -202,6 +202,16 @@ export const CORE_OPTIONS = [
     doc: 'see [Delete modes](#delete-modes)',
   },
   {
+    flag: 'durable',
+    group: SQS,
+    kind: 'enum',
+    values: ['off', 'sync', 'async'],
+    default: 'off',
+    describe:
+      'Durable function: one message per invocation under an execution name from its queue and message id; sync waits for the execution, async deletes the message once Lambda accepted the start',
+    doc: 'a [durable function](targets.md#durable-functions): each message starts one named execution (its name derived from the queue and the message id, so a redelivery never starts a second); `sync` waits for the execution (15 minutes at most), `async` deletes the message once Lambda has accepted the start (executions of up to a year). Needs `--batch-size 1`, no `--batch-window` and `--delete on-success`',
+  },
+  {
     flag: 'tenant-id-from',
     group: SQS,
     kind: 'string',

@@ -3,6 +3,8 @@ import { resolveDeliveryConfig, type DeliveryConfig } from './delivery-options.t
 import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef, type OptionValue } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
+import { resolveDurable } from './durable-rules.ts';
+import type { DurableMode } from '../invoke/durable-event.ts';
 import { parseQueueList } from './queue-list.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../aws/sqs-source.ts';
@@ -50,6 +52,8 @@ export interface RouteConfig {
   readonly queueOptions: DeliveryConfig['queueOptions'];
   /** --adaptive-concurrency; undefined: every loop receives, throttled or not. */
   readonly adaptiveConcurrency: DeliveryConfig['adaptiveConcurrency'];
+  /** --durable: off, or how each message starts its named durable execution (docs/targets.md). */
+  readonly durable: DurableMode;
   /** --tenant-id-from; undefined: the function is not in tenant isolation mode (no TenantId is sent). */
   readonly tenantIdFrom: TenantSource | undefined;
   /** --failure-destination; undefined: none, except for queues with their own (queueOptions). */
@@ -166,7 +170,7 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
   const batchSize = r.read('batch-size');
   const delivery = resolveDeliveryConfig(r, queues, concurrency);
   const tenantText = r.read('tenant-id-from');
-  const route: RouteConfig = {
+  const settings: Omit<RouteConfig, 'durable'> = {
     functionName: functionName ?? '',
     queues: queues ?? { mode: 'strict', queues: [] },
     concurrency,
@@ -185,6 +189,8 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     failureDestination: delivery.failureDestination,
     maxAttempts: delivery.maxAttempts,
   };
+  // After the others: its rules are about their values, which are reported first when invalid.
+  const route: RouteConfig = { ...settings, durable: resolveDurable(r, settings) };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
 }
 

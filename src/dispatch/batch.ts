@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DeleteMode } from '../config/config.ts';
 import type { QueueOptions } from '../config/delivery-options.ts';
-import { buildSqsEvents } from '../invoke/sqs-event.ts';
+import { durableInvocations, type DurableMode } from '../invoke/durable-event.ts';
+import type { InvokeParams } from '../invoke/lambda-invoker.ts';
+import { buildSqsEvents, type EventSourceQueue } from '../invoke/sqs-event.ts';
 import { splitByTenant, type TenantSource } from '../invoke/tenant-split.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
 import type { DispatchTracer } from '../operator/tracing/tracer.ts';
@@ -38,6 +40,15 @@ export interface Batch {
 /** How one chunk ended: settled (with the ids that stay on the queue), or released for shutdown. */
 type ChunkEnd = { kind: 'settled'; keptIds: string[] } | { kind: 'released' };
 
+/** One invocation of a batch: its payload, its messages, and what the Invoke carries besides. */
+interface Chunk {
+  readonly payload: string;
+  readonly messages: Message[];
+  readonly params?: InvokeParams;
+  /** Set when the payload is over the invocation type's limit: it is not sent. */
+  readonly oversized?: { readonly bytes: number; readonly limitBytes: number };
+}
+
 /** What a batch's sequence uses, built once by its Dispatcher. */
 export interface BatchDeps {
   readonly window: BatchWindow;
@@ -51,6 +62,8 @@ export interface BatchDeps {
   readonly random: Random;
   readonly functionName: string;
   readonly deleteMode: DeleteMode;
+  /** --durable: off, or one named execution per message (src/invoke/durable-event.ts). */
+  readonly durable: DurableMode;
   readonly queueOptions: ReadonlyMap<string, QueueOptions> | undefined;
   readonly retryBackoff: RetryBackoff | undefined;
   /** --tenant-id-from; undefined: the function is not tenant-isolated, and a batch is invoked as one. */
@@ -94,16 +107,14 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
     let offset = 0;
     // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
     // fields) would otherwise stay reachable until the last invocation of the batch is over.
-    const chunks = runs.flatMap((run) =>
-      run.messages.length > 0
-        ? buildSqsEvents(run.messages, queue).map((c) => ({ payload: c.payload, messages: c.messages, tenantId: run.tenantId }))
-        : [],
-    );
+    const chunks = runs.flatMap((run) => (run.messages.length > 0 ? chunksOf(run.messages, queue, deps.durable, run.tenantId) : []));
     for (const chunk of chunks) {
       // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
       const unsettled = invoked.slice(offset);
       offset += chunk.messages.length;
-      const end = await invokeAndSettle(batch, chunk, unsettled, halt, deps, mark);
+      const end = chunk.oversized
+        ? await leaveOversized(batch, chunk.messages, chunk.oversized, deps)
+        : await invokeAndSettle(batch, chunk, unsettled, halt, deps, mark);
       if (end.kind === 'released') break;
       if (stopsAfterChunk(invokedIds, new Set(end.keptIds), queue.fifo, offset, invoked.length)) {
         deps.events.fifoStopped(queue, invokedIds.slice(offset));
@@ -115,6 +126,44 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
   } finally {
     await batch.lease.end();
   }
+}
+
+/**
+ * The invocations of a batch (or of one tenant's run of it): the trigger's events, split at 6 MB; on a durable
+ * route, one per message under its execution name, each held to its invocation type's limit (1 MB for an async
+ * start). Each carries the run's tenant, if any.
+ */
+function chunksOf(messages: Message[], queue: EventSourceQueue, durable: DurableMode, tenantId: string | undefined): Chunk[] {
+  const tenant = tenantId !== undefined ? { tenantId } : {};
+  if (durable === 'off') {
+    return buildSqsEvents(messages, queue).map((c) => ({
+      payload: c.payload,
+      messages: c.messages,
+      ...(tenantId !== undefined ? { params: tenant } : {}),
+    }));
+  }
+  return durableInvocations(messages, queue, durable).map((i) => ({
+    payload: i.payload,
+    messages: [i.message],
+    params: { ...i.params, ...tenant },
+    ...(i.bytes > i.limitBytes ? { oversized: { bytes: i.bytes, limitBytes: i.limitBytes } } : {}),
+  }));
+}
+
+/**
+ * A message whose event Lambda would refuse as too large is not sent: counted, logged with its id and size, and
+ * left to the queue (its lease ends, so it returns after its visibility timeout, and its redrive policy moves it to
+ * the dead-letter queue after maxReceiveCount receives), never retried at once.
+ */
+async function leaveOversized(
+  batch: Batch,
+  messages: Message[],
+  size: NonNullable<Chunk['oversized']>,
+  deps: BatchDeps,
+): Promise<ChunkEnd> {
+  for (const m of messages) deps.events.oversized(batch.queue, m.MessageId ?? '', size.bytes, size.limitBytes);
+  await batch.lease.stop(messages);
+  return { kind: 'settled', keptIds: ids(messages) };
 }
 
 /**
@@ -139,7 +188,7 @@ async function splitTenants(batch: Batch, messages: Message[], deps: BatchDeps):
  */
 async function invokeAndSettle(
   batch: Batch,
-  chunk: { readonly payload: string; readonly messages: Message[]; readonly tenantId?: string | undefined },
+  chunk: Chunk,
   unsettled: Message[],
   halt: AbortSignal,
   deps: BatchDeps,
@@ -147,10 +196,9 @@ async function invokeAndSettle(
 ): Promise<ChunkEnd> {
   const started = deps.now();
   const { loop, queue, lease } = batch;
-  const { payload, messages, tenantId } = chunk;
-  const params = tenantId !== undefined ? { params: { tenantId } } : {};
+  const { messages, payload, params } = chunk;
   // `unsettledIds`: the chunk and every later one, what a stop releases.
-  const outcome = await deps.invoke(payload, { loop, queue, lease, messages, unsettledIds: ids(unsettled), halt, ...params });
+  const outcome = await deps.invoke(payload, { loop, queue, lease, messages, unsettledIds: ids(unsettled), halt, params });
   // Later chunks of a batch over the payload limit (rare) invoke without an adaptive place rather than wait behind it.
   deps.capacity.free(batch.loop);
   if (outcome.kind === 'released') {

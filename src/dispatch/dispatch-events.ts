@@ -87,6 +87,18 @@ export class DispatchEvents {
   }
 
   /**
+   * A message whose event is over its invocation type's payload limit (a durable route's Event invoke: 1 MB): it is
+   * not invoked, and stays on the queue until its redrive policy moves it (src/dispatch/batch.ts).
+   */
+  oversized(queue: ResolvedQueue, messageId: string, bytes: number, limitBytes: number): void {
+    this.#metrics.oversized(queue.name, 1);
+    this.#log.error(
+      { queue: queue.name, messageId, function: this.#fn, bytes, limitBytes },
+      "event over the invocation's payload limit; not invoked, the message stays for the queue's redrive policy",
+    );
+  }
+
+  /**
    * Messages without a tenant id for a tenant-isolated function, and on FIFO the later messages of their groups:
    * not invoked; they return after their visibility timeout, and after maxReceiveCount go to the queue's
    * dead-letter queue. Only the untenanted ones count in NoTenantEventCount: the others just wait behind them.

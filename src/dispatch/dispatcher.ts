@@ -33,6 +33,7 @@ export type DispatcherOptions = Pick<
       | 'failureDestination'
       | 'maxAttempts'
       | 'tenantIdFrom'
+      | 'durable'
     >
   > & {
     readonly queues: readonly ResolvedQueue[];

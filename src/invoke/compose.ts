@@ -4,6 +4,7 @@ import type { Invoke, InvokeWrapper } from './invoke.ts';
 import type { FunctionInvoker } from './lambda-invoker.ts';
 import { withRetry, type InvokeOutcome, type RetryContext, type RetryDeps } from './retry.ts';
 import { INVOKE_TIMEOUT_MS, withDeadline } from './with-deadline.ts';
+import { withDurableStart } from './with-durable-start.ts';
 import { withLeaseCheck } from './with-lease-check.ts';
 import { withPermit } from './with-permit.ts';
 import { withSpan } from './with-span.ts';
@@ -19,14 +20,16 @@ export interface InvokeChainDeps extends Omit<RetryDeps, 'maxUnknown' | 'attempt
 }
 
 /**
- * The Invoke of one chunk, from the outside in: retry (until an answer, or the policy gives up) > permit
- * (adaptive concurrency) > lease check (right before the call, after any wait) > span > deadline > the call.
+ * The Invoke of one chunk, from the outside in: retry (until an answer, or the policy gives up) > durable start
+ * (an async start already made counts as made) > permit (adaptive concurrency) > lease check (right before the
+ * call, after any wait) > span > deadline > the call, with the chunk's parameters (ctx.params).
  */
 export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: RetryContext) => Promise<InvokeOutcome> {
   const { invoker, tracer, adaptive, ...retry } = deps;
   const call: Invoke = (payload, ctx, signal) => invoker.invoke(payload, signal, ctx.params);
   const attempt = wrap(
     call,
+    withDurableStart(deps.logger, deps.functionName),
     // Waiting for an Invoke permit is an activity of its own, for liveness.
     withPermit(adaptive, (ctx) => deps.events.activity(ctx.loop, 'waiting for an Invoke permit', Infinity)),
     withLeaseCheck(),

@@ -19,8 +19,11 @@ export interface InvokeContext {
   readonly unsettledIds: string[];
   /** Aborts on shutdown: ends the hold after an unknown outcome (never an Invoke in flight). */
   readonly halt: AbortSignal;
-  /** What the Invoke carries besides the payload (a tenant id: src/invoke/tenant-split.ts). */
-  readonly params?: InvokeParams;
+  /**
+   * What the Invoke carries besides the payload: a tenant id (src/invoke/tenant-split.ts), a durable route's
+   * execution name and invocation type (src/invoke/durable-event.ts).
+   */
+  readonly params?: InvokeParams | undefined;
   /** Called by the lease check once the attempt really starts (after any wait for a permit). */
   readonly onStart: () => void;
 }

@@ -30,11 +30,18 @@ export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: fa
 
 /** What one invocation carries besides its payload (docs/targets.md). */
 export interface InvokeParams {
+  /** DurableExecutionName (header X-Amz-Durable-Execution-Name): 1-64 characters of [a-zA-Z0-9-_]. */
+  readonly durableExecutionName?: string;
+  /** InvocationType Event instead of RequestResponse: Lambda accepts the start and answers 202. */
+  readonly async?: boolean;
   /** TenantId (header X-Amz-Tenant-Id), for functions in tenant isolation mode. */
   readonly tenantId?: string;
 }
 
-/** Invokes the target function synchronously. Never throws for AWS errors: they come back classified. */
+/**
+ * Invokes the target function, synchronously unless `params.async`. Never throws for AWS errors: they come back
+ * classified.
+ */
 export interface FunctionInvoker {
   invoke(payload: string, signal?: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /** InvocationType DryRun: checks that the function exists and we may invoke it, without running it. */

@@ -43,6 +43,11 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.failedInvoke, queue, count);
   }
 
+  /** Messages not invoked because their event is over the invocation type's payload limit. */
+  oversized(queue: string, count: number): void {
+    this.#count(SQS_METRICS.oversized, queue, count);
+  }
+
   /** Messages without a tenant id for a tenant-isolated function (src/invoke/tenant-split.ts): not invoked, left on the queue. */
   untenanted(queue: string, count: number): void {
     this.#count(SQS_METRICS.untenanted, queue, count);

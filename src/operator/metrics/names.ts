@@ -86,6 +86,14 @@ export const SQS_METRICS = {
     labels: ['function', 'queue'],
     help: 'Messages that did not match the filter criteria',
   }),
+  oversized: def({
+    cloudwatch: 'OversizedEventCount',
+    prometheus: 'workerless_oversized_events_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'queue'],
+    help: "Messages whose event is over their invocation type's payload limit (1 MB async, 6 MB sync): not invoked, left to the queue's redrive policy",
+  }),
   untenanted: def({
     cloudwatch: 'NoTenantEventCount',
     prometheus: 'workerless_no_tenant_events_total',

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
+import { DurableExecutions } from './durable-executions.ts';
 import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
 import { takeIdle, tenantOf, type TenancyConfig } from './tenancy.ts';
 
@@ -103,6 +104,8 @@ export interface LambdaEndpoint {
   invocations: InvocationRecord[];
   /** Requests answered without running the handler. */
   rejected: RejectedRequest[];
+  /** Durable executions started, by DurableExecutionName (durable-executions.ts). */
+  durable: DurableExecutions;
   /** GetFunctionConfiguration and GetFunctionConcurrency calls (function-configuration.ts). */
   reads: FunctionReadCall[];
   /** Resolves with the invocations once `predicate` holds; rejects after timeoutMs (default 10 s). */
@@ -213,6 +216,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   }
   const invocations: InvocationRecord[] = [];
   const rejected: RejectedRequest[] = [];
+  const durable = new DurableExecutions();
   const sandboxes = new Set<Sandbox>();
   const listeners = new Set<() => void>();
   let stopping = false;
@@ -534,6 +538,20 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       const { statusCode, errorType, message } = MANAGED_INSTANCES_THROTTLE;
       return reject(res, requestId, fn.name, new ApiError(statusCode, errorType, message));
     }
+    const durableName = req.headers['x-amz-durable-execution-name'];
+    const admitted = typeof durableName === 'string' ? durable.admit(durableName, body) : undefined;
+    if (admitted?.kind === 'refused') {
+      return reject(res, requestId, fn.name, new ApiError(admitted.statusCode, admitted.errorType, admitted.message));
+    }
+    if (admitted?.kind === 'existing') {
+      // Nothing new runs: an Event start is accepted again, a synchronous one waits for the execution's answer.
+      const answer = invocationType === 'Event' ? undefined : await admitted.execution.ended;
+      return send(res, answer === undefined ? 202 : 200, answer?.body, {
+        'x-amzn-RequestId': requestId,
+        'X-Amz-Executed-Version': '$LATEST',
+        ...(answer?.functionError === true ? { 'X-Amz-Function-Error': 'Unhandled' } : {}),
+      });
+    }
     if (invocationType === 'RequestResponse' && !hasSlot(fn)) {
       return reject(
         res,
@@ -559,6 +577,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       tenantId: tenant.tenantId,
     };
     invocations.push(record);
+    const execution = admitted?.kind === 'new' ? durable.started(String(durableName), admitted.payloadHash, record) : undefined;
     if (invocationType === 'Event') {
       // Lambda queues asynchronous events and runs them when concurrency allows; the caller only sees 202.
       send(res, 202, undefined, { 'x-amzn-RequestId': requestId, 'X-Amz-Executed-Version': '$LATEST' });
@@ -567,12 +586,15 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
       if (stopping) return;
       acquireSlot(fn);
       changed();
-      await run(fn, record, ref.qualifier);
+      // Not `execution?.end(await run(...))`: without an execution that would skip the run itself.
+      const answer = await run(fn, record, ref.qualifier);
+      execution?.end(answer);
       return;
     }
     acquireSlot(fn);
     changed();
     const { body: responseBody, functionError } = await run(fn, record, ref.qualifier);
+    execution?.end({ body: responseBody, functionError });
     send(res, 200, responseBody, {
       'x-amzn-RequestId': requestId,
       'X-Amz-Executed-Version': '$LATEST',
@@ -600,6 +622,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     url: `http://${address.address}:${address.port}`,
     invocations,
     rejected,
+    durable,
     reads: reads.calls,
     waitFor(predicate, timeoutMs = 10_000) {
       return new Promise((resolve, rejectWait) => {
@@ -634,6 +657,7 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     reset() {
       invocations.length = 0;
       rejected.length = 0;
+      durable.reset();
       reads.calls.length = 0;
       for (const fn of functions.values()) fn.peak = fn.inFlight;
     },

@@ -25,6 +25,7 @@ const AWS_READ_HEADERS = [
   'x-amz-invocation-type',
   'x-amz-client-context',
   'x-amz-log-type',
+  'x-amz-durable-execution-name',
   'x-amz-tenant-id',
   'x-amz-security-token',
   'x-amzn-query-mode',
@@ -117,8 +118,11 @@ describe('lean against the SDK', () => {
       server.handler = (req, res) => {
         const target = String(req.headers['x-amz-target'] ?? '');
         if (!target) {
-          const dryRun = req.headers['x-amz-invocation-type'] === 'DryRun';
-          return void res.writeHead(dryRun ? 204 : 200, dryRun ? {} : { 'x-amzn-requestid': 'req-1' }).end('{"done":true}');
+          // Lambda's status per InvocationType (Invoke API reference, StatusCode): DryRun 204, Event 202 (no body).
+          const type = req.headers['x-amz-invocation-type'];
+          if (type === 'Event') return void res.writeHead(202, { 'x-amzn-requestid': 'req-1' }).end();
+          if (type === 'DryRun') return void res.writeHead(204).end('{"done":true}');
+          return void res.writeHead(200, { 'x-amzn-requestid': 'req-1' }).end('{"done":true}');
         }
         if (target === 'AmazonSQS.SendMessage') {
           // SQS answers with the MD5 of the body it stored; both clients check it against what they sent.
@@ -157,6 +161,14 @@ describe('lean against the SDK', () => {
       // A tenant id as a message group id may hold it: printable ASCII, punctuation and inner spaces.
       ['Invoke (TenantId)', (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { tenantId: 'acme corp/eu:1+x=y' })],
       ['Invoke (DryRun, TenantId)', (aws) => aws.invoker('my-fn').dryRun(undefined, { tenantId: 'workerless-dry-run' })],
+      [
+        'Invoke (RequestResponse, durable execution name)',
+        (aws) => aws.invoker('my-fn').invoke('{"Records":[]}', undefined, { durableExecutionName: 'q-0a1b2c3d4e5f-9a8b_7c6d' }),
+      ],
+      [
+        'Invoke (Event, durable execution name)',
+        (aws) => aws.invoker('my-fn:live').invoke('{"Records":[]}', undefined, { durableExecutionName: 'abc-DEF_123', async: true }),
+      ],
       [
         'PutMetricData',
         async (aws) =>
@@ -291,6 +303,19 @@ describe('lean against the SDK', () => {
       [
         'InvalidRequestContentException (400)',
         { status: 400, headers: { 'x-amzn-errortype': 'InvalidRequestContentException' }, body: '{"Type":"User","message":"bad json"}' },
+      ],
+      [
+        // Its status (409) and name from the SDK's model (DurableExecutionAlreadyStartedException$).
+        'DurableExecutionAlreadyStartedException (409)',
+        {
+          status: 409,
+          headers: { 'x-amzn-errortype': 'DurableExecutionAlreadyStartedException' },
+          body: '{"Type":"User","message":"An execution with this name already exists with a different payload"}',
+        },
+      ],
+      [
+        'RequestTooLargeException (413)',
+        { status: 413, headers: { 'x-amzn-errortype': 'RequestTooLargeException' }, body: '{"Type":"User","message":"too big"}' },
       ],
       [
         'ResourceConflictException (409)',

@@ -59,6 +59,7 @@ describe('configuration', () => {
         retryBackoff: undefined,
         queueOptions: new Map(),
         adaptiveConcurrency: undefined,
+        durable: 'off',
         tenantIdFrom: undefined,
         failureDestination: undefined,
         maxAttempts: undefined,
