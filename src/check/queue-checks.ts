@@ -22,6 +22,10 @@ export type QueueCheck = (facts: QueueFacts) => CheckResult | undefined;
 /** The visibility timeout the queue's messages get, against the function's timeout (function-fit.ts). */
 const visibilityCovers: QueueCheck = ({ route, queue, fn }) => {
   if (fn === undefined) return undefined;
+  // An async durable start settles the message once Lambda accepted it (docs/targets.md): the visibility timeout
+  // covers the Invoke call, not the execution, which may run for a year.
+  if (route.durable === 'async')
+    return { name: `queue ${queue.name} visibility`, ok: true, detail: '--durable async: covers only the start, not the execution' };
   const fromFlag = route.visibilityTimeoutSec !== undefined;
   const visibilitySec = route.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
   return asResult(`queue ${queue.name} visibility`, visibilityFit(visibilitySec, fromFlag, route.functionName, fn.timeoutSec));
