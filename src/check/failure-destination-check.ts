@@ -1,5 +1,5 @@
 import { destinationName } from '../settle/failure-destination.ts';
-import { missingLastReceive, MISSING_LAST_RECEIVE } from '../daemon/startup-checks.ts';
+import { missingLastReceive, MISSING_LAST_RECEIVE } from '../settle/failure-destination.ts';
 import type { QueueCheck } from './queue-checks.ts';
 
 /**

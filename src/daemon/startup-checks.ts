@@ -6,6 +6,7 @@ import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
 import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
+import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
 
 /** A route whose queues and function passed the start-up checks. */
 export interface CheckedRoute {
@@ -55,17 +56,6 @@ export async function runStartupChecks(
   if (spillFn !== undefined)
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
-}
-
-/** What is wrong with a queue that has a failure destination but no way to know a message's last receive. */
-export const MISSING_LAST_RECEIVE =
-  'has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts';
-
-/** Whether `queue` of `route` has a failure destination but neither a redrive policy nor max-attempts. */
-export function missingLastReceive(route: RouteConfig, queue: ResolvedQueue): boolean {
-  const own = route.queueOptions.get(queue.name);
-  const destination = own?.failureDestination ?? route.failureDestination;
-  return destination !== undefined && queue.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
 }
 
 /**

@@ -11,6 +11,8 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-event.ts';
+import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { RouteConfig } from '../config/routes.ts';
 import { capText } from '../util/cap-text.ts';
 import { receiveCountOf } from './retry-backoff.ts';
 
@@ -168,4 +170,15 @@ export function destinationMessage(record: FailureRecord, destination: FailureDe
     groupId: record.record.attributes['MessageGroupId'] ?? record.queue.name,
     deduplicationId: record.record.messageId,
   };
+}
+
+/** What is wrong with a queue that has a failure destination but no way to know a message's last receive. */
+export const MISSING_LAST_RECEIVE =
+  'has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts';
+
+/** Whether `queue` of `route` has a failure destination but neither a redrive policy nor max-attempts. */
+export function missingLastReceive(route: RouteConfig, queue: ResolvedQueue): boolean {
+  const own = route.queueOptions.get(queue.name);
+  const destination = own?.failureDestination ?? route.failureDestination;
+  return destination !== undefined && queue.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;
 }
