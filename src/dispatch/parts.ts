@@ -47,18 +47,25 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   const log = deps.logger;
   const limits = options.queues.map((q) => options.queueOptions?.get(q.name));
   const visibility = new QueueVisibility(options.queues, options.visibilityTimeoutSec, { lookup: deps.lookup, logger: log });
+  const gate = new FunctionGate({ logger: log, random, now });
   const receiver = new Receiver(
     { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue) },
-    { source: deps.source, logger: log, random, now },
+    {
+      source: deps.source,
+      logger: log,
+      random,
+      now,
+      paused: () => gate.paused,
+      placeWanted: () => (adaptive?.counts.rejoinLine ?? 0) > 0,
+    },
   );
-  const gate = new FunctionGate({ logger: log, random, now });
   const metrics = new DispatchMetrics(deps.metrics, options.functionName, options.concurrency);
   const tracer = deps.tracer ?? noopTracer;
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
   const adaptive = options.adaptiveConcurrency
     ? new ConcurrencyGate(
         { max: options.concurrency, min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency) },
-        { now, onChange: (change) => events.limitChanged(change) },
+        { now, onChange: (change) => events.limitChanged(change), onRejoinWait: () => receiver.yieldIdle() },
       )
     : undefined;
   const activities = new LoopActivities(options.concurrency, now);

@@ -15,6 +15,11 @@ export interface ConcurrencyGateDeps {
   readonly now: () => number;
   /** The limit moved (for metrics and logs). */
   readonly onChange: (change: NonNullable<LimitChange>) => void;
+  /**
+   * A parked batch waits for a place: idle loops hold theirs while they wait for a message, which may be as long
+   * as the queues stay empty, so one of them gives its place up (src/receive/receiver.ts, yieldIdle()).
+   */
+  readonly onRejoinWait?: (() => void) | undefined;
 }
 
 /** How Lambda answered one Invoke, for the limit: only answers and throttles say something about the budget. */
@@ -113,7 +118,9 @@ export class ConcurrencyGate {
       this.#waiting--;
       return;
     }
-    await this.#rejoinLine.wait();
+    const waited = this.#rejoinLine.wait();
+    this.#deps.onRejoinWait?.();
+    await waited;
   }
 
   /** Hands free places over: first to parked batches coming back, then to loops waiting to receive. */

@@ -273,28 +273,39 @@ describe('Receiver', () => {
   });
 
   describe('long-poll spreading', () => {
-    it('idle loops long-poll the queue with the fewest pollers; ties go to the earlier queue', async () => {
+    it('idle loops keep one long poll per queue between them, and the loop that waited longest takes what one returns', async () => {
       const { source, receiver, stop } = setup();
       const pending = new PendingReceives();
       source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
-      const passes = [];
+      const passes: Promise<Received | undefined>[] = [];
       for (let i = 0; i < 5; i++) {
         passes.push(receiver.next(stop.signal));
         await flush();
       }
+      // Before issue 24 each idle loop sent its own: a, b, c, a, b.
       assert.deepEqual(
         source.calls.filter((c) => c.waitSec > 0).map((c) => c.queue),
-        ['a', 'b', 'c', 'a', 'b'],
+        ['a', 'b', 'c'],
       );
-      // The first poll on a ends: a has one poller left, c still one, b two: the next loop takes a.
+      assert.equal(receiver.idleLoops, 5);
+      // The poll on a ends empty: a is polled again at once, and every loop keeps waiting.
       pending.answer([], 'a');
-      await passes[0];
-      const next = receiver.next(stop.signal);
       await flush();
       assert.equal(source.calls.at(-1)?.queue, 'a');
       assert.equal(source.calls.at(-1)?.waitSec, 20);
+      assert.equal(receiver.idleLoops, 5);
+      assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [false, false, false, false, false]);
+      // A message on c goes to the first loop that started to wait.
+      const batch = [message()];
+      pending.answer(batch, 'c');
+      assert.deepEqual(await passes[0], { queue: queue('c'), messages: batch, visibilityTimeoutSec: 30 });
+      assert.equal(receiver.idleLoops, 4);
+      stop.abort();
+      await flush();
+      assert.equal(receiver.idleLoops, 3, 'one loop is spare and leaves at once; the three polls in flight keep theirs');
       while (pending.count > 0) pending.answer([]);
-      await Promise.all([...passes, next]);
+      assert.deepEqual(await Promise.all(passes.slice(1)), [undefined, undefined, undefined, undefined]);
+      assert.equal(source.calls.filter((c) => c.waitSec > 0).length, 5, 'no poll after the stop');
     });
 
     it('a queue backing off gets no long poll', async () => {
@@ -666,12 +677,17 @@ describe('Receiver', () => {
       assert.equal(failureLines(lines).length, 1);
       // While it backs off, neither more() nor next() sends a receive to it.
       assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
-      source.respond = () => [];
-      await receiver.next(stop.signal);
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
       assert.deepEqual(
         source.calls.slice(2).map((c) => c.queue),
         ['b', 'b'],
       );
+      stop.abort();
+      pending.answer([]);
+      await pass;
     });
   });
 });
