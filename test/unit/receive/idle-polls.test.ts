@@ -53,12 +53,12 @@ describe('IdlePolls: one long poll per queue, whatever the number of idle loops 
     assert.deepEqual([idle.members, idle.polls, idle.spares], [3, 1, 2]);
   });
 
-  it(`a full poll wakes ${RAMP_UP_WAKES} spares, the latest joiners, and never one a poll in flight needs`, () => {
+  it(`a full poll wakes ${RAMP_UP_WAKES} spares, the ones that waited longest, and never one a poll in flight needs`, () => {
     const idle = withMembers(2, 5);
     idle.toPoll(any, 0);
-    assert.deepEqual(idle.delivered(0, 1, 1), { taker: 0, wake: [4, 3] });
+    assert.deepEqual(idle.delivered(0, 1, 1), { taker: 0, wake: [1, 2] });
     assert.deepEqual([idle.members, idle.polls], [2, 1]);
-    assert.deepEqual(idle.delivered(1, 10, 10), { taker: 1, wake: [2] }, 'only one spare left');
+    assert.deepEqual(idle.delivered(1, 10, 10), { taker: 3, wake: [4] }, 'only one spare left');
     const tight = withMembers(2, 2);
     tight.toPoll(any, 0);
     assert.deepEqual(tight.delivered(0, 1, 1).wake, [], 'the other member is needed by the poll on 1');
