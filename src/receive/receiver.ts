@@ -326,19 +326,21 @@ export class Receiver {
       const { taker, wake } = this.#idle.delivered(index, messages.length, max);
       this.#answer(taker, { kind: 'received', received: { queue, messages, visibilityTimeoutSec } });
       this.#wake(wake);
-    } else {
-      this.#release(index);
-      const now = this.#deps.now();
-      const failed = messages === undefined || this.#health[index]!.retryAt > now;
-      const paused = this.#deps.paused?.() ?? false;
-      const uncovered = this.#opts.queues.filter(
-        (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health[i]!.retryAt <= now && this.#slots.admits(i, now),
-      ).length;
-      const end = this.#idle.emptied(index, failed, now, uncovered);
-      // After an empty poll a pass waits --sleep first, as a loop's own did; after a failure, not on top of the back-off.
-      if (end.member !== undefined) this.#answer(end.member, { kind: end.reason === 'pass' ? 'pass' : 'now' });
-      else if (this.#deps.placeWanted?.()) this.yieldIdle();
+      // The next poll is signed and sent after the taker's Invoke has gone out, not ahead of it.
+      setImmediate(() => this.#pollIdle());
+      return;
     }
+    this.#release(index);
+    const now = this.#deps.now();
+    const failed = messages === undefined || this.#health[index]!.retryAt > now;
+    const paused = this.#deps.paused?.() ?? false;
+    const uncovered = this.#opts.queues.filter(
+      (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health[i]!.retryAt <= now && this.#slots.admits(i, now),
+    ).length;
+    const end = this.#idle.emptied(index, failed, now, uncovered);
+    // After an empty poll a pass waits --sleep first, as a loop's own did; after a failure, not on top of the back-off.
+    if (end.member !== undefined) this.#answer(end.member, { kind: end.reason === 'pass' ? 'pass' : 'now' });
+    else if (this.#deps.placeWanted?.()) this.yieldIdle();
     this.#pollIdle();
   }
 

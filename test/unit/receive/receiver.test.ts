@@ -304,6 +304,8 @@ describe('Receiver', () => {
       pending.answer(batch, 'c');
       assert.deepEqual(await passes[0], { queue: queue('c'), messages: batch, visibilityTimeoutSec: 30 });
       assert.equal(receiver.idleLoops, 4);
+      await flush(); // c is polled again once the taker's Invoke could go out
+      assert.equal(source.calls.at(-1)?.queue, 'c');
       stop.abort();
       await flush();
       assert.equal(receiver.idleLoops, 3, 'one loop is spare and leaves at once; the three polls in flight keep theirs');
