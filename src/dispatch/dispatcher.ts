@@ -170,7 +170,8 @@ export class Dispatcher {
       try {
         this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
         const startedAt = this.#parts.now();
-        const received = await this.#parts.receiver.next(halt);
+        // Waiting for a message has no deadline: the idle loops' polls have their own (src/receive/idle-polls.ts).
+        const received = await this.#parts.receiver.next(halt, () => this.#parts.activities.mark(loop, 'waiting for a message', Infinity));
         this.#parts.activities.mark(loop, undefined);
         if (received) {
           this.#parts.events.received(received.queue, received.messages, startedAt);

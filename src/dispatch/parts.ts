@@ -76,11 +76,18 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     redrive: failureRoute.any && deps.sendFailure !== undefined,
     ...(options.backlogGauges === true ? { onBacklog: (queue, counts) => metrics.backlog(queue.name, counts) } : {}),
   });
+  const gate = new FunctionGate({ logger: log, random, now });
   const receiver = new Receiver(
     { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue) },
-    { source: deps.source, logger: log, random, now },
+    {
+      source: deps.source,
+      logger: log,
+      random,
+      now,
+      paused: () => gate.paused,
+      placeWanted: () => (adaptive?.counts.rejoinLine ?? 0) > 0,
+    },
   );
-  const gate = new FunctionGate({ logger: log, random, now });
   const tracer = deps.tracer ?? noopTracer;
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
   const adaptive = options.adaptiveConcurrency
@@ -90,7 +97,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
           min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency),
           growth: options.adaptiveConcurrency.growth,
         },
-        { now, onChange: (change) => events.limitChanged(change) },
+        { now, onChange: (change) => events.limitChanged(change), onRejoinWait: () => receiver.yieldIdle() },
       )
     : undefined;
   const activities = new LoopActivities(options.concurrency, now);

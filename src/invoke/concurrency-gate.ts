@@ -16,6 +16,11 @@ export interface ConcurrencyGateDeps {
   readonly now: () => number;
   /** The limit in use moved (for metrics and logs); `byGrowthCap`: the growth cap moved it, not a throttle or success. */
   readonly onChange: (change: LimitMove) => void;
+  /**
+   * A parked batch waits for a place: idle loops hold theirs while they wait for a message, which may be as long
+   * as the queues stay empty, so one of them gives its place up (src/receive/receiver.ts, yieldIdle()).
+   */
+  readonly onRejoinWait?: (() => void) | undefined;
 }
 
 /** A move of the limit in use. */
@@ -131,7 +136,9 @@ export class ConcurrencyGate {
       this.#waiting--;
       return;
     }
-    await this.#rejoinLine.wait();
+    const waited = this.#rejoinLine.wait();
+    this.#deps.onRejoinWait?.();
+    await waited;
   }
 
   /** Hands free places over: first to parked batches coming back, then to loops waiting to receive. */

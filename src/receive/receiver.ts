@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../aws/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
+import { IdlePolls, RAMP_UP_WAKES, type Member } from './idle-polls.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
@@ -30,6 +31,10 @@ export interface ReceiverDeps {
   readonly random: Random;
   /** A monotonic clock (src/util/clock.ts): back-offs and rate tokens must not stall when the wall clock steps back. */
   readonly now: () => number;
+  /** Whether the route's function is paused (src/invoke/function-gate.ts): the idle loops send no poll meanwhile. */
+  readonly paused?: (() => boolean) | undefined;
+  /** Whether a parked batch waits for an adaptive place (src/invoke/concurrency-gate.ts) that an idle loop may hold. */
+  readonly placeWanted?: (() => boolean) | undefined;
 }
 
 export interface Received {
@@ -49,6 +54,9 @@ const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
 /** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
 const LIMIT_RECHECK_MS = 1_000;
 
+/** How an idle loop's wait ended: with messages, or sent back to its loop ('pass': after --sleep; 'now': at once). */
+type IdleEnd = { kind: 'received'; received: Received } | { kind: 'pass' } | { kind: 'now' };
+
 interface Health {
   failures: number;
   retryAt: number;
@@ -57,8 +65,12 @@ interface Health {
 
 /**
  * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
- * queues that are backing off after a failed receive, spreads idle loops' long polls over the queues, and
- * sleeps when told to. Per-queue health is shared by all loops, so one broken queue never stalls the others.
+ * queues that are backing off after a failed receive, and sleeps when told to. Per-queue health is shared by all
+ * loops, so one broken queue never stalls the others.
+ *
+ * A loop that found every queue empty waits with the other idle loops, which keep one long poll in flight per
+ * queue between them, and takes what any of them returns (src/receive/idle-polls.ts says how many polls, and
+ * who is handed what).
  *
  * With per-queue limits (QueueSlots), a loop takes a slot of a queue before it receives from it, so it never
  * receives for a queue it may not invoke for; the slot is given back by settled(), or at once when the receive
@@ -73,8 +85,6 @@ export class Receiver {
   readonly #opts: ReceiverOptions;
   readonly #deps: ReceiverDeps;
   readonly #list: QueueList;
-  /** How many loops are long-polling each queue right now (index = queue index). */
-  readonly #longPollers: number[];
   readonly #health: Health[];
   readonly #slots: QueueSlots;
   /** Receives on their way, and what waits for there to be none (quiet()). */
@@ -84,13 +94,21 @@ export class Receiver {
   readonly #slotWaiters = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
   readonly #unparkLines: WaitQueue[];
+  /** The idle loops and their polls, one per queue at most. */
+  readonly #idle: IdlePolls;
+  /** How each waiting idle loop is answered. */
+  readonly #members = new Map<Member, (end: IdleEnd) => void>();
+  #nextMember: Member = 0;
+  /** The stop of the latest idle loop: a poll still waiting to be sent (shared receives) is not sent after it. */
+  #idleStop: AbortSignal | undefined;
+  /** Looks again for queues to poll when one has rested, recovered or may get a slot (a release also looks). */
+  #recheck: NodeJS.Timeout | undefined;
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps) {
     if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
     this.#opts = options;
     this.#deps = deps;
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
-    this.#longPollers = options.queues.map(() => 0);
     this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
     this.#slots = new QueueSlots(
       options.queues.map((_, i) => options.limits?.[i]),
@@ -98,6 +116,7 @@ export class Receiver {
       deps.now(),
     );
     this.#unparkLines = options.queues.map(() => new WaitQueue());
+    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000);
   }
 
   /**
@@ -151,6 +170,8 @@ export class Receiver {
       return;
     }
     this.#slotWaiters.wakeOne();
+    // The idle loops may poll the queue again, if it has no poll.
+    if (this.#idle.spares > 0) this.#pollIdle();
   }
 
   /** Loops waiting for a slot now (for tests). */
@@ -172,11 +193,13 @@ export class Receiver {
   }
 
   /**
-   * One pass: short receives on the healthy queues in this iteration's order, then one long poll if all
-   * were empty. Returns undefined when nothing was received, after any --sleep or back-off wait. `stop`
-   * ends waits and prevents new receives; it never cuts a receive short.
+   * One pass: short receives on the healthy queues in this iteration's order; if all were empty, the loop waits
+   * with the other idle loops for what their long polls return. Returns undefined when nothing was received,
+   * after any --sleep or back-off wait. `stop` ends waits and prevents new receives; it never cuts a receive
+   * short. `onIdle` is told when the loop starts to wait for a message, which may take as long as the queues
+   * stay empty (for liveness: the polls it waits on have deadlines of their own).
    */
-  async next(stop: AbortSignal): Promise<Received | undefined> {
+  async next(stop: AbortSignal, onIdle?: () => void): Promise<Received | undefined> {
     const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
     const now = this.#deps.now();
@@ -195,7 +218,11 @@ export class Receiver {
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
       const messages = (await this.#receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
-      if (messages.length > 0) return { queue: queues[index]!, messages, visibilityTimeoutSec };
+      if (messages.length > 0) {
+        // A full receive suggests more are waiting: idle loops come back to read them too.
+        if (messages.length >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
+        return { queue: queues[index]!, messages, visibilityTimeoutSec };
+      }
       this.#release(index);
     }
     if (stop.aborted) return undefined;
@@ -208,31 +235,138 @@ export class Receiver {
       return undefined;
     }
     if (pollForSec > 0) {
-      const index = this.#pickLongPollQueue(open);
-      // A queue held back only by its rate gets a token soon: poll the others no longer than that, so this
-      // loop is back in time to serve it.
-      const tokenAt = this.#slots.nextTokenAt(
-        healthy.filter((i) => i !== index),
-        this.#deps.now(),
-      );
-      if (!this.#slots.acquire(index, this.#deps.now())) return undefined;
-      const waitSec =
-        tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - this.#deps.now()) / 1000)));
-      this.#longPollers[index]!++;
-      let got = false;
-      try {
-        const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
-        const messages = (await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop })) ?? [];
-        got = messages.length > 0;
-        if (got) return { queue: queues[index]!, messages, visibilityTimeoutSec };
-        if (this.#health[index]!.retryAt > this.#deps.now()) return undefined; // it failed: no --sleep on top
-      } finally {
-        this.#longPollers[index]!--;
-        if (!got) this.#release(index);
-      }
+      onIdle?.();
+      const end = await this.#waitIdle(order, stop);
+      if (end.kind === 'received') return end.received;
+      if (end.kind === 'now') return undefined;
     }
     await sleep(sleepSec * 1000, stop);
     return undefined;
+  }
+
+  /**
+   * A parked batch waits for an adaptive place, which idle loops may hold: a spare one goes back to its loop,
+   * which gives the place up; without a spare, the loop of the next poll that ends empty does (placeWanted).
+   */
+  yieldIdle(): void {
+    this.#wake(this.#idle.wakeSpares(1));
+  }
+
+  /** Idle loops waiting now (for tests). */
+  get idleLoops(): number {
+    return this.#idle.members;
+  }
+
+  /** Waits as an idle loop (src/receive/idle-polls.ts) until handed messages or sent back to the loop. */
+  #waitIdle(order: readonly number[], stop: AbortSignal): Promise<IdleEnd> {
+    if (stop.aborted) return Promise.resolve({ kind: 'now' });
+    const member = this.#nextMember++;
+    this.#idleStop = stop;
+    return new Promise((resolve) => {
+      // A member that a poll in flight needs stays until a poll ends, and takes what it returns.
+      const onStop = () => {
+        if (this.#idle.leave(member)) this.#answer(member, { kind: 'now' });
+      };
+      this.#members.set(member, (end) => {
+        stop.removeEventListener('abort', onStop);
+        resolve(end);
+      });
+      stop.addEventListener('abort', onStop, { once: true });
+      this.#idle.join(member, order);
+      this.#pollIdle();
+    });
+  }
+
+  #answer(member: Member, end: IdleEnd): void {
+    const resolve = this.#members.get(member);
+    this.#members.delete(member);
+    resolve?.(end);
+    if (this.#members.size === 0) {
+      clearTimeout(this.#recheck);
+      this.#recheck = undefined;
+    }
+  }
+
+  #wake(members: readonly Member[]): void {
+    for (const m of members) this.#answer(m, { kind: 'now' });
+  }
+
+  /** Sends the polls the idle loops are missing: one per queue that may be polled now, while a loop is spare. */
+  #pollIdle(): void {
+    const now = this.#deps.now();
+    const paused = this.#deps.paused?.() ?? false;
+    // Taking the slot (and rate token) here: a poll holds its queue's slot as a long-polling loop does.
+    const take = (i: number) => !paused && this.#health[i]!.retryAt <= now && this.#slots.acquire(i, now);
+    for (const index of this.#idle.toPoll(take, now)) this.#sendIdlePoll(index, now);
+    this.#armRecheck(now);
+  }
+
+  #sendIdlePoll(index: number, now: number): void {
+    const { queues, batchSize, pollForSec } = this.#opts;
+    const queue = queues[index]!;
+    const max = firstReceiveMax(batchSize);
+    // A queue held back only by its rate gets a token soon: poll the others no longer than that, so a loop is
+    // back in time to serve it should no loop be spare by then.
+    const tokenAt = this.#slots.nextTokenAt(
+      queues.map((_, i) => i).filter((i) => i !== index && this.#health[i]!.retryAt <= now),
+      now,
+    );
+    const waitSec = tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - now) / 1000)));
+    const visibilityTimeoutSec = this.#visibilityOf(queue);
+    void this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop }).then((messages) =>
+      this.#idlePollEnded(index, messages, max, visibilityTimeoutSec),
+    );
+  }
+
+  /** `messages` undefined: the poll failed (the queue's health has its back-off). */
+  #idlePollEnded(index: number, messages: Message[] | undefined, max: number, visibilityTimeoutSec: number): void {
+    const queue = this.#opts.queues[index]!;
+    if (messages !== undefined && messages.length > 0) {
+      // The poll's slot goes with the messages, as a loop's own long poll kept it.
+      const { taker, wake } = this.#idle.delivered(index, messages.length, max);
+      this.#answer(taker, { kind: 'received', received: { queue, messages, visibilityTimeoutSec } });
+      this.#wake(wake);
+      // The next poll is signed and sent after the taker's Invoke has gone out, not ahead of it.
+      setImmediate(() => this.#pollIdle());
+      return;
+    }
+    this.#release(index);
+    const now = this.#deps.now();
+    const failed = messages === undefined || this.#health[index]!.retryAt > now;
+    const paused = this.#deps.paused?.() ?? false;
+    const uncovered = this.#opts.queues.filter(
+      (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health[i]!.retryAt <= now && this.#slots.admits(i, now),
+    ).length;
+    const end = this.#idle.emptied(index, failed, now, uncovered);
+    // After an empty poll a pass waits --sleep first, as a loop's own did; after a failure, not on top of the back-off.
+    if (end.member !== undefined) this.#answer(end.member, { kind: end.reason === 'pass' ? 'pass' : 'now' });
+    else if (this.#deps.placeWanted?.()) this.yieldIdle();
+    this.#pollIdle();
+  }
+
+  /**
+   * While a loop is spare and a queue has no poll, looks again when the first such queue has rested, recovered
+   * or gets its rate token, and at least every LIMIT_RECHECK_MS (a slot may free, the function's pause may end).
+   */
+  #armRecheck(now: number): void {
+    clearTimeout(this.#recheck);
+    this.#recheck = undefined;
+    if (this.#idle.spares <= 0) return;
+    const uncovered = this.#opts.queues.map((_, i) => i).filter((i) => !this.#idle.polling(i));
+    if (uncovered.length === 0) return;
+    let at = now + LIMIT_RECHECK_MS;
+    const rested = this.#idle.restEnd(now);
+    if (rested !== undefined) at = Math.min(at, rested);
+    for (const i of uncovered) if (this.#health[i]!.retryAt > now) at = Math.min(at, this.#health[i]!.retryAt);
+    const tokenAt = this.#slots.nextTokenAt(uncovered, now);
+    if (tokenAt !== undefined) at = Math.min(at, tokenAt);
+    this.#recheck = setTimeout(
+      () => {
+        this.#recheck = undefined;
+        this.#pollIdle();
+      },
+      Math.max(1, at - now),
+    );
   }
 
   /**
@@ -250,12 +384,7 @@ export class Receiver {
   ): Promise<Message[] | undefined> {
     const index = this.#opts.queues.indexOf(queue);
     if (index < 0 || this.#health[index]!.retryAt > this.#deps.now()) return undefined;
-    if (waitSec > 0) this.#longPollers[index]!++;
-    try {
-      return await this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
-    } finally {
-      if (waitSec > 0) this.#longPollers[index]!--;
-    }
+    return this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
   }
 
   #visibilityOf(queue: ResolvedQueue): number {
@@ -317,16 +446,5 @@ export class Receiver {
       }
       return undefined;
     }
-  }
-
-  /**
-   * The queue with the fewest loops already long-polling it; ties go to the queue that comes first in this
-   * iteration's order. With concurrency >= queues every queue is covered by an idle loop, so a message on
-   * any queue is picked up as soon as it arrives instead of after a full poll.
-   */
-  #pickLongPollQueue(order: readonly number[]): number {
-    let best = order[0]!;
-    for (const index of order) if (this.#longPollers[index]! < this.#longPollers[best]!) best = index;
-    return best;
   }
 }

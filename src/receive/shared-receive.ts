@@ -34,11 +34,12 @@ interface Channel {
  *   which asks for all of them at once. When a full call's worth of loops (10 messages) is waiting, it is sent
  *   at once without waiting for the one in flight: with thousands of loops finishing every second, one call at a
  *   time would cap the receive rate at 10 messages per round trip.
- * - Long polls (idle loops): each idle loop has its own, up to 10 per queue, which take a burst of up to 100
+ * - Long polls (loops gathering a batch over a window; idle loops share one poll per queue before it comes here,
+ *   src/receive/idle-polls.ts): each caller has its own, up to 10 per queue, which take a burst of up to 100
  *   messages in one round trip. Loops beyond that wait for one of them to end: if it brought messages, the
  *   next long poll is sent for them at once; if it came back empty, the loops whose own wait is over by then
  *   get nothing, as their own poll would have, and the others keep waiting (so a loop waits at most about twice
- *   its own wait). A thousand idle loops then make about 10 long polls per --poll-for instead of a thousand.
+ *   its own wait). A thousand gathering loops then make about 10 long polls per --poll-for instead of a thousand.
  * FIFO queues are passed through: one receive can return several messages of one message group, and handing
  * them to different loops would run them in parallel, out of group order. Separate receives keep the order,
  * because SQS returns nothing more of a group while one of its messages is in flight.

@@ -88,10 +88,14 @@ function options(overrides: Partial<ReceiverOptions> = {}): ReceiverOptions {
   return { queues: [queue('a'), queue('b'), queue('c')], orderMode: 'strict', batchSize: 10, pollForSec: 20, sleepSec: 0, ...overrides };
 }
 
-function setup(overrides: Partial<ReceiverOptions> = {}, random: () => number = highest) {
+function setup(
+  overrides: Partial<ReceiverOptions> = {},
+  random: () => number = highest,
+  extra: Pick<ConstructorParameters<typeof Receiver>[1], 'paused' | 'placeWanted'> = {},
+) {
   const source = new ReceiveSource();
   const { logger, lines } = recordingLogger();
-  const receiver = new Receiver(options(overrides), { source, logger, random, now: () => Date.now() });
+  const receiver = new Receiver(options(overrides), { source, logger, random, now: () => Date.now(), ...extra });
   return { source, lines, receiver, stop: new AbortController() };
 }
 
@@ -273,28 +277,41 @@ describe('Receiver', () => {
   });
 
   describe('long-poll spreading', () => {
-    it('idle loops long-poll the queue with the fewest pollers; ties go to the earlier queue', async () => {
+    it('idle loops keep one long poll per queue between them, and the loop that waited longest takes what one returns', async () => {
       const { source, receiver, stop } = setup();
       const pending = new PendingReceives();
       source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
-      const passes = [];
+      const passes: Promise<Received | undefined>[] = [];
       for (let i = 0; i < 5; i++) {
         passes.push(receiver.next(stop.signal));
         await flush();
       }
+      // Before issue 24 each idle loop sent its own: a, b, c, a, b.
       assert.deepEqual(
         source.calls.filter((c) => c.waitSec > 0).map((c) => c.queue),
-        ['a', 'b', 'c', 'a', 'b'],
+        ['a', 'b', 'c'],
       );
-      // The first poll on a ends: a has one poller left, c still one, b two: the next loop takes a.
+      assert.equal(receiver.idleLoops, 5);
+      // The poll on a ends empty: a is polled again at once, and every loop keeps waiting.
       pending.answer([], 'a');
-      await passes[0];
-      const next = receiver.next(stop.signal);
       await flush();
       assert.equal(source.calls.at(-1)?.queue, 'a');
       assert.equal(source.calls.at(-1)?.waitSec, 20);
+      assert.equal(receiver.idleLoops, 5);
+      assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [false, false, false, false, false]);
+      // A message on c goes to the first loop that started to wait.
+      const batch = [message()];
+      pending.answer(batch, 'c');
+      assert.deepEqual(await passes[0], { queue: queue('c'), messages: batch, visibilityTimeoutSec: 30 });
+      assert.equal(receiver.idleLoops, 4);
+      await flush(); // c is polled again once the taker's Invoke could go out
+      assert.equal(source.calls.at(-1)?.queue, 'c');
+      stop.abort();
+      await flush();
+      assert.equal(receiver.idleLoops, 3, 'one loop is spare and leaves at once; the three polls in flight keep theirs');
       while (pending.count > 0) pending.answer([]);
-      await Promise.all([...passes, next]);
+      assert.deepEqual(await Promise.all(passes.slice(1)), [undefined, undefined, undefined, undefined]);
+      assert.equal(source.calls.filter((c) => c.waitSec > 0).length, 5, 'no poll after the stop');
     });
 
     it('a queue backing off gets no long poll', async () => {
@@ -552,6 +569,96 @@ describe('Receiver', () => {
     });
   });
 
+  describe('idle loops (issue 24)', () => {
+    /** `n` loops calling next() once each; long polls stay pending, short receives answer as `short` says. */
+    async function idleLoops(n: number, receiver: Receiver, stop: AbortController) {
+      const passes: Promise<Received | undefined>[] = [];
+      for (let i = 0; i < n; i++) {
+        passes.push(receiver.next(stop.signal));
+        await flush();
+      }
+      return passes;
+    }
+
+    it('a full poll sends two spare loops back to read the queue, and each full short receive two more', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('a')], batchSize: 1 });
+      const pending = new PendingReceives();
+      let backlog = 0;
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : backlog-- > 0 ? [message()] : []);
+      // Eight loops that each keep calling next() until they get a batch, and then hold it (a long invocation).
+      const got: Received[] = [];
+      const loops = Array.from({ length: 8 }, async () => {
+        while (!stop.signal.aborted) {
+          const r = await receiver.next(stop.signal);
+          if (r) return got.push(r);
+        }
+      });
+      await flush();
+      assert.deepEqual([receiver.idleLoops, pending.count], [8, 1], 'one poll for eight idle loops');
+      backlog = 3;
+      pending.answer([message()]);
+      for (let i = 0; i < 5; i++) await flush();
+      // The poll's message went to the first loop; two spares woke, each took one of the backlog with a full
+      // short receive and woke two more; of those four, one took the last message and three wait again.
+      assert.equal(got.length, 4, 'the poll and the whole backlog taken at once');
+      assert.deepEqual([receiver.idleLoops, pending.count], [4, 1], 'the rest idle again, with the poll in flight again');
+      stop.abort();
+      while (pending.count > 0) pending.answer([]);
+      await Promise.all(loops);
+    });
+
+    it('tells its loop when it starts to wait for a message (liveness: no deadline of its own)', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('a')] });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      let idle = 0;
+      const pass = receiver.next(stop.signal, () => idle++);
+      await flush();
+      assert.equal(idle, 1);
+      stop.abort();
+      pending.answer([]);
+      assert.equal(await pass, undefined);
+    });
+
+    it('sends no poll while the function is paused, and polls within a second of the pause ending', async () => {
+      let paused = true;
+      const { source, receiver, stop } = setup({ queues: [queue('a')] }, highest, { paused: () => paused });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      assert.equal(pending.count, 0, 'paused: no poll');
+      await advance(5_000, 500);
+      assert.equal(pending.count, 0);
+      paused = false;
+      await advance(1_000);
+      assert.equal(pending.count, 1, 'the recheck found the pause over');
+      stop.abort();
+      pending.answer([]);
+      await pass;
+    });
+
+    it('yieldIdle(): a spare idle loop goes back to its loop (to give up its adaptive place); one a poll needs does not', async () => {
+      let wanted = false;
+      const { source, receiver, stop } = setup({ queues: [queue('a')] }, highest, { placeWanted: () => wanted });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const passes = await idleLoops(2, receiver, stop);
+      receiver.yieldIdle();
+      await flush();
+      assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [true, false], 'a spare (the one that waited longest) went back');
+      receiver.yieldIdle();
+      await flush();
+      assert.equal(await settled(passes[1]!), false, 'the other is needed by the poll in flight');
+      // Without a spare, the loop of the next poll that ends empty goes while a place is wanted.
+      wanted = true;
+      pending.answer([]);
+      await flush();
+      assert.equal(await passes[1], undefined);
+      assert.equal(receiver.idleLoops, 0);
+    });
+  });
+
   describe('stop', () => {
     it('never aborts a receive in flight: a long poll that returns messages after stop still returns them', async () => {
       const { source, receiver, stop } = setup({ sleepSec: 60 });
@@ -666,12 +773,17 @@ describe('Receiver', () => {
       assert.equal(failureLines(lines).length, 1);
       // While it backs off, neither more() nor next() sends a receive to it.
       assert.equal(await receiver.more(q, 10, 3, stop.signal), undefined);
-      source.respond = () => [];
-      await receiver.next(stop.signal);
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const pass = receiver.next(stop.signal);
+      await flush();
       assert.deepEqual(
         source.calls.slice(2).map((c) => c.queue),
         ['b', 'b'],
       );
+      stop.abort();
+      pending.answer([]);
+      await pass;
     });
   });
 });
