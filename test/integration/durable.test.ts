@@ -6,16 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand } from '@aws-sdk/client-lambda';
 import {
   countMessages,
   createQueue,
   createQueueWithDlq,
   localstackEndpoint,
   sendMessages,
-  TEST_CREDENTIALS,
-  TEST_REGION,
   type TestQueue,
+  lambdaClient,
 } from '../support/aws.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
@@ -102,7 +101,7 @@ describe('durable routes through the CLI', () => {
     const [id] = await sendMessages(q.url, [JSON.stringify({ sleepMs: 10 })]);
     const name = durableExecutionName(q.arn, id!);
     // Someone started the message's execution already, with another payload (another version's event, say).
-    const lambda = new LambdaClient({ endpoint: endpoint.url, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
+    const lambda = lambdaClient(endpoint.url);
     await lambda.send(
       new InvokeCommand({
         FunctionName: 'durable',

@@ -11,6 +11,7 @@ import {
   LambdaServiceException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-lambda';
+import { lambdaClient } from '../support/aws.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -45,12 +46,7 @@ describe('test Lambda endpoint: GetFunctionConfiguration and GetFunctionConcurre
         },
       },
     });
-    client = new LambdaClient({
-      endpoint: endpoint.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+    client = lambdaClient(endpoint.url);
   });
   after(async () => {
     client.destroy();

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DurableExecutionAlreadyStartedException, InvokeCommand, LambdaClient, LambdaServiceException } from '@aws-sdk/client-lambda';
+import { lambdaClient } from '../support/aws.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -26,12 +27,7 @@ describe('test Lambda endpoint: durable execution names, through @aws-sdk/client
         fail: { handler: functionFixture('fail.mjs') },
       },
     });
-    client = new LambdaClient({
-      endpoint: endpoint.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+    client = lambdaClient(endpoint.url);
   });
   after(async () => {
     client.destroy();

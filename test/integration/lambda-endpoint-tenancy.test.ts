@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InvalidParameterValueException, InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { lambdaClient } from '../support/aws.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../src/aws/adapters.ts';
 import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
 import { DRY_RUN_TENANT_ID, checkFunction } from '../../src/daemon/function-check.ts';
@@ -28,12 +29,7 @@ describe('test Lambda endpoint: tenant isolation mode', () => {
         plain: { handler: functionFixture('tenant.mjs') },
       },
     });
-    client = new LambdaClient({
-      endpoint: endpoint.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+    client = lambdaClient(endpoint.url);
   });
 
   after(async () => {

@@ -19,6 +19,7 @@ import {
   TooManyRequestsException,
   type InvokeCommandOutput,
 } from '@aws-sdk/client-lambda';
+import { lambdaClient } from '../support/aws.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -56,12 +57,7 @@ describe('test Lambda endpoint, through @aws-sdk/client-lambda', () => {
       },
     });
     // maxAttempts 1: the SDK would otherwise retry throttling and 5xx and hide what the server answered.
-    client = new LambdaClient({
-      endpoint: endpoint.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-      maxAttempts: 1,
-    });
+    client = lambdaClient(endpoint.url);
   });
 
   after(async () => {

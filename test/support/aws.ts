@@ -3,6 +3,7 @@
 // Every helper builds what it needs and keeps no module-level state, so test files can run in parallel.
 import { randomUUID } from 'node:crypto';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -59,6 +60,14 @@ const clientConfig = (endpoint = localstackEndpoint()) => ({ endpoint, region: T
  */
 export function sqsClient(endpoint?: string): SQSClient {
   return new SQSClient(clientConfig(endpoint));
+}
+
+/**
+ * A LambdaClient for the test Lambda endpoint at `endpoint`, with one attempt: the SDK would otherwise retry
+ * throttles and 5xx and hide what the endpoint answered.
+ */
+export function lambdaClient(endpoint: string): LambdaClient {
+  return new LambdaClient({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts: 1 });
 }
 
 export function cloudWatchClient(): CloudWatchClient {
