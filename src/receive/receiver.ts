@@ -1,13 +1,13 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
-import { backoffMs, sleep } from '../util/backoff.ts';
+import { sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
 import { IdlePolls, RAMP_UP_WAKES, type Member } from './idle-polls.ts';
+import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
-import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
 import type { RouteConfig } from '../config/routes.ts';
 
 /** The route's receive options (src/config/routes.ts defines them), with its queues resolved. */
@@ -44,24 +44,11 @@ export interface Received {
   readonly visibilityTimeoutSec: number;
 }
 
-/**
- * Back-off of a queue whose receive failed. Transient failures (5xx, throttling, network, a hung call) are
- * capped at 1 s so that dispatching resumes within about a second of SQS answering again; a queue that is
- * missing or forbidden is retried less often, since that takes someone to fix it.
- */
-const TRANSIENT_BACKOFF = { baseMs: 100, capMs: 1_000 };
-const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
 /** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
 const LIMIT_RECHECK_MS = 1_000;
 
 /** How an idle loop's wait ended: with messages, or sent back to its loop ('pass': after --sleep; 'now': at once). */
 type IdleEnd = { kind: 'received'; received: Received } | { kind: 'pass' } | { kind: 'now' };
-
-interface Health {
-  failures: number;
-  retryAt: number;
-  since: number;
-}
 
 /**
  * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
@@ -85,11 +72,8 @@ export class Receiver {
   readonly #opts: ReceiverOptions;
   readonly #deps: ReceiverDeps;
   readonly #list: QueueList;
-  readonly #health: Health[];
+  readonly #health: QueueHealth;
   readonly #slots: QueueSlots;
-  /** Receives on their way, and what waits for there to be none (quiet()). */
-  #open = 0;
-  readonly #quietWaiters: (() => void)[] = [];
   /** Loops waiting for a slot to be released; each release wakes one, which looks again. */
   readonly #slotWaiters = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
@@ -109,7 +93,7 @@ export class Receiver {
     this.#opts = options;
     this.#deps = deps;
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
-    this.#health = options.queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+    this.#health = new QueueHealth(options.queues, deps);
     this.#slots = new QueueSlots(
       options.queues.map((_, i) => options.limits?.[i]),
       options.concurrency ?? 1,
@@ -186,12 +170,6 @@ export class Receiver {
     await this.#slotWaiters.wait(stop, Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now));
   }
 
-  /** Whether at least one queue is not backing off after a failed receive. */
-  get anyHealthy(): boolean {
-    const now = this.#deps.now();
-    return this.#health.some((h) => h.retryAt <= now);
-  }
-
   /**
    * One pass: short receives on the healthy queues in this iteration's order; if all were empty, the loop waits
    * with the other idle loops for what their long polls return. Returns undefined when nothing was received,
@@ -203,9 +181,9 @@ export class Receiver {
     const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
     const now = this.#deps.now();
-    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health[i]!.retryAt <= now);
+    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health.retryAt(i) <= now);
     if (drawn.length === 0) {
-      await sleep(Math.min(...this.#health.map((h) => h.retryAt)) - now, stop);
+      await sleep(this.#health.firstRetryAt() - now, stop);
       return undefined;
     }
     const order = this.#slots.prioritise(drawn, now);
@@ -217,7 +195,7 @@ export class Receiver {
       if (stop.aborted) return undefined;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
-      const messages = (await this.#receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
+      const messages = (await this.#health.receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
       if (messages.length > 0) {
         // A full receive suggests more are waiting: idle loops come back to read them too.
         if (messages.length >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
@@ -226,7 +204,7 @@ export class Receiver {
       this.#release(index);
     }
     if (stop.aborted) return undefined;
-    const healthy = order.filter((i) => this.#health[i]!.retryAt <= this.#deps.now());
+    const healthy = order.filter((i) => this.#health.retryAt(i) <= this.#deps.now());
     // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
     if (healthy.length === 0) return undefined;
     const open = healthy.filter((i) => this.#slots.admits(i, this.#deps.now()));
@@ -250,6 +228,16 @@ export class Receiver {
    */
   yieldIdle(): void {
     this.#wake(this.#idle.wakeSpares(1));
+  }
+
+  /** Whether at least one queue is not backing off after a failed receive. */
+  get anyHealthy(): boolean {
+    return this.#health.anyHealthy;
+  }
+
+  /** Resolves once no receive is on its way (QueueHealth.quiet()). */
+  quiet(): Promise<void> {
+    return this.#health.quiet();
   }
 
   /** Idle loops waiting now (for tests). */
@@ -296,7 +284,7 @@ export class Receiver {
     const now = this.#deps.now();
     const paused = this.#deps.paused?.() ?? false;
     // Taking the slot (and rate token) here: a poll holds its queue's slot as a long-polling loop does.
-    const take = (i: number) => !paused && this.#health[i]!.retryAt <= now && this.#slots.acquire(i, now);
+    const take = (i: number) => !paused && this.#health.retryAt(i) <= now && this.#slots.acquire(i, now);
     for (const index of this.#idle.toPoll(take, now)) this.#sendIdlePoll(index, now);
     this.#armRecheck(now);
   }
@@ -308,14 +296,14 @@ export class Receiver {
     // A queue held back only by its rate gets a token soon: poll the others no longer than that, so a loop is
     // back in time to serve it should no loop be spare by then.
     const tokenAt = this.#slots.nextTokenAt(
-      queues.map((_, i) => i).filter((i) => i !== index && this.#health[i]!.retryAt <= now),
+      queues.map((_, i) => i).filter((i) => i !== index && this.#health.retryAt(i) <= now),
       now,
     );
     const waitSec = tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - now) / 1000)));
     const visibilityTimeoutSec = this.#visibilityOf(queue);
-    void this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop }).then((messages) =>
-      this.#idlePollEnded(index, messages, max, visibilityTimeoutSec),
-    );
+    void this.#health
+      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop })
+      .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));
   }
 
   /** `messages` undefined: the poll failed (the queue's health has its back-off). */
@@ -332,10 +320,10 @@ export class Receiver {
     }
     this.#release(index);
     const now = this.#deps.now();
-    const failed = messages === undefined || this.#health[index]!.retryAt > now;
+    const failed = messages === undefined || this.#health.retryAt(index) > now;
     const paused = this.#deps.paused?.() ?? false;
     const uncovered = this.#opts.queues.filter(
-      (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health[i]!.retryAt <= now && this.#slots.admits(i, now),
+      (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health.retryAt(i) <= now && this.#slots.admits(i, now),
     ).length;
     const end = this.#idle.emptied(index, failed, now, uncovered);
     // After an empty poll a pass waits --sleep first, as a loop's own did; after a failure, not on top of the back-off.
@@ -357,7 +345,7 @@ export class Receiver {
     let at = now + LIMIT_RECHECK_MS;
     const rested = this.#idle.restEnd(now);
     if (rested !== undefined) at = Math.min(at, rested);
-    for (const i of uncovered) if (this.#health[i]!.retryAt > now) at = Math.min(at, this.#health[i]!.retryAt);
+    for (const i of uncovered) if (this.#health.retryAt(i) > now) at = Math.min(at, this.#health.retryAt(i));
     const tokenAt = this.#slots.nextTokenAt(uncovered, now);
     if (tokenAt !== undefined) at = Math.min(at, tokenAt);
     this.#recheck = setTimeout(
@@ -383,68 +371,11 @@ export class Receiver {
     visibilityTimeoutSec = this.#visibilityOf(queue),
   ): Promise<Message[] | undefined> {
     const index = this.#opts.queues.indexOf(queue);
-    if (index < 0 || this.#health[index]!.retryAt > this.#deps.now()) return undefined;
-    return this.#receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
+    if (index < 0 || this.#health.retryAt(index) > this.#deps.now()) return undefined;
+    return this.#health.receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
   }
 
   #visibilityOf(queue: ResolvedQueue): number {
     return this.#opts.visibilityOf?.(queue) ?? this.#opts.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
-  }
-
-  /**
-   * Resolves once no receive of this receiver is on its way. A drain releases a throttled batch only then: a long
-   * poll still open at the stop would otherwise receive what was just released, be throttled in its turn and
-   * release it again, one more receive count per loop, enough to walk messages into a DLQ on one SIGTERM. After
-   * a stop no receive starts, so this waits at most one long poll and its deadline.
-   */
-  quiet(): Promise<void> {
-    if (this.#open === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#quietWaiters.push(resolve));
-  }
-
-  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
-  async #receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
-    this.#open++;
-    try {
-      return await this.#receiveOnce(index, options);
-    } finally {
-      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
-    }
-  }
-
-  async #receiveOnce(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
-    const queue = this.#opts.queues[index]!;
-    const health = this.#health[index]!;
-    try {
-      const messages = await this.#deps.source.receive(queue, options);
-      if (health.failures > 0) {
-        this.#deps.logger.info(
-          { queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since },
-          'ReceiveMessage works again',
-        );
-        health.failures = 0;
-        health.retryAt = 0;
-      }
-      return messages;
-    } catch (err) {
-      const now = this.#deps.now();
-      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
-      if (now < health.retryAt) return undefined;
-      const e = callErrorOf(err);
-      const { baseMs, capMs } = e.kind === 'fatal' ? FATAL_BACKOFF : TRANSIENT_BACKOFF;
-      if (health.failures === 0) health.since = now;
-      const delayMs = backoffMs(health.failures++, baseMs, capMs, this.#deps.random);
-      health.retryAt = now + delayMs;
-      // Logged at the 1st, 2nd, 4th, 8th... failure: an outage is visible at once without a line per second.
-      if ((health.failures & (health.failures - 1)) === 0) {
-        this.#deps.logger[e.kind === 'fatal' ? 'error' : 'warn'](
-          { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
-          e.code === 'TimeoutError'
-            ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off'
-            : 'ReceiveMessage failed; skipping this queue while backing off',
-        );
-      }
-      return undefined;
-    }
   }
 }

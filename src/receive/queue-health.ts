@@ -1,0 +1,121 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import { callErrorOf } from '../aws/errors.ts';
+import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+import { backoffMs } from '../util/backoff.ts';
+import type { Random } from './queue-order.ts';
+
+/**
+ * Back-off of a queue whose receive failed. Transient failures (5xx, throttling, network, a hung call) are
+ * capped at 1 s so that dispatching resumes within about a second of SQS answering again; a queue that is
+ * missing or forbidden is retried less often, since that takes someone to fix it.
+ */
+const TRANSIENT_BACKOFF = { baseMs: 100, capMs: 1_000 };
+const FATAL_BACKOFF = { baseMs: 1_000, capMs: 20_000 };
+
+/** What it receives with; `now` is monotonic (src/util/clock.ts): back-offs must not stall when the wall clock steps back. */
+export interface QueueHealthDeps {
+  readonly source: MessageSource;
+  readonly logger: Logger;
+  readonly random: Random;
+  readonly now: () => number;
+}
+
+interface Health {
+  failures: number;
+  retryAt: number;
+  since: number;
+}
+
+/**
+ * Every ReceiveMessage of a route goes through here: a failed one puts its queue in back-off (shared by all loops,
+ * so one broken queue never stalls the others) and is logged sparingly; the first answer after an outage clears it.
+ * It also counts the receives on their way, for quiet().
+ */
+export class QueueHealth {
+  readonly #queues: readonly ResolvedQueue[];
+  readonly #deps: QueueHealthDeps;
+  readonly #health: Health[];
+  /** Receives on their way, and what waits for there to be none (quiet()). */
+  #open = 0;
+  readonly #quietWaiters: (() => void)[] = [];
+
+  constructor(queues: readonly ResolvedQueue[], deps: QueueHealthDeps) {
+    this.#queues = queues;
+    this.#deps = deps;
+    this.#health = queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+  }
+
+  /** When queue `index` may be received from again (0: now). */
+  retryAt(index: number): number {
+    return this.#health[index]!.retryAt;
+  }
+
+  /** When the first queue's back-off ends. */
+  firstRetryAt(): number {
+    return Math.min(...this.#health.map((h) => h.retryAt));
+  }
+
+  /** Whether at least one queue is not backing off after a failed receive. */
+  get anyHealthy(): boolean {
+    const now = this.#deps.now();
+    return this.#health.some((h) => h.retryAt <= now);
+  }
+
+  /**
+   * Resolves once no receive of this receiver is on its way. A drain releases a throttled batch only then: a long
+   * poll still open at the stop would otherwise receive what was just released, be throttled in its turn and
+   * release it again, one more receive count per loop, enough to walk messages into a DLQ on one SIGTERM. After
+   * a stop no receive starts, so this waits at most one long poll and its deadline.
+   */
+  quiet(): Promise<void> {
+    if (this.#open === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#quietWaiters.push(resolve));
+  }
+
+  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
+  async receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+    this.#open++;
+    try {
+      return await this.#receiveOnce(index, options);
+    } finally {
+      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
+    }
+  }
+
+  async #receiveOnce(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+    const queue = this.#queues[index]!;
+    const health = this.#health[index]!;
+    try {
+      const messages = await this.#deps.source.receive(queue, options);
+      if (health.failures > 0) {
+        this.#deps.logger.info(
+          { queue: queue.name, failures: health.failures, outageMs: this.#deps.now() - health.since },
+          'ReceiveMessage works again',
+        );
+        health.failures = 0;
+        health.retryAt = 0;
+      }
+      return messages;
+    } catch (err) {
+      const now = this.#deps.now();
+      // Other loops may fail on the same queue at the same moment: count one failure per back-off window.
+      if (now < health.retryAt) return undefined;
+      const e = callErrorOf(err);
+      const { baseMs, capMs } = e.kind === 'fatal' ? FATAL_BACKOFF : TRANSIENT_BACKOFF;
+      if (health.failures === 0) health.since = now;
+      const delayMs = backoffMs(health.failures++, baseMs, capMs, this.#deps.random);
+      health.retryAt = now + delayMs;
+      // Logged at the 1st, 2nd, 4th, 8th... failure: an outage is visible at once without a line per second.
+      if ((health.failures & (health.failures - 1)) === 0) {
+        this.#deps.logger[e.kind === 'fatal' ? 'error' : 'warn'](
+          { queue: queue.name, err: { code: e.code, message: e.message }, attempt: health.failures, delayMs },
+          e.code === 'TimeoutError'
+            ? 'ReceiveMessage got no answer before its deadline; skipping this queue while backing off'
+            : 'ReceiveMessage failed; skipping this queue while backing off',
+        );
+      }
+      return undefined;
+    }
+  }
+}
