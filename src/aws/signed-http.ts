@@ -1,16 +1,15 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { markNotSent } from './errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
 import { nodeHttp } from '../util/node-http.ts';
 import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
+import { SigV4Signer } from './sigv4.ts';
 
 /**
- * The lean hot path's transport: one AWS service's calls, signed with AWS's own SigV4 signer and sent over
+ * The lean hot path's transport: one AWS service's calls, signed with SigV4 (src/aws/sigv4.ts) and sent over
  * keep-alive HTTP/1.1 sockets (node:http's Agent, the same transport the SDK's NodeHttpHandler uses, so network
  * failures surface with the same codes: ECONNREFUSED, ECONNRESET, ...). No middleware stack, no per-call
  * command objects: about a third of the CPU of an SDK call (bench/fast.ts).
@@ -43,45 +42,9 @@ export interface SignedHttpOptions {
   readonly clock?: SkewClock | undefined;
 }
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (data: SourceData): Buffer | string =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
-
-/** SHA-256 / HMAC-SHA256 for the signer, on node:crypto (the signer's Checksum interface). */
-export class NodeSha256 {
-  readonly #secret: SourceData | undefined;
-  #hash: Hash | Hmac;
-
-  constructor(secret?: SourceData) {
-    this.#secret = secret;
-    this.#hash = this.#fresh();
-  }
-
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.#secret));
-  }
-
-  update(data: SourceData): void {
-    this.#hash.update(bytes(data));
-  }
-
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.#hash.digest()));
-  }
-
-  reset(): void {
-    this.#hash = this.#fresh();
-  }
-}
-
-type SignableRequest = Parameters<SignatureV4['sign']>[0];
-
 export class SignedHttp {
-  readonly #signer: SignatureV4;
+  readonly #signer: SigV4Signer;
+  readonly #credentials: CredentialProvider;
   readonly #http: HttpAgent;
   readonly #https: HttpsAgent;
   readonly #pacer: CallPacer | undefined;
@@ -90,14 +53,8 @@ export class SignedHttp {
   constructor(options: SignedHttpOptions) {
     this.#pacer = options.pacer;
     this.#clock = options.clock ?? new SkewClock();
-    this.#signer = new SignatureV4({
-      service: options.service,
-      region: options.region,
-      credentials: options.credentials,
-      sha256: NodeSha256,
-      uriEscapePath: true,
-      applyChecksum: true,
-    });
+    this.#signer = new SigV4Signer(options.service, options.region);
+    this.#credentials = options.credentials;
     this.#http = new nodeHttp.Agent(keepAliveAgentOptions(options.maxSockets));
     this.#https = new HttpsAgent(keepAliveAgentOptions(options.maxSockets));
   }
@@ -130,7 +87,7 @@ export class SignedHttp {
     signal: AbortSignal | undefined,
     maxAnswerBytes: number,
   ): Promise<HttpAnswer & { skewRefusal: boolean }> {
-    let signed: Awaited<ReturnType<SignatureV4['sign']>>;
+    const signedHeaders: Record<string, string> = { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) };
     const offsetMs = this.#clock.offsetMs;
     const sentAt = Date.now();
     try {
@@ -140,17 +97,8 @@ export class SignedHttp {
         await turn;
         signal?.throwIfAborted();
       }
-      const request: SignableRequest = {
-        method: 'POST',
-        protocol: origin.protocol,
-        hostname: origin.hostname,
-        ...(origin.port ? { port: Number(origin.port) } : {}),
-        path,
-        query: {},
-        headers: { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) },
-        body,
-      };
-      signed = await this.#signer.sign(request, { signingDate: this.#clock.signingDate() });
+      const credentials = await this.#credentials();
+      this.#signer.sign({ method: 'POST', path, headers: signedHeaders, body }, credentials, this.#clock.signingDate());
     } catch (err) {
       // Aborted before sending, or the credentials could not be loaded: nothing left this machine.
       throw markNotSent(err instanceof Error ? err : new Error(String(err)));
@@ -165,7 +113,7 @@ export class SignedHttp {
         method: 'POST',
         path,
       },
-      signed.headers,
+      signedHeaders,
       body,
       signal,
       maxAnswerBytes,
