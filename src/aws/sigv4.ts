@@ -170,9 +170,7 @@ export class SigV4Signer {
  * "each path segment must be URI-encoded twice"; the caller has encoded it once). A path that ends in "/"
  * keeps its "/".
  */
-function canonicalPath(given: string): string {
-  // As the SDK's HttpRequest takes a path: none is "/", and one without a leading "/" gets one.
-  const path = given.startsWith('/') ? given : `/${given}`;
+function canonicalPath(path: string): string {
   const segments: string[] = [];
   for (const segment of path.split('/')) {
     if (segment === '' || segment === '.') continue;
@@ -180,6 +178,7 @@ function canonicalPath(given: string): string {
     else segments.push(segment);
   }
   const trail = segments.length > 0 && path.endsWith('/') ? '/' : '';
+  // Always from the root: the SDK's HttpRequest makes an empty path "/" and puts a "/" before one without.
   return `/${segments.map(uriEncode).join('/')}${trail}`;
 }
 

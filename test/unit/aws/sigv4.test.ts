@@ -273,7 +273,7 @@ const BODIES = [
   'x'.repeat(70_000),
 ];
 
-const ODD_VALUES = ['  leading', 'trailing  ', 'multiple   inner  spaces', '\ttab\tand  space ', 'a\r\nb', ' ', 'plain'];
+const ODD_VALUES = ['  leading', 'trailing  ', 'multiple   inner  spaces', '\ttab\tand  space ', 'a\r\nb', 'a\tb', ' ', 'plain'];
 
 const CREDENTIALS: SigningCredentials[] = [
   EXAMPLE,
