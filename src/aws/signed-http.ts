@@ -42,6 +42,16 @@ export interface SignedHttpOptions {
   readonly clock?: SkewClock | undefined;
 }
 
+/** An endpoint's parts that a request is sent with. */
+interface Target {
+  readonly host: string;
+  readonly hostname: string;
+  readonly port: number | undefined;
+  readonly https: boolean;
+}
+/** Endpoints kept per client: a run sends to a handful (the service's endpoint, or one per queue URL). */
+const MAX_TARGETS = 64;
+
 export class SignedHttp {
   readonly #signer: SigV4Signer;
   readonly #credentials: CredentialProvider;
@@ -49,6 +59,7 @@ export class SignedHttp {
   readonly #https: HttpsAgent;
   readonly #pacer: CallPacer | undefined;
   readonly #clock: SkewClock;
+  readonly #targets = new Map<string, Target>();
 
   constructor(options: SignedHttpOptions) {
     this.#pacer = options.pacer;
@@ -87,7 +98,8 @@ export class SignedHttp {
     signal: AbortSignal | undefined,
     maxAnswerBytes: number,
   ): Promise<HttpAnswer & { skewRefusal: boolean }> {
-    const signedHeaders: Record<string, string> = { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) };
+    const target = this.#target(origin);
+    const signedHeaders: Record<string, string> = { ...headers, host: target.host, 'content-length': String(Buffer.byteLength(body)) };
     const offsetMs = this.#clock.offsetMs;
     const sentAt = Date.now();
     try {
@@ -103,16 +115,11 @@ export class SignedHttp {
       // Aborted before sending, or the credentials could not be loaded: nothing left this machine.
       throw markNotSent(err instanceof Error ? err : new Error(String(err)));
     }
-    const https = origin.protocol === 'https:';
     const answer = await send(
-      https ? httpsRequest : nodeHttp.request,
-      {
-        agent: https ? this.#https : this.#http,
-        hostname: origin.hostname,
-        ...(origin.port ? { port: Number(origin.port) } : {}),
-        method: 'POST',
-        path,
-      },
+      target.https ? httpsRequest : nodeHttp.request,
+      target.https ? this.#https : this.#http,
+      target,
+      path,
       signedHeaders,
       body,
       signal,
@@ -125,6 +132,22 @@ export class SignedHttp {
       skewRefusal = isSkewRefusal(refusal.name, refusal.message, corrected);
     }
     return Object.assign(answer, { skewRefusal });
+  }
+
+  /** `origin` as a request needs it, read once: every read of a URL's host, hostname, port or protocol is a new string. */
+  #target(origin: URL): Target {
+    let target = this.#targets.get(origin.href);
+    if (target === undefined) {
+      if (this.#targets.size >= MAX_TARGETS) this.#targets.clear();
+      target = {
+        host: origin.host,
+        hostname: origin.hostname,
+        port: origin.port ? Number(origin.port) : undefined,
+        https: origin.protocol === 'https:',
+      };
+      this.#targets.set(origin.href, target);
+    }
+    return target;
   }
 
   destroy(): void {
@@ -142,7 +165,9 @@ export class SignedHttp {
  */
 function send(
   request: typeof nodeHttp.request,
-  options: RequestOptions,
+  agent: HttpAgent,
+  target: Target,
+  path: string,
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal | undefined,
@@ -152,7 +177,12 @@ function send(
   // and the agent's copy of the options (kept per socket) holds this array instead of a dictionary object.
   const flat: string[] = [];
   for (const name in headers) flat.push(name, headers[name]!);
-  const req = request({ ...options, headers: flat });
+  // One options object, which node:http copies twice more (ClientRequest and Agent.addRequest).
+  const options: RequestOptions =
+    target.port === undefined
+      ? { agent, hostname: target.hostname, method: 'POST', path, headers: flat }
+      : { agent, hostname: target.hostname, port: target.port, method: 'POST', path, headers: flat };
+  const req = request(options);
   const answer = collect(req, signal, maxAnswerBytes);
   req.end(body);
   return answer;

@@ -193,23 +193,37 @@ function uriEncode(text: string): string {
  * in case, the value of the one that sorts last is signed, as the SDK signs it.
  */
 function canonicalHeaders(headers: Record<string, string>): { signed: string; canonical: string } {
-  const entries: [lower: string, name: string][] = [];
+  // Sorted as they are collected (a dozen at most): no array of pairs and no comparator closure per request.
+  // toLowerCase() of a name in lower case already, as the lean client's are, is the name itself, not a copy.
+  const names: string[] = [];
   for (const name in headers) {
     const lower = name.toLowerCase();
     if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
-    entries.push([lower, name]);
+    let i = names.length;
+    names.push(name);
+    while (i > 0 && sortsBefore(name, lower, names[i - 1]!)) {
+      names[i] = names[i - 1]!;
+      i--;
+    }
+    names[i] = name;
   }
-  entries.sort(([a, an], [b, bn]) => (a < b ? -1 : a > b ? 1 : an < bn ? -1 : an > bn ? 1 : 0));
   let signed = '';
   let canonical = '';
-  for (let i = 0; i < entries.length; i++) {
-    const [lower, name] = entries[i]!;
-    if (entries[i + 1]?.[0] === lower) continue;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const lower = name.toLowerCase();
+    if (i + 1 < names.length && names[i + 1]!.toLowerCase() === lower) continue;
     const value = headers[name]!;
     signed += signed === '' ? lower : `;${lower}`;
     canonical += `${lower}:${UNTRIMMED.test(value) ? trimValue(value) : value}\n`;
   }
   return { signed, canonical };
+}
+
+/** By name in lower case, then (for names that differ only in case) by name as given. */
+function sortsBefore(name: string, lower: string, other: string): boolean {
+  const otherLower = other.toLowerCase();
+  return lower < otherLower || (lower === otherLower && name < other);
 }
 
 function trimValue(value: string): string {
