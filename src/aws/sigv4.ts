@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto';
 
 /**
  * AWS Signature Version 4 for the lean client's requests (IAM User Guide, "Create a signed AWS API request" and
@@ -58,6 +58,8 @@ const UNSIGNABLE = new Set([
 const GENERATED = new Set(['authorization', AMZ_DATE, 'date']);
 /** Values that need the spec's trimming: line breaks, tabs, runs of spaces, or a space at either end. */
 const UNTRIMMED = /[\r\n\t]| {2}|^ | $/;
+/** A name that toLowerCase() may change: an upper-case ASCII letter, or anything beyond ASCII. */
+const NOT_LOWER = /[A-Z]|[^\x00-\x7f]/;
 /** Canonical paths kept per signer: a client signs a handful of paths (one per queue endpoint or function). */
 const MAX_PATHS = 64;
 
@@ -99,7 +101,7 @@ export class SigV4Signer {
     const headers = request.headers;
     let sha256Given: string | undefined;
     for (const name in headers) {
-      const lower = name.toLowerCase();
+      const lower = lowerCase(name);
       if (GENERATED.has(lower)) delete headers[name];
       else if (lower === CONTENT_SHA256) sha256Given ??= headers[name];
     }
@@ -109,12 +111,12 @@ export class SigV4Signer {
     if (credentials.sessionToken) headers[SECURITY_TOKEN] = credentials.sessionToken;
     // The payload's hash goes into the canonical request; with applyChecksum it is also sent (S3 requires it,
     // other services accept it), unless the caller gave one of its own.
-    const payloadHash = sha256Given ?? createHash('sha256').update(request.body).digest('hex');
+    const payloadHash = sha256Given ?? hash('sha256', request.body, 'hex');
     if (sha256Given === undefined) headers[CONTENT_SHA256] = payloadHash;
 
     const { signed, canonical } = canonicalHeaders(headers);
     const canonicalRequest = `${request.method}\n${this.#canonicalPath(request.path)}\n\n${canonical}\n${signed}\n${payloadHash}`;
-    const stringToSign = `${ALGORITHM}\n${longDate}\n${dayKey.scope}\n${createHash('sha256').update(canonicalRequest).digest('hex')}`;
+    const stringToSign = `${ALGORITHM}\n${longDate}\n${dayKey.scope}\n${hash('sha256', canonicalRequest, 'hex')}`;
     const signature = createHmac('sha256', dayKey.key).update(stringToSign).digest('hex');
     headers['authorization'] =
       `${ALGORITHM} Credential=${credentials.accessKeyId}/${dayKey.scope}, SignedHeaders=${signed}, Signature=${signature}`;
@@ -193,37 +195,40 @@ function uriEncode(text: string): string {
  * in case, the value of the one that sorts last is signed, as the SDK signs it.
  */
 function canonicalHeaders(headers: Record<string, string>): { signed: string; canonical: string } {
-  // Sorted as they are collected (a dozen at most): no array of pairs and no comparator closure per request.
-  // toLowerCase() of a name in lower case already, as the lean client's are, is the name itself, not a copy.
+  // Sorted as they are collected (a dozen at most), names and their lower case side by side: no array of pairs,
+  // no comparator closure and no name lower-cased twice per request.
   const names: string[] = [];
+  const lowers: string[] = [];
   for (const name in headers) {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
     let i = names.length;
     names.push(name);
-    while (i > 0 && sortsBefore(name, lower, names[i - 1]!)) {
+    lowers.push(lower);
+    // By name in lower case, then (for names that differ only in case) by name as given.
+    while (i > 0 && (lower < lowers[i - 1]! || (lower === lowers[i - 1] && name < names[i - 1]!))) {
       names[i] = names[i - 1]!;
+      lowers[i] = lowers[i - 1]!;
       i--;
     }
     names[i] = name;
+    lowers[i] = lower;
   }
   let signed = '';
   let canonical = '';
   for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
-    const lower = name.toLowerCase();
-    if (i + 1 < names.length && names[i + 1]!.toLowerCase() === lower) continue;
-    const value = headers[name]!;
+    const lower = lowers[i]!;
+    if (lowers[i + 1] === lower) continue;
+    const value = headers[names[i]!]!;
     signed += signed === '' ? lower : `;${lower}`;
     canonical += `${lower}:${UNTRIMMED.test(value) ? trimValue(value) : value}\n`;
   }
   return { signed, canonical };
 }
 
-/** By name in lower case, then (for names that differ only in case) by name as given. */
-function sortsBefore(name: string, lower: string, other: string): boolean {
-  const otherLower = other.toLowerCase();
-  return lower < otherLower || (lower === otherLower && name < other);
+/** toLowerCase() makes a new string even of one in lower case already, as the lean client's header names are. */
+function lowerCase(name: string): string {
+  return NOT_LOWER.test(name) ? name.toLowerCase() : name;
 }
 
 function trimValue(value: string): string {
