@@ -272,6 +272,8 @@ const BODIES = [
   '{"Records":[{"body":"héllo wörld ✓ 😀 日本"}]}',
   'line one\nline two\r\n\ttab',
   'x'.repeat(70_000),
+  // A lone surrogate (a message body cut in the middle of a pair): both hash it as UTF-8 does, as U+FFFD.
+  'cut \ud83d here',
 ];
 
 const ODD_VALUES = ['  leading', 'trailing  ', 'multiple   inner  spaces', '\ttab\tand  space ', 'a\r\nb', 'a\tb', ' ', 'plain'];
