@@ -3,7 +3,8 @@
 // own SHA-256 (@smithy/core/checksum), itself checked against AWS's published SigV4 test suite (post-vanilla,
 // get-vanilla). Both sign a few hundred generated requests, the header sets of real SQS and Lambda calls among
 // them, and must give the same headers. An independent computation with node:crypto, written from the IAM User
-// Guide's "Create a signed AWS API request", checks one request on its own. The fake endpoints in the other tests
+// Guide's "Create a signed AWS API request" (https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html),
+// checks one request on its own. The fake endpoints in the other tests
 // (and LocalStack) do not check signatures; real AWS does, so this file is what proves them.
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
