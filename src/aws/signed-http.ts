@@ -1,16 +1,15 @@
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { markNotSent } from './errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
 import { nodeHttp } from '../util/node-http.ts';
 import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
+import { SigV4Signer } from './sigv4.ts';
 
 /**
- * The lean hot path's transport: one AWS service's calls, signed with AWS's own SigV4 signer and sent over
+ * The lean hot path's transport: one AWS service's calls, signed with SigV4 (src/aws/sigv4.ts) and sent over
  * keep-alive HTTP/1.1 sockets (node:http's Agent, the same transport the SDK's NodeHttpHandler uses, so network
  * failures surface with the same codes: ECONNREFUSED, ECONNRESET, ...). No middleware stack, no per-call
  * command objects: about a third of the CPU of an SDK call (bench/fast.ts).
@@ -43,61 +42,30 @@ export interface SignedHttpOptions {
   readonly clock?: SkewClock | undefined;
 }
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (data: SourceData): Buffer | string =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-      : Buffer.from(data);
-
-/** SHA-256 / HMAC-SHA256 for the signer, on node:crypto (the signer's Checksum interface). */
-export class NodeSha256 {
-  readonly #secret: SourceData | undefined;
-  #hash: Hash | Hmac;
-
-  constructor(secret?: SourceData) {
-    this.#secret = secret;
-    this.#hash = this.#fresh();
-  }
-
-  #fresh(): Hash | Hmac {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.#secret));
-  }
-
-  update(data: SourceData): void {
-    this.#hash.update(bytes(data));
-  }
-
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.#hash.digest()));
-  }
-
-  reset(): void {
-    this.#hash = this.#fresh();
-  }
+/** An endpoint's parts that a request is sent with. */
+interface Target {
+  readonly host: string;
+  readonly hostname: string;
+  readonly port: number | undefined;
+  readonly https: boolean;
 }
-
-type SignableRequest = Parameters<SignatureV4['sign']>[0];
+/** Endpoints kept per client: a run sends to a handful (the service's endpoint, or one per queue URL). */
+const MAX_TARGETS = 64;
 
 export class SignedHttp {
-  readonly #signer: SignatureV4;
+  readonly #signer: SigV4Signer;
+  readonly #credentials: CredentialProvider;
   readonly #http: HttpAgent;
   readonly #https: HttpsAgent;
   readonly #pacer: CallPacer | undefined;
   readonly #clock: SkewClock;
+  readonly #targets = new Map<string, Target>();
 
   constructor(options: SignedHttpOptions) {
     this.#pacer = options.pacer;
     this.#clock = options.clock ?? new SkewClock();
-    this.#signer = new SignatureV4({
-      service: options.service,
-      region: options.region,
-      credentials: options.credentials,
-      sha256: NodeSha256,
-      uriEscapePath: true,
-      applyChecksum: true,
-    });
+    this.#signer = new SigV4Signer(options.service, options.region);
+    this.#credentials = options.credentials;
     this.#http = new nodeHttp.Agent(keepAliveAgentOptions(options.maxSockets));
     this.#https = new HttpsAgent(keepAliveAgentOptions(options.maxSockets));
   }
@@ -130,7 +98,8 @@ export class SignedHttp {
     signal: AbortSignal | undefined,
     maxAnswerBytes: number,
   ): Promise<HttpAnswer & { skewRefusal: boolean }> {
-    let signed: Awaited<ReturnType<SignatureV4['sign']>>;
+    const target = this.#target(origin);
+    const signedHeaders: Record<string, string> = { ...headers, host: target.host, 'content-length': String(Buffer.byteLength(body)) };
     const offsetMs = this.#clock.offsetMs;
     const sentAt = Date.now();
     try {
@@ -140,32 +109,18 @@ export class SignedHttp {
         await turn;
         signal?.throwIfAborted();
       }
-      const request: SignableRequest = {
-        method: 'POST',
-        protocol: origin.protocol,
-        hostname: origin.hostname,
-        ...(origin.port ? { port: Number(origin.port) } : {}),
-        path,
-        query: {},
-        headers: { ...headers, host: origin.host, 'content-length': String(Buffer.byteLength(body)) },
-        body,
-      };
-      signed = await this.#signer.sign(request, { signingDate: this.#clock.signingDate() });
+      const credentials = await this.#credentials();
+      this.#signer.sign({ method: 'POST', path, headers: signedHeaders, body }, credentials, this.#clock.signingDate());
     } catch (err) {
       // Aborted before sending, or the credentials could not be loaded: nothing left this machine.
       throw markNotSent(err instanceof Error ? err : new Error(String(err)));
     }
-    const https = origin.protocol === 'https:';
     const answer = await send(
-      https ? httpsRequest : nodeHttp.request,
-      {
-        agent: https ? this.#https : this.#http,
-        hostname: origin.hostname,
-        ...(origin.port ? { port: Number(origin.port) } : {}),
-        method: 'POST',
-        path,
-      },
-      signed.headers,
+      target.https ? httpsRequest : nodeHttp.request,
+      target.https ? this.#https : this.#http,
+      target,
+      path,
+      signedHeaders,
       body,
       signal,
       maxAnswerBytes,
@@ -177,6 +132,22 @@ export class SignedHttp {
       skewRefusal = isSkewRefusal(refusal.name, refusal.message, corrected);
     }
     return Object.assign(answer, { skewRefusal });
+  }
+
+  /** `origin` as a request needs it, read once: every read of a URL's host, hostname, port or protocol is a new string. */
+  #target(origin: URL): Target {
+    let target = this.#targets.get(origin.href);
+    if (target === undefined) {
+      if (this.#targets.size >= MAX_TARGETS) this.#targets.clear();
+      target = {
+        host: origin.host,
+        hostname: origin.hostname,
+        port: origin.port ? Number(origin.port) : undefined,
+        https: origin.protocol === 'https:',
+      };
+      this.#targets.set(origin.href, target);
+    }
+    return target;
   }
 
   destroy(): void {
@@ -194,7 +165,9 @@ export class SignedHttp {
  */
 function send(
   request: typeof nodeHttp.request,
-  options: RequestOptions,
+  agent: HttpAgent,
+  target: Target,
+  path: string,
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal | undefined,
@@ -204,7 +177,12 @@ function send(
   // and the agent's copy of the options (kept per socket) holds this array instead of a dictionary object.
   const flat: string[] = [];
   for (const name in headers) flat.push(name, headers[name]!);
-  const req = request({ ...options, headers: flat });
+  // One options object, which node:http copies twice more (ClientRequest and Agent.addRequest).
+  const options: RequestOptions =
+    target.port === undefined
+      ? { agent, hostname: target.hostname, method: 'POST', path, headers: flat }
+      : { agent, hostname: target.hostname, port: target.port, method: 'POST', path, headers: flat };
+  const req = request(options);
   const answer = collect(req, signal, maxAnswerBytes);
   req.end(body);
   return answer;
