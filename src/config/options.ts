@@ -450,7 +450,7 @@ export const CORE_OPTIONS = [
     values: ['lean', 'sdk'],
     default: 'lean',
     describe: 'Client for the per-message calls: lean (signed HTTP, less CPU and memory) or sdk (the AWS SDK clients)',
-    doc: "`lean`: ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and Invoke are signed (AWS's SigV4 signer, the SDK's credential chain) and sent over keep-alive HTTP without the SDK's middleware, for about half the CPU and memory (see [Performance](#performance)); `sdk`: the AWS SDK clients, as before. The same client resolves the queues, dry-runs the function at start-up and sends CloudWatch's PutMetricData; Temporal spillover uses the SDK's Lambda client, loaded only when it is on",
+    doc: "`lean`: ReceiveMessage, DeleteMessageBatch, ChangeMessageVisibilityBatch and Invoke are signed with SigV4 (src/aws/sigv4.ts, held header for header to the SDK's signer; the SDK's credential chain) and sent over keep-alive HTTP without the SDK's middleware, for about half the CPU and memory (see [Performance](#performance)); `sdk`: the AWS SDK clients, as before. The same client resolves the queues, dry-runs the function at start-up and sends CloudWatch's PutMetricData; Temporal spillover uses the SDK's Lambda client, loaded only when it is on",
   },
   {
     flag: 'routes',
