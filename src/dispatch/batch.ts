@@ -98,7 +98,9 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
   try {
     if (gathers(deps.window, queue.fifo)) await gather(batch, halt, { ...deps, mark });
     batchIds = ids(batch.messages);
-    const messages = await filterBatch(batch, { ...deps, options: deps.queueOptions?.get(queue.name), mark });
+    const { log, metrics, tracer, deleter } = deps;
+    // Named fields, not a spread of every dependency: this runs per batch.
+    const messages = await filterBatch(batch, { options: deps.queueOptions?.get(queue.name), log, metrics, tracer, deleter, mark });
     batchIds = ids(messages);
     const runs = await splitTenants(batch, messages, deps);
     // The messages in the order they are invoked (the batch's own, unless split by tenant).
@@ -208,8 +210,16 @@ async function invokeAndSettle(
   const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);
   const route = deps.failureRoute(batch.queue);
   const send = deps.sendFailure;
+  const { deleteMode, functionName, log, metrics, tracer, deleter, now } = deps;
+  // Named fields, not a spread of every dependency: this runs per chunk.
   const keptIds = await settleChunk(batch, messages, outcome, started, {
-    ...deps,
+    deleteMode,
+    functionName,
+    log,
+    metrics,
+    tracer,
+    deleter,
+    now,
     mark,
     backOff: (kept, delays) => setRetryBackoff(batch, kept, { ...deps, policy, mark }, delays),
     toDestination:
