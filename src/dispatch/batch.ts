@@ -94,37 +94,41 @@ export interface BatchDeps {
 export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchDeps): Promise<void> {
   const { queue } = batch;
   const mark = (activity: string, deadlineMs: number) => deps.activities.mark(batch.loop, activity, deadlineMs);
-  let batchIds = ids(batch.messages);
+  // The messages of the step under way, for the log should it fail: their ids are listed only then (this runs
+  // per batch). Gathering adds to batch.messages itself.
+  let current: readonly Message[] = batch.messages;
   try {
     if (gathers(deps.window, queue.fifo)) await gather(batch, halt, { ...deps, mark });
-    batchIds = ids(batch.messages);
     const { log, metrics, tracer, deleter } = deps;
     // Named fields, not a spread of every dependency: this runs per batch.
     const messages = await filterBatch(batch, { options: deps.queueOptions?.get(queue.name), log, metrics, tracer, deleter, mark });
-    batchIds = ids(messages);
+    current = messages;
     const runs = await splitTenants(batch, messages, deps);
     // The messages in the order they are invoked (the batch's own, unless split by tenant).
-    const invoked = runs.flatMap((run) => run.messages);
-    const invokedIds = ids(invoked);
+    const invoked = runs.length === 1 ? runs[0]!.messages : runs.flatMap((run) => run.messages);
+    let invokedIds: string[] | undefined;
     let offset = 0;
     // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
     // fields) would otherwise stay reachable until the last invocation of the batch is over.
     const chunks = runs.flatMap((run) => (run.messages.length > 0 ? chunksOf(run.messages, queue, deps.durable, run.tenantId) : []));
     for (const chunk of chunks) {
       // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-      const unsettled = invoked.slice(offset);
+      const unsettled = offset === 0 ? invoked : invoked.slice(offset);
       offset += chunk.messages.length;
       const end = chunk.oversized
         ? await leaveOversized(batch, chunk.messages, chunk.oversized, deps)
         : await invokeAndSettle(batch, chunk, unsettled, halt, deps, mark);
       if (end.kind === 'released') break;
+      // Nothing kept, nothing to stop behind: the Set and the ids are made only when something was.
+      if (end.keptIds.length === 0) continue;
+      invokedIds ??= ids(invoked);
       if (stopsAfterChunk(invokedIds, new Set(end.keptIds), queue.fifo, offset, invoked.length)) {
         deps.events.fifoStopped(queue, invokedIds.slice(offset));
         break;
       }
     }
   } catch (err) {
-    deps.events.batchFailed(queue, batchIds, err);
+    deps.events.batchFailed(queue, ids(current), err);
   } finally {
     await batch.lease.end();
   }
@@ -138,11 +142,9 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
 function chunksOf(messages: Message[], queue: EventSourceQueue, durable: DurableMode, tenantId: string | undefined): Chunk[] {
   const tenant = tenantId !== undefined ? { tenantId } : {};
   if (durable === 'off') {
-    return buildSqsEvents(messages, queue).map((c) => ({
-      payload: c.payload,
-      messages: c.messages,
-      ...(tenantId !== undefined ? { params: tenant } : {}),
-    }));
+    return buildSqsEvents(messages, queue).map((c) =>
+      tenantId !== undefined ? { payload: c.payload, messages: c.messages, params: tenant } : { payload: c.payload, messages: c.messages },
+    );
   }
   return durableInvocations(messages, queue, durable).map((i) => ({
     payload: i.payload,
