@@ -103,7 +103,8 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
     // Named fields, not a spread of every dependency: this runs per batch.
     const messages = await filterBatch(batch, { options: deps.queueOptions?.get(queue.name), log, metrics, tracer, deleter, mark });
     current = messages;
-    const runs = await splitTenants(batch, messages, deps);
+    // Without tenants, one run and no step of its own (it runs per batch).
+    const runs = deps.tenantIdFrom === undefined ? [{ messages }] : await splitTenants(batch, messages, deps.tenantIdFrom, deps);
     // The messages in the order they are invoked (the batch's own, unless split by tenant).
     const invoked = runs.length === 1 ? runs[0]!.messages : runs.flatMap((run) => run.messages);
     let invokedIds: string[] | undefined;
@@ -175,12 +176,16 @@ async function leaveOversized(
  * of the whole batch, without a tenant. Messages without a tenant id (and on FIFO the later messages of their
  * groups) leave the lease here: counted, logged, and back on the queue after their visibility timeout.
  */
-async function splitTenants(batch: Batch, messages: Message[], deps: BatchDeps): Promise<{ tenantId?: string; messages: Message[] }[]> {
-  if (deps.tenantIdFrom === undefined) return [{ messages }];
-  const split = splitByTenant(messages, deps.tenantIdFrom, batch.queue.fifo);
+async function splitTenants(
+  batch: Batch,
+  messages: Message[],
+  from: TenantSource,
+  deps: BatchDeps,
+): Promise<{ tenantId?: string; messages: Message[] }[]> {
+  const split = splitByTenant(messages, from, batch.queue.fifo);
   const left = [...split.untenanted.map((u) => u.message), ...split.heldBehind];
   if (left.length > 0) {
-    deps.events.untenanted(batch.queue, split, deps.tenantIdFrom);
+    deps.events.untenanted(batch.queue, split, from);
     await batch.lease.stop(left);
   }
   return split.runs;
