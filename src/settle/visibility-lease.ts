@@ -162,13 +162,13 @@ export class VisibilityLease {
     return this.#settled();
   }
 
-  /** Ends the lease of every message. */
-  async end(): Promise<void> {
+  /** Ends the lease of every message. Not an async function either: it runs for every batch. */
+  end(): Promise<void> {
     this.#over = true;
     this.#ended?.abort();
     clearTimeout(this.#timer);
     this.#held.clear();
-    await this.#settled();
+    return this.#settled();
   }
 
   /** Resolves once the extension calls on their way now have ended. */
