@@ -100,8 +100,10 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
   try {
     if (gathers(deps.window, queue.fifo)) await gather(batch, halt, { ...deps, mark });
     const { log, metrics, tracer, deleter } = deps;
-    // Named fields, not a spread of every dependency: this runs per batch.
-    const messages = await filterBatch(batch, { options: deps.queueOptions?.get(queue.name), log, metrics, tracer, deleter, mark });
+    const options = deps.queueOptions?.get(queue.name);
+    // A queue without a filter has no filter step (an async call per batch); named fields, not a spread of every
+    // dependency.
+    const messages = options?.filter ? await filterBatch(batch, { options, log, metrics, tracer, deleter, mark }) : batch.messages;
     current = messages;
     // Without tenants, one run and no step of its own (it runs per batch).
     const runs = deps.tenantIdFrom === undefined ? [{ messages }] : await splitTenants(batch, messages, deps.tenantIdFrom, deps);
