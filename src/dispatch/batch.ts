@@ -94,35 +94,44 @@ export interface BatchDeps {
 export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchDeps): Promise<void> {
   const { queue } = batch;
   const mark = (activity: string, deadlineMs: number) => deps.activities.mark(batch.loop, activity, deadlineMs);
-  let batchIds = ids(batch.messages);
+  // The messages of the step under way, for the log should it fail: their ids are listed only then (this runs
+  // per batch). Gathering adds to batch.messages itself.
+  let current: readonly Message[] = batch.messages;
   try {
     if (gathers(deps.window, queue.fifo)) await gather(batch, halt, { ...deps, mark });
-    batchIds = ids(batch.messages);
-    const messages = await filterBatch(batch, { ...deps, options: deps.queueOptions?.get(queue.name), mark });
-    batchIds = ids(messages);
-    const runs = await splitTenants(batch, messages, deps);
+    const { log, metrics, tracer, deleter } = deps;
+    const options = deps.queueOptions?.get(queue.name);
+    // A queue without a filter has no filter step (an async call per batch); named fields, not a spread of every
+    // dependency.
+    const messages = options?.filter ? await filterBatch(batch, { options, log, metrics, tracer, deleter, mark }) : batch.messages;
+    current = messages;
+    // Without tenants, one run and no step of its own (it runs per batch).
+    const runs = deps.tenantIdFrom === undefined ? [{ messages }] : await splitTenants(batch, messages, deps.tenantIdFrom, deps);
     // The messages in the order they are invoked (the batch's own, unless split by tenant).
-    const invoked = runs.flatMap((run) => run.messages);
-    const invokedIds = ids(invoked);
+    const invoked = runs.length === 1 ? runs[0]!.messages : runs.flatMap((run) => run.messages);
+    let invokedIds: string[] | undefined;
     let offset = 0;
     // Only the payloads are kept: the event objects they were serialised from (a copy of every message's
     // fields) would otherwise stay reachable until the last invocation of the batch is over.
     const chunks = runs.flatMap((run) => (run.messages.length > 0 ? chunksOf(run.messages, queue, deps.durable, run.tenantId) : []));
     for (const chunk of chunks) {
       // Later chunks wait their turn under the same lease (and are released with this one on shutdown).
-      const unsettled = invoked.slice(offset);
+      const unsettled = offset === 0 ? invoked : invoked.slice(offset);
       offset += chunk.messages.length;
       const end = chunk.oversized
         ? await leaveOversized(batch, chunk.messages, chunk.oversized, deps)
         : await invokeAndSettle(batch, chunk, unsettled, halt, deps, mark);
       if (end.kind === 'released') break;
+      // Nothing kept, nothing to stop behind: the Set and the ids are made only when something was.
+      if (end.keptIds.length === 0) continue;
+      invokedIds ??= ids(invoked);
       if (stopsAfterChunk(invokedIds, new Set(end.keptIds), queue.fifo, offset, invoked.length)) {
         deps.events.fifoStopped(queue, invokedIds.slice(offset));
         break;
       }
     }
   } catch (err) {
-    deps.events.batchFailed(queue, batchIds, err);
+    deps.events.batchFailed(queue, ids(current), err);
   } finally {
     await batch.lease.end();
   }
@@ -136,11 +145,9 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
 function chunksOf(messages: Message[], queue: EventSourceQueue, durable: DurableMode, tenantId: string | undefined): Chunk[] {
   const tenant = tenantId !== undefined ? { tenantId } : {};
   if (durable === 'off') {
-    return buildSqsEvents(messages, queue).map((c) => ({
-      payload: c.payload,
-      messages: c.messages,
-      ...(tenantId !== undefined ? { params: tenant } : {}),
-    }));
+    return buildSqsEvents(messages, queue).map((c) =>
+      tenantId !== undefined ? { payload: c.payload, messages: c.messages, params: tenant } : { payload: c.payload, messages: c.messages },
+    );
   }
   return durableInvocations(messages, queue, durable).map((i) => ({
     payload: i.payload,
@@ -171,12 +178,16 @@ async function leaveOversized(
  * of the whole batch, without a tenant. Messages without a tenant id (and on FIFO the later messages of their
  * groups) leave the lease here: counted, logged, and back on the queue after their visibility timeout.
  */
-async function splitTenants(batch: Batch, messages: Message[], deps: BatchDeps): Promise<{ tenantId?: string; messages: Message[] }[]> {
-  if (deps.tenantIdFrom === undefined) return [{ messages }];
-  const split = splitByTenant(messages, deps.tenantIdFrom, batch.queue.fifo);
+async function splitTenants(
+  batch: Batch,
+  messages: Message[],
+  from: TenantSource,
+  deps: BatchDeps,
+): Promise<{ tenantId?: string; messages: Message[] }[]> {
+  const split = splitByTenant(messages, from, batch.queue.fifo);
   const left = [...split.untenanted.map((u) => u.message), ...split.heldBehind];
   if (left.length > 0) {
-    deps.events.untenanted(batch.queue, split, deps.tenantIdFrom);
+    deps.events.untenanted(batch.queue, split, from);
     await batch.lease.stop(left);
   }
   return split.runs;
@@ -208,8 +219,16 @@ async function invokeAndSettle(
   const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);
   const route = deps.failureRoute(batch.queue);
   const send = deps.sendFailure;
+  const { deleteMode, functionName, log, metrics, tracer, deleter, now } = deps;
+  // Named fields, not a spread of every dependency: this runs per chunk.
   const keptIds = await settleChunk(batch, messages, outcome, started, {
-    ...deps,
+    deleteMode,
+    functionName,
+    log,
+    metrics,
+    tracer,
+    deleter,
+    now,
     mark,
     backOff: (kept, delays) => setRetryBackoff(batch, kept, { ...deps, policy, mark }, delays),
     toDestination:

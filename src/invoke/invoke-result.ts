@@ -43,6 +43,9 @@ export function interpretResult(response: InvocationResponse, messageIds: readon
   const failures = parseBatchItemFailures(response.payload);
   if (failures === undefined) return { kind: 'success', deleteIds: all, keepIds: [] };
   if (typeof failures === 'string') return { kind: 'invalid-response', deleteIds: [], keepIds: all, reason: failures };
+  // An empty list (what Powertools' batch utility returns when every record succeeded) is a plain success, without
+  // the Sets and filters below: this runs for every invocation.
+  if (failures.ids.length === 0) return { kind: 'success', deleteIds: all, keepIds: [] };
   const known = new Set(all);
   const failed = new Set<string>();
   for (const id of failures.ids) {
@@ -84,16 +87,19 @@ function parseBatchItemFailures(payload: string | undefined): ItemFailures | str
   if (list === null || list === undefined) return undefined;
   if (!Array.isArray(list)) return 'batchItemFailures is not a list';
   const ids: string[] = [];
-  const delays = new Map<string, unknown>();
+  // Made at the first delay: most lists have none.
+  let delays: Map<string, unknown> | undefined;
   for (const item of list) {
     const entry = item !== null && typeof item === 'object' ? (item as { itemIdentifier?: unknown; retryDelaySeconds?: unknown }) : {};
     const id = entry.itemIdentifier;
     if (typeof id !== 'string' || id === '') return 'a batchItemFailures entry has no itemIdentifier';
     ids.push(id);
-    if ('retryDelaySeconds' in entry) delays.set(id, entry.retryDelaySeconds);
+    if ('retryDelaySeconds' in entry) (delays ??= new Map()).set(id, entry.retryDelaySeconds);
   }
-  return { ids, delays };
+  return { ids, delays: delays ?? NO_DELAYS };
 }
+
+const NO_DELAYS: ReadonlyMap<string, unknown> = new Map();
 
 interface ItemFailures {
   readonly ids: string[];

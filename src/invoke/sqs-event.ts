@@ -40,15 +40,20 @@ export const EMPTY_EVENT_BYTES = '{"Records":[]}'.length;
 
 export function toRecord(message: Message, queue: EventSourceQueue): SqsRecord {
   const body = message.Body ?? '';
+  // for...in over the SDK's plain objects, not Object.entries: no array of pairs per message.
   const attributes: Record<string, string> = {};
-  for (const [k, v] of Object.entries(message.Attributes ?? {})) {
+  const given = message.Attributes;
+  for (const k in given) {
+    const v = given[k as keyof typeof given];
     if (v !== undefined) attributes[k] = String(v);
   }
   const messageAttributes: Record<string, SqsRecordMessageAttribute> = {};
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    messageAttributes[name] = toRecordAttribute(value);
+  const givenAttributes = message.MessageAttributes;
+  let hasAttributes = false;
+  for (const name in givenAttributes) {
+    messageAttributes[name] = toRecordAttribute(givenAttributes[name]!);
+    hasAttributes = true;
   }
-  const hasAttributes = Object.keys(messageAttributes).length > 0;
   return {
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',

@@ -14,18 +14,21 @@ export const ALREADY_STARTED = 'DurableExecutionAlreadyStartedException';
  * is what the name is there to prevent.
  *
  * A synchronous start is left as it is (a rejected Invoke: the message stays for its redrive policy), since its
- * caller waits for the execution's result, which this answer does not give.
+ * caller waits for the execution's result, which this answer does not give. Any other call goes straight
+ * through, without a step of its own (it runs for every Invoke).
  */
 export function withDurableStart(logger: Logger, functionName: string): InvokeWrapper {
-  return (next: Invoke): Invoke =>
-    async (payload, ctx, signal) => {
+  return (next: Invoke): Invoke => {
+    const asyncStart: Invoke = async (payload, ctx, signal) => {
       const result = await next(payload, ctx, signal);
       const name = ctx.params?.durableExecutionName;
-      if (result.ok || ctx.params?.async !== true || name === undefined || result.error.code !== ALREADY_STARTED) return result;
+      if (result.ok || name === undefined || result.error.code !== ALREADY_STARTED) return result;
       logger.info(
         { queue: ctx.queue.name, messageIds: ctx.unsettledIds, function: functionName, durableExecutionName: name },
         'durable execution already started under this name; counted as started',
       );
       return { ok: true, response: { payload: undefined, functionError: undefined } };
     };
+    return (payload, ctx, signal) => (ctx.params?.async === true ? asyncStart(payload, ctx, signal) : next(payload, ctx, signal));
+  };
 }

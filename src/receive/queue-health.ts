@@ -73,14 +73,13 @@ export class QueueHealth {
     return new Promise((resolve) => this.#quietWaiters.push(resolve));
   }
 
-  /** One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. */
-  async receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
+  /**
+   * One ReceiveMessage. Failures are recorded in the queue's health and come back as undefined. Not async itself:
+   * #receiveOnce counts the receive as ended, so a receive makes one async step, not two.
+   */
+  receive(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
     this.#open++;
-    try {
-      return await this.#receiveOnce(index, options);
-    } finally {
-      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
-    }
+    return this.#receiveOnce(index, options);
   }
 
   async #receiveOnce(index: number, options: ReceiveOptions): Promise<Message[] | undefined> {
@@ -116,6 +115,8 @@ export class QueueHealth {
         );
       }
       return undefined;
+    } finally {
+      if (--this.#open === 0) for (const wake of this.#quietWaiters.splice(0)) wake();
     }
   }
 }

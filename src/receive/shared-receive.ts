@@ -16,14 +16,17 @@ interface Waiter {
   readonly waitEndsAt: number;
   resolve(messages: Message[]): void;
   reject(err: unknown): void;
-  /** Stops listening to startBefore once the waiter is sent or answered. */
-  detach(): void;
 }
 
 /** The loops waiting to receive from one queue with one wait time and visibility timeout, and its calls in flight. */
 interface Channel {
   readonly waiting: Waiter[];
   inFlight: number;
+  /**
+   * The startBefore signals the channel listens to: one listener per signal, not one per waiter (every loop of a
+   * dispatcher passes the same one, and a listener added and removed per receive was garbage per message).
+   */
+  readonly watched: WeakSet<AbortSignal>;
 }
 
 /**
@@ -66,16 +69,17 @@ export class SharedReceiveSource implements MessageSource {
         waitEndsAt: performance.now() + options.waitSec * 1000,
         resolve,
         reject,
-        detach: () => {},
       };
-      if (startBefore) {
-        const onAbort = () => {
-          const i = channel.waiting.indexOf(waiter);
-          if (i >= 0) channel.waiting.splice(i, 1);
-          resolve([]);
-        };
+      if (startBefore && !channel.watched.has(startBefore)) {
+        channel.watched.add(startBefore);
+        // Those still waiting when it aborts get nothing; those sent keep their call's answer.
+        const onAbort = () =>
+          this.#answerWaiting(
+            channel,
+            (w) => w.startBefore === startBefore,
+            (w) => w.resolve([]),
+          );
         startBefore.addEventListener('abort', onAbort, { once: true });
-        waiter.detach = () => startBefore.removeEventListener('abort', onAbort);
       }
       channel.waiting.push(waiter);
       this.#send(queue, channel, options);
@@ -87,7 +91,7 @@ export class SharedReceiveSource implements MessageSource {
     if (!byKey) this.#channels.set(queue, (byKey = new Map<string, Channel>()));
     const key = `${options.waitSec}/${options.visibilityTimeoutSec ?? ''}`;
     let channel = byKey.get(key);
-    if (!channel) byKey.set(key, (channel = { waiting: [], inFlight: 0 }));
+    if (!channel) byKey.set(key, (channel = { waiting: [], inFlight: 0, watched: new WeakSet() }));
     return channel;
   }
 
@@ -102,7 +106,6 @@ export class SharedReceiveSource implements MessageSource {
       let total = 0;
       while (channel.waiting.length > 0 && total + channel.waiting[0]!.max <= SQS_RECEIVE_MAX) {
         const w = channel.waiting.shift()!;
-        w.detach();
         group.push(w);
         total += w.max;
       }
@@ -147,10 +150,7 @@ export class SharedReceiveSource implements MessageSource {
     for (const w of channel.waiting) (which(w) ? answered : kept).push(w);
     if (answered.length === 0) return;
     channel.waiting.splice(0, channel.waiting.length, ...kept);
-    for (const w of answered) {
-      w.detach();
-      answer(w);
-    }
+    for (const w of answered) answer(w);
   }
 
   #done(queue: ResolvedQueue, channel: Channel, options: ReceiveOptions): void {

@@ -3,13 +3,26 @@ import { monotonicNow } from '../util/clock.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../aws/sqs-source.ts';
 import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
 
+/**
+ * One delete() call, answered once each of its entries is settled: one promise per call, not one per entry and a
+ * Promise.all (this runs per message).
+ */
+interface Call {
+  /** Each entry's failure, by its position in the call; undefined: deleted. */
+  readonly failures: (EntryFailure | undefined)[];
+  left: number;
+  readonly resolve: (result: SettleResult) => void;
+}
+
 interface Pending {
   entry: ReceiptEntry;
+  readonly call: Call;
+  /** The entry's position in its call. */
+  readonly index: number;
   /** Until when a failing call may keep being retried for this entry (monotonic ms, src/util/clock.ts: the lease's clock). */
   retryUntil: () => number;
   /** Told before each retry: the caller is waiting on AWS, not stuck (liveness). */
   onRetry: () => void;
-  resolve: (failure: EntryFailure | undefined) => void;
 }
 
 /**
@@ -44,9 +57,10 @@ export class DeleteBatcher {
     if (entries.length === 0) return { done: 0, failed: [] };
     let list = this.#pending.get(queue);
     if (!list) this.#pending.set(queue, (list = []));
-    const results = entries.map(
-      (entry) => new Promise<EntryFailure | undefined>((resolve) => list.push({ entry, retryUntil, onRetry, resolve })),
-    );
+    const settled = new Promise<SettleResult>((resolve) => {
+      const call: Call = { failures: new Array<EntryFailure | undefined>(entries.length), left: entries.length, resolve };
+      entries.forEach((entry, index) => list.push({ entry, call, index, retryUntil, onRetry }));
+    });
     while (list.length >= SQS_BATCH_MAX) this.#send(queue, list.splice(0, SQS_BATCH_MAX));
     if (list.length > 0 && !this.#timers.has(queue)) {
       this.#timers.set(
@@ -58,8 +72,7 @@ export class DeleteBatcher {
         }, this.#windowMs),
       );
     }
-    const failures = (await Promise.all(results)).filter((f): f is EntryFailure => f !== undefined);
-    return { done: entries.length - failures.length, failed: failures };
+    return settled;
   }
 
   #send(queue: ResolvedQueue, batch: Pending[]): void {
@@ -79,11 +92,20 @@ export class DeleteBatcher {
       onRetry,
       now: this.#now,
     }).then((failures) => {
-      const byId = new Map(failures.map((f) => [f.id, f]));
+      const byId = failures.length > 0 ? new Map(failures.map((f) => [f.id, f])) : undefined;
       batch.forEach((p, i) => {
-        const f = byId.get(String(i));
-        p.resolve(f ? { ...f, id: p.entry.id } : undefined);
+        const f = byId?.get(String(i));
+        answer(p, f ? { ...f, id: p.entry.id } : undefined);
       });
     });
   }
+}
+
+/** Settles one entry of a call; the last one answers the call, its failures in entry order. */
+function answer(p: Pending, failure: EntryFailure | undefined): void {
+  const call = p.call;
+  call.failures[p.index] = failure;
+  if (--call.left > 0) return;
+  const failed = call.failures.filter((f): f is EntryFailure => f !== undefined);
+  call.resolve({ done: call.failures.length - failed.length, failed });
 }

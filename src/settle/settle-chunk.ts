@@ -84,7 +84,8 @@ export async function settleChunk(
   }
   const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
   deps.metrics.invoked(queue.name, messages.length, outcome.durationMs);
-  deps.log.debug({ ...context, durationMs: deps.now() - started, result: verdict.kind }, 'invoked');
+  // Built only when written: this line runs for every invocation, and debug is rarely on.
+  if (deps.log.isLevelEnabled('debug')) deps.log.debug({ ...context, durationMs: deps.now() - started, result: verdict.kind }, 'invoked');
   if (verdict.kind === 'function-error') {
     deps.log.error(
       // Both are the function's own text, of any size, and may hold payload data: capped (src/util/cap-text.ts).
@@ -97,43 +98,45 @@ export async function settleChunk(
     deps.log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
   }
   if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') deps.metrics.failedInvoke(queue.name, messages.length);
-  const kept = new Set(verdict.keepIds);
+  // The Sets and filters below are made only when something is kept or lapsed: this runs for every invocation,
+  // and most succeed whole.
+  const kept: ReadonlySet<string> = verdict.keepIds.length > 0 ? new Set(verdict.keepIds) : NONE;
   // The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
   // result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
   // deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
   // "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
   // not counted as deleted.
-  const lapsed = new Set(lease.lapsedOf(messages));
+  const lapsedList = lease.lapsedOf(messages);
+  const lapsed: ReadonlySet<Message> = lapsedList.length > 0 ? new Set(lapsedList) : NONE;
   if (lapsed.size > 0) {
     deps.log.warn(
-      { ...context, lapsedIds: ids([...lapsed]) },
+      { ...context, lapsedIds: ids(lapsedList) },
       'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
     );
   }
-  let keptMessages = messages.filter((m) => kept.has(m.MessageId ?? ''));
+  let keptMessages = kept.size > 0 ? messages.filter((m) => kept.has(m.MessageId ?? '')) : [];
   // Those on their last allowed receive go to the failure destination while the lease still hides them.
-  const sent = new Set(
+  const sent: ReadonlySet<Message> =
     deps.toDestination && verdict.kind !== 'success'
-      ? await deps.toDestination(
-          keptMessages.filter((m) => !lapsed.has(m)),
-          new Set(verdict.kind === 'partial' ? verdict.failedIds : verdict.keepIds),
-          failureReason(verdict, outcome.response.requestId),
+      ? new Set(
+          await deps.toDestination(
+            keptMessages.filter((m) => !lapsed.has(m)),
+            new Set(verdict.kind === 'partial' ? verdict.failedIds : verdict.keepIds),
+            failureReason(verdict, outcome.response.requestId),
+          ),
         )
-      : [],
-  );
-  keptMessages = keptMessages.filter((m) => !sent.has(m));
+      : NONE;
+  if (sent.size > 0) keptMessages = keptMessages.filter((m) => !sent.has(m));
   // Failed messages leave the lease first: they come back after their visibility timeout, as on the trigger.
   await lease.stop(keptMessages);
-  await deps.backOff(
-    keptMessages.filter((m) => !lapsed.has(m)),
-    verdict.kind === 'partial' ? verdict.retryDelays : undefined,
-  );
+  const toBackOff = lapsed.size > 0 ? keptMessages.filter((m) => !lapsed.has(m)) : keptMessages;
+  if (toBackOff.length > 0) await deps.backOff(toBackOff, verdict.kind === 'partial' ? verdict.retryDelays : undefined);
   if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
     const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
     // The lease keeps these invisible until the delete has completed, however long its retries take.
     deps.mark('delete', SETTLE_DEADLINE_MS);
-    const toDelete = messages.filter((m) => !kept.has(m.MessageId ?? ''));
+    const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(m.MessageId ?? '')) : messages;
     const result = await deps.tracer.settle(
       queue,
       'delete',
@@ -148,8 +151,12 @@ export async function settleChunk(
         ),
       (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
     );
-    const refused = new Set(result.failed.map((f) => f.id));
-    deps.metrics.deleted(queue.name, toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length);
+    const refused: ReadonlySet<string> = result.failed.length > 0 ? new Set(result.failed.map((f) => f.id)) : NONE;
+    const counted =
+      lapsed.size > 0 || refused.size > 0
+        ? toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length
+        : toDelete.length;
+    deps.metrics.deleted(queue.name, counted);
     if (result.failed.length > 0) {
       deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
     }
@@ -157,6 +164,9 @@ export async function settleChunk(
   await lease.stop(messages);
   return sent.size === 0 ? verdict.keepIds : ids(keptMessages);
 }
+
+/** The empty set, shared: a settle that keeps nothing makes none. */
+const NONE: ReadonlySet<never> = new Set();
 
 /** The reason a failure record gives for a verdict that kept messages. */
 function failureReason(verdict: Exclude<BatchVerdict, { kind: 'success' }>, requestId: string | undefined): FailureReason {

@@ -8,6 +8,8 @@ import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws
 const SQS_BATCH_MAX = 10;
 /** Extend when this much visibility remains (or half the timeout, if shorter): room for a few retries. */
 const MAX_LEAD_MS = 10_000;
+/** What stop() returns when no extension is on its way. */
+const SETTLED: Promise<void> = Promise.resolve();
 /** A retry that would land later than this before the visibility runs out is pointless. */
 const RETRY_MARGIN_MS = 250;
 
@@ -150,20 +152,29 @@ export class VisibilityLease {
     return lapsed ? messages.filter((m) => lapsed.has(m)) : [];
   }
 
-  /** Stops extending these messages (they are settled or left to return); resolves once no extension of them can land any more. */
-  async stop(messages: readonly Message[]): Promise<void> {
+  /**
+   * Stops extending these messages (they are settled or left to return); resolves once no extension of them can land
+   * any more. Not an async function: it runs two or three times per message, and most leases never extend.
+   */
+  stop(messages: readonly Message[]): Promise<void> {
     for (const m of messages) this.#held.delete(m);
     if (this.#held.size === 0) clearTimeout(this.#timer);
-    if (this.#calls) await Promise.allSettled([...this.#calls]);
+    return this.#settled();
   }
 
-  /** Ends the lease of every message. */
-  async end(): Promise<void> {
+  /** Ends the lease of every message. Not an async function either: it runs for every batch. */
+  end(): Promise<void> {
     this.#over = true;
     this.#ended?.abort();
     clearTimeout(this.#timer);
     this.#held.clear();
-    if (this.#calls) await Promise.allSettled([...this.#calls]);
+    return this.#settled();
+  }
+
+  /** Resolves once the extension calls on their way now have ended. */
+  #settled(): Promise<void> {
+    if (!this.#calls || this.#calls.size === 0) return SETTLED;
+    return Promise.allSettled([...this.#calls]).then(() => undefined);
   }
 
   /** These held messages are no longer ours: stop extending them, remember them and report them once. */
@@ -184,7 +195,10 @@ export class VisibilityLease {
     clearTimeout(this.#timer);
     if (this.#held.size === 0 || this.#over) return;
     const leadMs = extensionLeadMs(this.#timeoutMs);
-    const due = Math.min(...[...this.#held.values()].map((h) => h.visibleAt)) - leadMs;
+    // A loop, not Math.min over a copy: this runs for every batch received.
+    let first = Infinity;
+    for (const h of this.#held.values()) first = Math.min(first, h.visibleAt);
+    const due = first - leadMs;
     this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
   }
 

@@ -32,4 +32,11 @@ describe('withDurableStart', () => {
     const plain = { ...invokeContext(), params: { async: true } };
     assert.deepEqual(await withDurableStart(silentLogger, 'fn')(answering(alreadyStarted))('{}', plain), alreadyStarted);
   });
+
+  it("hands any call but an async start straight through: the call's own promise, no step of its own", () => {
+    const call = Promise.resolve(ok());
+    const ctx = { ...invokeContext(), params: { durableExecutionName: 'n-1', async: false } };
+    assert.equal(withDurableStart(silentLogger, 'fn')(() => call)('{}', ctx), call);
+    assert.equal(withDurableStart(silentLogger, 'fn')(() => call)('{}', invokeContext()), call);
+  });
 });

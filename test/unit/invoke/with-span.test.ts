@@ -54,4 +54,9 @@ describe('withSpan', () => {
       ['function_error', 'throttled'],
     );
   });
+
+  it('leaves the call as it is without tracing: no span, and no message list built per Invoke', () => {
+    const call: Invoke = () => Promise.resolve(ok());
+    assert.equal(withSpan(noopTracer, 'fn')(call), call);
+  });
 });
