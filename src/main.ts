@@ -1,12 +1,15 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=10
 // --max-semi-space-size=8: V8's young generation stops at 2 x 8 MiB instead of growing to 2 x 32 MiB under load,
 // which took about 40 MiB off the peak RSS at concurrency 100 and about 130 MiB at 10,000, at no measurable CPU
-// cost (bench/README.md). The Docker image's entrypoint and `npm start` pass the same flag.
+// cost (bench/README.md). --heap-growing-percent=10: full collections come before promoted garbage piles up in the
+// old space, for runs of up to 100 loops (src/daemon/heap-growth.ts; larger runs get V8's own growth back at
+// start-up). The Docker image's entrypoint and `npm start` pass the same flags.
 // main.ts parses the command line and the configuration, then hands the process to one of the two commands:
 // the daemon (src/daemon/daemon.ts) or `workerless check` (src/check/run-check.ts). It is the one module that
 // touches `process` (argv, env, signals, stdio, exit codes); the commands get what they need from it as a port.
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
+import { restoreV8HeapGrowth } from './daemon/heap-growth.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 
 /**
@@ -98,6 +101,11 @@ async function main(): Promise<number> {
   if (stop.signal.aborted) {
     logger.info('stopped before start-up');
     return EXIT_OK;
+  }
+  // A large run gives V8 its own heap growth back (src/daemon/heap-growth.ts); node:v8 loads only then.
+  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
+  if (restoreV8HeapGrowth(loops, process.execArgv, process.env['NODE_OPTIONS'])) {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--heap-growing-percent=0');
   }
   const { runDaemon } = await import('./daemon/daemon.ts');
   return runDaemon(config, endpoints, logger, recentErrors, {

@@ -16,7 +16,7 @@ function shebangFlags(): string[] {
 describe('Node flags', () => {
   it('the Docker entrypoint and npm start pass the flags of the #! line', () => {
     const flags = shebangFlags();
-    assert.deepEqual(flags, ['--max-semi-space-size=8']);
+    assert.deepEqual(flags, ['--max-semi-space-size=8', '--heap-growing-percent=10']);
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'));
     assert.ok(entrypoint);
     assert.deepEqual(JSON.parse(entrypoint[1]!), ['/usr/bin/tini', '--', 'node', ...flags, '/app/dist/src/main.js']);
