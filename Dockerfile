@@ -22,7 +22,7 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Then drop what Node never loads at run time: type declarations and TypeScript sources (Node does not strip
-# types under node_modules), source maps and docs. Halves the layer (about 47 -> 19 MB).
+# types under node_modules), source maps and docs. Halves the layer (about 47 -> 19 MB when it was added; test/docker prints today's size, about 28 MB).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \
       -o -iname '*.md' -o -iname '*.markdown' \) -delete
