@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../aws/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws/sqs-source.ts';
-import { LeaseClock, type ClockEntry } from './lease-clock.ts';
+import { LeaseClock, type ClockEntry } from '../util/timer-heap.ts';
 
 /** SQS batch calls take at most 10 entries. */
 const SQS_BATCH_MAX = 10;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { LeaseClock, type ClockEntry } from '../../../src/settle/lease-clock.ts';
+import { LeaseClock, type ClockEntry } from '../../../src/util/timer-heap.ts';
 
 interface Entry extends ClockEntry {
   readonly name: string;
