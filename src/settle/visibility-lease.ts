@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../aws/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws/sqs-source.ts';
-import { LeaseClock, type ClockEntry } from '../util/timer-heap.ts';
+import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
 /** SQS batch calls take at most 10 entries. */
 const SQS_BATCH_MAX = 10;
@@ -26,7 +26,7 @@ interface Held {
 }
 
 /** A lease's place on its clock. */
-interface LeaseDue extends ClockEntry {
+interface LeaseDue extends HeapEntry {
   readonly lease: VisibilityLease;
 }
 
@@ -84,7 +84,7 @@ export class VisibilityLease {
   #ended: AbortController | undefined;
   /** When the next extension is due, on the clock shared by the leases of these deps. */
   readonly #due: LeaseDue = { dueAt: 0, slot: -1, lease: this };
-  readonly #clock: LeaseClock<LeaseDue>;
+  readonly #clock: TimerHeap<LeaseDue>;
   /** An extension is on its way; it schedules the next one when it is done. */
   #extending = false;
   /** Messages whose lease lapsed; made at the first lapse. */
@@ -216,13 +216,13 @@ export class VisibilityLease {
 
   /**
    * The clock of the leases made with `deps` (a dispatcher makes all of its leases with one): one timer for them
-   * all (src/settle/lease-clock.ts), made with the first lease.
+   * all (src/util/timer-heap.ts), made with the first lease.
    */
-  static #clocks = new WeakMap<LeaseDeps, LeaseClock<LeaseDue>>();
-  static #clockOf(deps: LeaseDeps): LeaseClock<LeaseDue> {
+  static #clocks = new WeakMap<LeaseDeps, TimerHeap<LeaseDue>>();
+  static #clockOf(deps: LeaseDeps): TimerHeap<LeaseDue> {
     let clock = VisibilityLease.#clocks.get(deps);
     if (clock === undefined) {
-      clock = new LeaseClock<LeaseDue>(deps.now, (due) => void due.lease.#extend());
+      clock = new TimerHeap<LeaseDue>(deps.now, (due) => void due.lease.#extend());
       VisibilityLease.#clocks.set(deps, clock);
     }
     return clock;

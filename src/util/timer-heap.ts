@@ -1,26 +1,28 @@
-/** Where an entry sits in the clock: when it is due, and its slot in the heap (-1: not scheduled). */
-export interface ClockEntry {
+/** Where an entry sits in the heap: when it is due, and its slot in the heap (-1: not scheduled). */
+export interface HeapEntry {
   dueAt: number;
   slot: number;
 }
 
 /**
- * One timer for many visibility leases (src/settle/visibility-lease.ts), instead of a setTimeout per lease.
- * Most leases end long before their first extension is due, so a timer per lease was armed and cleared for
- * every batch: a Timeout, its closure and a list entry each, which lived through two scavenges and were
- * promoted to old space. Here a lease only takes a slot in a binary min-heap (O(log n) in and out, no
- * allocation once the heap has grown to the leases open at a time), and the one timer is aimed at the earliest.
+ * One timer for many deadlines (the visibility leases' extensions, src/settle/visibility-lease.ts; the SQS calls'
+ * deadlines, src/aws/signed-http.ts), instead of a setTimeout each. Most of them are cleared long before they
+ * fall due (a batch settled before its first extension, a call answered in milliseconds), so a timer each was
+ * armed and cleared for nothing: a Timeout, its closure and a list entry each, which under load lived through
+ * two scavenges and were promoted to old space. Here an entry only takes a slot in a binary min-heap (O(log n) in
+ * and out, no allocation once the heap has grown to the entries open at a time), and the one timer is aimed at
+ * the earliest.
  *
  * - The timer is re-armed only when an entry becomes due earlier than it is aimed; an entry that leaves or is
  *   due later leaves it be: when it fires with nothing due, it is aimed at the earliest entry again. Under a
- *   steady load that is one timer per lease lifetime (20 s with a 30 s timeout), not one per batch.
+ *   steady load that is one timer per entry lifetime (20 s for a lease with a 30 s timeout), not one per entry.
  * - When the timer fires, every entry due by the time it was aimed at (or by now) is handed to `onDue`, the
  *   same moment its own setTimeout would have fired (Node's timers count from the event loop's cached time,
  *   which may be a little behind `now`).
- * - With no entry left, the timer stays armed but unref'd: an idle clock keeps no process alive, and the next
- *   lease (a daemon at concurrency 1 makes one per batch) finds it armed instead of arming one of its own.
+ * - With no entry left, the timer stays armed but unref'd: an idle heap keeps no process alive, and the next
+ *   entry (a daemon at concurrency 1 makes one lease per batch) finds it armed instead of arming one of its own.
  */
-export class LeaseClock<T extends ClockEntry> {
+export class TimerHeap<T extends HeapEntry> {
   readonly #now: () => number;
   readonly #onDue: (entry: T) => void;
   readonly #heap: T[] = [];

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { LeaseClock, type ClockEntry } from '../../../src/util/timer-heap.ts';
+import { TimerHeap, type HeapEntry } from '../../../src/util/timer-heap.ts';
 
-interface Entry extends ClockEntry {
+interface Entry extends HeapEntry {
   readonly name: string;
 }
 
 const entry = (name: string): Entry => ({ name, dueAt: 0, slot: -1 });
 
-/** A clock on the fake timers' time, with what it fired and when. */
+/** A heap on the fake timers' time, with what it fired and when. */
 function setup(now: () => number = () => Date.now()) {
   const fired: [string, number][] = [];
-  const clock = new LeaseClock<Entry>(now, (e) => fired.push([e.name, Date.now()]));
-  return { clock, fired };
+  const heap = new TimerHeap<Entry>(now, (e) => fired.push([e.name, Date.now()]));
+  return { heap, fired };
 }
 
 /** Advances the fake clock 1 ms at a time: one tick() sets the fake Date to its end before any timer runs. */
@@ -36,16 +36,16 @@ function countTimers(): { readonly armed: () => number; restore(): void } {
   };
 }
 
-describe('LeaseClock', () => {
+describe('TimerHeap', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
   afterEach(() => mock.timers.reset());
 
   it('hands each entry over at its due time, in due order, whatever the order they were set in', () => {
-    const { clock, fired } = setup();
+    const { heap, fired } = setup();
     const [a, b, c] = [entry('a'), entry('b'), entry('c')];
-    clock.set(c, 300);
-    clock.set(a, 100);
-    clock.set(b, 200);
+    heap.set(c, 300);
+    heap.set(a, 100);
+    heap.set(b, 200);
     advance(99);
     assert.deepEqual(fired, []);
     mock.timers.tick(1);
@@ -60,15 +60,15 @@ describe('LeaseClock', () => {
   });
 
   it('a removed entry is never handed over; set() again moves an entry, earlier or later', () => {
-    const { clock, fired } = setup();
+    const { heap, fired } = setup();
     const [a, b, c] = [entry('a'), entry('b'), entry('c')];
-    clock.set(a, 100);
-    clock.set(b, 200);
-    clock.set(c, 300);
-    clock.remove(a);
-    clock.remove(a);
-    clock.set(c, 50);
-    clock.set(b, 400);
+    heap.set(a, 100);
+    heap.set(b, 200);
+    heap.set(c, 300);
+    heap.remove(a);
+    heap.remove(a);
+    heap.set(c, 50);
+    heap.set(b, 400);
     advance(500);
     assert.deepEqual(fired, [
       ['c', 50],
@@ -79,18 +79,18 @@ describe('LeaseClock', () => {
   it('one timer for many entries: entries that come and go without falling due arm no timer of their own', () => {
     const timers = countTimers();
     try {
-      const { clock, fired } = setup();
+      const { heap, fired } = setup();
       // A steady load: every 1 ms a lease is made, due 20 s later, and the one made 5 ms earlier ends.
       const open: Entry[] = [];
       for (let t = 0; t < 1_000; t++) {
         const e = entry(`e${t}`);
-        clock.set(e, Date.now() + 20_000);
+        heap.set(e, Date.now() + 20_000);
         open.push(e);
-        if (open.length > 5) clock.remove(open.shift()!);
+        if (open.length > 5) heap.remove(open.shift()!);
         mock.timers.tick(1);
       }
       assert.equal(timers.armed(), 1, 'only the first entry armed the timer');
-      for (const e of open) clock.remove(e);
+      for (const e of open) heap.remove(e);
       advance(40_000);
       assert.deepEqual(fired, []);
       assert.ok(timers.armed() <= 2, `armed ${timers.armed()} timers`);
@@ -103,43 +103,43 @@ describe('LeaseClock', () => {
     // Node counts a timer from the event loop's cached time, which may be behind performance.now(): the timer
     // then fires before `now` reaches the due time. The entry goes then, as its own setTimeout would have.
     let lag = 0;
-    const { clock, fired } = setup(() => Date.now() - lag);
-    clock.set(entry('a'), 100);
+    const { heap, fired } = setup(() => Date.now() - lag);
+    heap.set(entry('a'), 100);
     lag = 3;
     advance(100);
     assert.deepEqual(fired, [['a', 100]]);
   });
 
   it('an entry already overdue is handed over at once (after the 1 ms of a zero timeout)', () => {
-    const { clock, fired } = setup();
+    const { heap, fired } = setup();
     advance(1_000);
-    clock.set(entry('late'), 500);
+    heap.set(entry('late'), 500);
     mock.timers.tick(1);
     assert.deepEqual(fired, [['late', 1_001]]);
   });
 
-  it('onDue may set and remove entries (its own or others) while the clock hands over', () => {
+  it('onDue may set and remove entries (its own or others) while the heap hands over', () => {
     const fired: string[] = [];
     const [a, b, c] = [entry('a'), entry('b'), entry('c')];
-    const clock: LeaseClock<Entry> = new LeaseClock<Entry>(
+    const heap: TimerHeap<Entry> = new TimerHeap<Entry>(
       () => Date.now(),
       (e) => {
         fired.push(`${e.name}@${Date.now()}`);
         if (e === a) {
-          clock.remove(c);
-          clock.set(a, Date.now() + 100);
+          heap.remove(c);
+          heap.set(a, Date.now() + 100);
         }
       },
     );
-    clock.set(a, 100);
-    clock.set(b, 150);
-    clock.set(c, 180);
+    heap.set(a, 100);
+    heap.set(b, 150);
+    heap.set(c, 180);
     advance(250);
     assert.deepEqual(fired, ['a@100', 'b@150', 'a@200']);
   });
 
   it('keeps the heap in order under many random moves (against a plain list)', () => {
-    const { clock, fired } = setup();
+    const { heap, fired } = setup();
     let seed = 7;
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const entries = Array.from({ length: 64 }, (_, i) => entry(`e${i}`));
@@ -147,11 +147,11 @@ describe('LeaseClock', () => {
     for (let step = 0; step < 5_000; step++) {
       const e = entries[Math.floor(random() * entries.length)]!;
       if (random() < 0.3) {
-        clock.remove(e);
+        heap.remove(e);
         model.delete(e);
       } else {
         const dueAt = 1_000 + Math.floor(random() * 100_000);
-        clock.set(e, dueAt);
+        heap.set(e, dueAt);
         model.set(e, dueAt);
       }
     }
@@ -164,21 +164,21 @@ describe('LeaseClock', () => {
   });
 });
 
-describe('LeaseClock on real timers', () => {
-  it("holds the process open only while an entry is scheduled: an idle clock keeps its timer unref'd", () => {
+describe('TimerHeap on real timers', () => {
+  it("holds the process open only while an entry is scheduled: an idle heap keeps its timer unref'd", () => {
     const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timeouts();
-    const clock = new LeaseClock<Entry>(
+    const heap = new TimerHeap<Entry>(
       () => performance.now(),
       () => undefined,
     );
     const [a, b] = [entry('a'), entry('b')];
-    clock.set(a, performance.now() + 60_000);
-    clock.set(b, performance.now() + 30_000);
+    heap.set(a, performance.now() + 60_000);
+    heap.set(b, performance.now() + 30_000);
     assert.equal(timeouts(), before + 1, 'one timer for both');
-    clock.remove(b);
+    heap.remove(b);
     assert.equal(timeouts(), before + 1);
-    clock.remove(a);
+    heap.remove(a);
     assert.equal(timeouts(), before, 'none once the last entry left');
   });
 });
