@@ -30,10 +30,17 @@ export class TimerHeap<T extends HeapEntry> {
   /** The due time the timer is aimed at; Infinity when none is armed. */
   #aimedAt = Infinity;
   readonly #fired = () => this.#fire();
+  /** The timer never holds the process open, even with entries scheduled. */
+  readonly #unref: boolean;
 
-  constructor(now: () => number, onDue: (entry: T) => void) {
+  /**
+   * `unref`: for deadlines of work that keeps the process alive on its own (an Invoke's open request): the timer
+   * never does, even while entries are scheduled.
+   */
+  constructor(now: () => number, onDue: (entry: T) => void, options?: { readonly unref?: boolean }) {
     this.#now = now;
     this.#onDue = onDue;
+    this.#unref = options?.unref === true;
   }
 
   /** Schedules `entry` at `dueAt` (monotonic ms, as `now`), or moves it there if it is scheduled already. */
@@ -50,7 +57,7 @@ export class TimerHeap<T extends HeapEntry> {
       this.#up(entry.slot);
     }
     if (dueAt < this.#aimedAt) this.#arm();
-    else this.#timer?.ref();
+    else if (!this.#unref) this.#timer?.ref();
   }
 
   /** Unschedules `entry`; a no-op when it is not scheduled. */
@@ -89,6 +96,7 @@ export class TimerHeap<T extends HeapEntry> {
     const first = this.#heap[0]!;
     this.#aimedAt = first.dueAt;
     this.#timer = setTimeout(this.#fired, Math.max(0, first.dueAt - this.#now()));
+    if (this.#unref) this.#timer.unref();
   }
 
   #up(slot: number): void {

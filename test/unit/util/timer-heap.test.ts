@@ -165,8 +165,9 @@ describe('TimerHeap', () => {
 });
 
 describe('TimerHeap on real timers', () => {
+  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
   it("holds the process open only while an entry is scheduled: an idle heap keeps its timer unref'd", () => {
-    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timeouts();
     const heap = new TimerHeap<Entry>(
       () => performance.now(),
@@ -180,5 +181,20 @@ describe('TimerHeap on real timers', () => {
     assert.equal(timeouts(), before + 1);
     heap.remove(a);
     assert.equal(timeouts(), before, 'none once the last entry left');
+  });
+
+  it('with unref, never holds the process open, even with entries scheduled; they still fall due', async () => {
+    const before = timeouts();
+    const fired: string[] = [];
+    const heap = new TimerHeap<Entry>(
+      () => performance.now(),
+      (e) => fired.push(e.name),
+      { unref: true },
+    );
+    heap.set(entry('a'), performance.now() + 20);
+    heap.set(entry('b'), performance.now() + 10);
+    assert.equal(timeouts(), before);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(fired, ['b', 'a']);
   });
 });
