@@ -7,6 +7,8 @@ import { answerTooLarge } from './answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
 import { SigV4Signer } from './sigv4.ts';
+import { monotonicNow } from '../util/clock.ts';
+import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
 /**
  * The lean hot path's transport: one AWS service's calls, signed with SigV4 (src/aws/sigv4.ts) and sent over
@@ -259,28 +261,65 @@ function header(answer: HttpAnswer, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/** Listens once: a constant, not an options object per call. */
+const ONCE = { once: true } as const;
+
 /**
- * A signal that aborts when `parent` does or after `deadlineMs` (reason: a TimeoutError, which
- * classifyAwsError reports as "no answer in time"), and `clear()`, to call once the call is over: unlike
- * AbortSignal.timeout() + AbortSignal.any(), nothing of a finished call (its timer, its listener on the
- * long-lived parent) stays behind until the deadline would have passed.
+ * The deadlines of one client's calls, under one timer (src/util/timer-heap.ts): almost every call is answered
+ * long before its deadline, and a setTimeout per call (its Timeout and closures) was made and cleared for nothing.
  */
-export function callDeadline(deadlineMs: number, parent?: AbortSignal): { signal: AbortSignal; clear: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
-    deadlineMs,
-  );
-  const onAbort = () => controller.abort(parent?.reason);
-  if (parent?.aborted) controller.abort(parent.reason);
-  else parent?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onAbort);
-    },
-  };
+export class CallDeadlines {
+  readonly #heap = new TimerHeap<CallDeadline>(monotonicNow, (deadline) => deadline.lapse());
+
+  /**
+   * A signal that aborts when `parent` does or after `deadlineMs` (reason: a TimeoutError, which
+   * classifyAwsError reports as "no answer in time"), and `clear()`, to call once the call is over: unlike
+   * AbortSignal.timeout() + AbortSignal.any(), nothing of a finished call (its place on the heap, its listener on
+   * the long-lived parent) stays behind until the deadline would have passed.
+   */
+  start(deadlineMs: number, parent?: AbortSignal): CallDeadline {
+    const deadline = new CallDeadline(this.#heap, parent);
+    if (parent?.aborted) deadline.handleEvent();
+    else {
+      this.#heap.set(deadline, monotonicNow() + deadlineMs);
+      parent?.addEventListener('abort', deadline, ONCE);
+    }
+    return deadline;
+  }
+}
+
+/** One call's deadline: its place on the heap, and the listener on its parent signal (this object, no closure). */
+export class CallDeadline implements HeapEntry {
+  dueAt = 0;
+  slot = -1;
+  readonly #controller = new AbortController();
+  readonly #heap: TimerHeap<CallDeadline>;
+  readonly #parent: AbortSignal | undefined;
+
+  constructor(heap: TimerHeap<CallDeadline>, parent: AbortSignal | undefined) {
+    this.#heap = heap;
+    this.#parent = parent;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The parent aborted (an EventListener object: the parent calls this). */
+  handleEvent(): void {
+    this.#controller.abort(this.#parent?.reason);
+  }
+
+  /** The deadline passed with the call still open. */
+  lapse(): void {
+    this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }
+
+  /** The call is over. */
+  clear(): void {
+    this.#heap.remove(this);
+    this.#parent?.removeEventListener('abort', this);
+  }
 }
 
 /** Like the SDK's: an AbortError whose cause is the signal's reason (a TimeoutError for a deadline). */

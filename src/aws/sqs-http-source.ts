@@ -3,7 +3,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from './errors.ts';
 import { RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from './answer-caps.ts';
 import { postWithSdkRetries } from './sdk-retry.ts';
-import { callDeadline, joinPath, type SignedHttp } from './signed-http.ts';
+import { CallDeadlines, joinPath, type SignedHttp } from './signed-http.ts';
 import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
@@ -37,6 +37,8 @@ export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender 
   /** Where calls without a queue URL (GetQueueUrl) go. */
   readonly #serviceUrl: URL;
   readonly #onCall: ((operation: string, err: unknown) => void) | undefined;
+  /** Every call's deadline, under one timer. */
+  readonly #deadlines = new CallDeadlines();
 
   /** `endpoint`: serviceEndpoint('sqs', ...): a configured endpoint (`custom`) or the regional one. */
   constructor(http: SignedHttp, endpoint: { url: URL; custom: boolean }, onCall?: (operation: string, err: unknown) => void) {
@@ -133,7 +135,7 @@ export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender 
     signal: AbortSignal | undefined,
     body: string,
   ): Promise<Record<string, unknown>> {
-    const deadline = callDeadline(deadlineMs, signal);
+    const deadline = this.#deadlines.start(deadlineMs, signal);
     try {
       return await this.#attempts(this.#endpoint ?? this.#originOf(queueUrl), operation, deadline.signal, body);
     } finally {

@@ -6,7 +6,6 @@ import type { DispatchTracer } from '../operator/tracing/tracer.ts';
 import { tenantSourceText, type TenantSource, type TenantSplit } from '../invoke/tenant-split.ts';
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitMove } from '../invoke/concurrency-gate.ts';
-import { agesAtReceive } from '../receive/queue-backlog.ts';
 import type { DispatcherState } from './status.ts';
 
 export interface DispatchEventsDeps {
@@ -68,7 +67,7 @@ export class DispatchEvents {
     const now = this.#now();
     const epochNow = Date.now();
     this.#tracer.received(queue, messages, epochMsOf(startedAt, now, epochNow), epochNow);
-    this.#metrics.agesAtReceive(queue.name, agesAtReceive(messages, epochNow));
+    this.#metrics.agesAtReceive(queue.name, messages, epochNow);
   }
 
   /** A loop holds a new batch. */

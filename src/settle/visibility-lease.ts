@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../aws/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
 /** SQS batch calls take at most 10 entries. */
 const SQS_BATCH_MAX = 10;
@@ -10,6 +11,11 @@ const SQS_BATCH_MAX = 10;
 const MAX_LEAD_MS = 10_000;
 /** What stop() returns when no extension is on its way. */
 const SETTLED: Promise<void> = Promise.resolve();
+/**
+ * What a lease holds once its last message is stopped: never written to (add() makes a new map). Deleting a
+ * map's last entry makes V8 shrink its table into a new one, which lived as long as the lease (promoted).
+ */
+const NONE: Map<Message, Held> = new Map();
 /** A retry that would land later than this before the visibility runs out is pointless. */
 const RETRY_MARGIN_MS = 250;
 
@@ -17,6 +23,11 @@ interface Held {
   readonly message: Message;
   /** When SQS will hand the message to someone else unless it is extended or settled. */
   visibleAt: number;
+}
+
+/** A lease's place on its clock. */
+interface LeaseDue extends HeapEntry {
+  readonly lease: VisibilityLease;
 }
 
 export interface LeaseDeps {
@@ -62,7 +73,7 @@ export class VisibilityLease {
   readonly #queue: ResolvedQueue;
   readonly #timeoutMs: number;
   readonly #deps: LeaseDeps;
-  readonly #held = new Map<Message, Held>();
+  #held = new Map<Message, Held>();
   /**
    * Extension calls on their way. It and #ended are made only when needed: most batches are settled before
    * their first extension, and thousands of leases may be open at a time.
@@ -71,7 +82,9 @@ export class VisibilityLease {
   #over = false;
   /** Aborts a retry's back-off at end(); made by the first retry. */
   #ended: AbortController | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  /** When the next extension is due, on the clock shared by the leases of these deps. */
+  readonly #due: LeaseDue = { dueAt: 0, slot: -1, lease: this };
+  readonly #clock: TimerHeap<LeaseDue>;
   /** An extension is on its way; it schedules the next one when it is done. */
   #extending = false;
   /** Messages whose lease lapsed; made at the first lapse. */
@@ -81,6 +94,7 @@ export class VisibilityLease {
     this.#queue = queue;
     this.#timeoutMs = timeoutMs;
     this.#deps = deps;
+    this.#clock = VisibilityLease.#clockOf(deps);
     for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + timeoutMs });
     // A queue with visibility timeout 0 hands messages out again at once: there is nothing to keep.
     if (timeoutMs > 0) this.#schedule();
@@ -102,6 +116,7 @@ export class VisibilityLease {
    */
   add(messages: readonly Message[], receivedAt: number): void {
     if (this.#over || this.#timeoutMs <= 0) return;
+    if (this.#held === NONE) this.#held = new Map();
     for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + this.#timeoutMs });
     // An extension on its way schedules the next one itself; scheduling now could send a second one for the
     // messages it is extending, whose visibleAt it has not updated yet.
@@ -157,8 +172,8 @@ export class VisibilityLease {
    * any more. Not an async function: it runs two or three times per message, and most leases never extend.
    */
   stop(messages: readonly Message[]): Promise<void> {
-    for (const m of messages) this.#held.delete(m);
-    if (this.#held.size === 0) clearTimeout(this.#timer);
+    for (const m of messages) this.#drop(m);
+    if (this.#held.size === 0) this.#clock.remove(this.#due);
     return this.#settled();
   }
 
@@ -166,8 +181,9 @@ export class VisibilityLease {
   end(): Promise<void> {
     this.#over = true;
     this.#ended?.abort();
-    clearTimeout(this.#timer);
-    this.#held.clear();
+    this.#clock.remove(this.#due);
+    // Not clear(): it makes a new table, even for an empty map.
+    this.#held = NONE;
     return this.#settled();
   }
 
@@ -177,12 +193,19 @@ export class VisibilityLease {
     return Promise.allSettled([...this.#calls]).then(() => undefined);
   }
 
+  /** Stops holding `m`; the last one leaves the map as it is, for NONE. */
+  #drop(m: Message): void {
+    const held = this.#held;
+    if (held.size !== 1) held.delete(m);
+    else if (held.has(m)) this.#held = NONE;
+  }
+
   /** These held messages are no longer ours: stop extending them, remember them and report them once. */
   #lapse(lost: readonly Held[]): void {
     if (lost.length === 0) return;
     const lapsed = (this.#lapsed ??= new Set());
     for (const h of lost) {
-      this.#held.delete(h.message);
+      this.#drop(h.message);
       lapsed.add(h.message);
     }
     this.#deps.onLapse?.(
@@ -191,15 +214,30 @@ export class VisibilityLease {
     );
   }
 
+  /**
+   * The clock of the leases made with `deps` (a dispatcher makes all of its leases with one): one timer for them
+   * all (src/util/timer-heap.ts), made with the first lease.
+   */
+  static #clocks = new WeakMap<LeaseDeps, TimerHeap<LeaseDue>>();
+  static #clockOf(deps: LeaseDeps): TimerHeap<LeaseDue> {
+    let clock = VisibilityLease.#clocks.get(deps);
+    if (clock === undefined) {
+      clock = new TimerHeap<LeaseDue>(deps.now, (due) => void due.lease.#extend());
+      VisibilityLease.#clocks.set(deps, clock);
+    }
+    return clock;
+  }
+
   #schedule(): void {
-    clearTimeout(this.#timer);
-    if (this.#held.size === 0 || this.#over) return;
+    if (this.#held.size === 0 || this.#over) {
+      this.#clock.remove(this.#due);
+      return;
+    }
     const leadMs = extensionLeadMs(this.#timeoutMs);
     // A loop, not Math.min over a copy: this runs for every batch received.
     let first = Infinity;
     for (const h of this.#held.values()) first = Math.min(first, h.visibleAt);
-    const due = first - leadMs;
-    this.#timer = setTimeout(() => void this.#extend(), Math.max(0, due - this.#deps.now()));
+    this.#clock.set(this.#due, first - leadMs);
   }
 
   async #extend(): Promise<void> {

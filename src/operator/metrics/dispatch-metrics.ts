@@ -1,21 +1,28 @@
 import type { MetricDef } from './names.ts';
 import { FUNCTION_METRICS, SQS_METRICS } from './names.ts';
-import type { MetricsSink } from './metrics-sink.ts';
-import type { BacklogCounts } from '../../receive/queue-backlog.ts';
+import type { Message } from '@aws-sdk/client-sqs';
+import { noopMetrics, type MetricsSink } from './metrics-sink.ts';
+import { agesAtReceive, type BacklogCounts } from '../../receive/queue-backlog.ts';
 
 /**
  * The dispatcher's metrics, typed: each event of the data path is one call here, recorded under the names of
  * names.ts with dimensions Function and Queue. Also keeps the in-flight and concurrency gauges, which it
  * re-records on every change so every sink sees the current value.
+ *
+ * With no sink (--metrics off and no HTTP server: the sink is noopMetrics) it records nothing and keeps nothing:
+ * a datum and its dimensions per count, ten or so per message, and the ages of every receive, were made for nobody.
  */
 export class DispatchMetrics {
   readonly #sink: MetricsSink;
+  /** Someone reads what is recorded. */
+  readonly #on: boolean;
   readonly #fn: string;
   readonly #inFlight = new Map<string, number>();
   #busyLoops = 0;
 
   constructor(sink: MetricsSink, functionName: string, concurrency: number) {
     this.#sink = sink;
+    this.#on = sink !== noopMetrics;
     this.#fn = functionName;
     this.#fnGauge(FUNCTION_METRICS.concurrencyLimit, concurrency);
     this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, 0);
@@ -23,12 +30,14 @@ export class DispatchMetrics {
   }
 
   polled(queue: string, count: number): void {
+    if (!this.#on) return;
     this.gathered(queue, count);
     this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, ++this.#busyLoops);
   }
 
   /** More messages joined a batch being gathered over a batching window; its loop was counted busy by polled(). */
   gathered(queue: string, count: number): void {
+    if (!this.#on) return;
     this.#count(SQS_METRICS.polled, queue, count);
     this.#moveInFlight(queue, count);
   }
@@ -55,6 +64,7 @@ export class DispatchMetrics {
 
   /** `reason`: a bounded label (src/invoke/throttle-reason.ts), never Lambda's free text. */
   throttled(queue: string, reason: string): void {
+    if (!this.#on) return;
     this.#sink.record({
       name: SQS_METRICS.throttled.cloudwatch,
       unit: SQS_METRICS.throttled.unit,
@@ -109,9 +119,10 @@ export class DispatchMetrics {
     this.#record(SQS_METRICS.backlogDelayed, queue, counts.delayed);
   }
 
-  /** Received messages' ages (from SentTimestamp), ms. */
-  agesAtReceive(queue: string, agesMs: readonly number[]): void {
-    for (const age of agesMs) this.#record(SQS_METRICS.ageAtReceive, queue, age);
+  /** The ages of messages received at `epochNowMs` (from their SentTimestamp), ms. */
+  agesAtReceive(queue: string, messages: readonly Message[], epochNowMs: number): void {
+    if (!this.#on) return;
+    for (const age of agesAtReceive(messages, epochNowMs)) this.#record(SQS_METRICS.ageAtReceive, queue, age);
   }
 
   /** The loops allowed to hold a batch changed (adaptive concurrency). */
@@ -125,6 +136,7 @@ export class DispatchMetrics {
 
   /** A received batch is settled (deleted, kept or released): it leaves the in-flight count. */
   settled(queue: string, count: number, receiveToSettleMs: number): void {
+    if (!this.#on) return;
     for (let i = 0; i < count; i++) this.#record(SQS_METRICS.receiveToSettle, queue, receiveToSettleMs);
     this.#moveInFlight(queue, -count);
     this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, --this.#busyLoops);
@@ -141,10 +153,12 @@ export class DispatchMetrics {
   }
 
   #record(def: MetricDef, queue: string, value: number): void {
+    if (!this.#on) return;
     this.#sink.record({ name: def.cloudwatch, unit: def.unit, value, dimensions: { Function: this.#fn, Queue: queue } });
   }
 
   #fnGauge(def: MetricDef, value: number): void {
+    if (!this.#on) return;
     this.#sink.record({ name: def.cloudwatch, unit: def.unit, value, dimensions: { Function: this.#fn } });
   }
 }

@@ -49,4 +49,28 @@ describe('withDeadline', () => {
     assert.ok(call instanceof Promise);
     await assert.rejects(call, /bug/);
   });
+
+  it('one timer for the deadlines of every open call, and it holds no process open', async () => {
+    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timeouts();
+    const real = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      armed++;
+      return real(...args);
+    }) as typeof setTimeout;
+    const answers: (() => void)[] = [];
+    const waits: Invoke = () => new Promise((resolve) => answers.push(() => resolve(ok())));
+    let calls: Promise<unknown>[];
+    try {
+      const chain = withDeadline(60_000)(waits);
+      calls = Array.from({ length: 50 }, () => chain('{}', invokeContext()));
+      assert.equal(armed, 1, 'fifty calls open, one timer');
+      assert.equal(timeouts(), before, "the timer is unref'd");
+    } finally {
+      globalThis.setTimeout = real;
+    }
+    for (const answer of answers) answer();
+    await Promise.all(calls);
+  });
 });

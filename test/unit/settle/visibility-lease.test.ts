@@ -616,4 +616,65 @@ describe('VisibilityLease', () => {
     await advance(60_000, 10_000);
     assert.deepEqual(zero.lease.confirm(zero.messages), []);
   });
+
+  it('add() after every message was stopped: the lease holds and extends the new ones only', async () => {
+    const { source, lease, messages } = setup(1, 4_000);
+    await lease.stop(messages);
+    assert.deepEqual(lease.messages, []);
+    const later = message();
+    source.know([later]);
+    lease.add([later], Date.now());
+    await advance(2_000, 100);
+    assert.deepEqual(
+      source.calls.map((c) => [c.at, c.ids]),
+      [[2_000, [later.MessageId]]],
+    );
+    assert.deepEqual(lease.messages, [later]);
+    const other = setup(1, 4_000);
+    await other.lease.end();
+    assert.deepEqual(other.lease.messages, [], 'another ended lease holds nothing of it');
+    await lease.end();
+  });
+
+  it('leases made with the same deps share one timer, and each is still extended on its own schedule', async () => {
+    const source = new LeaseSource();
+    const deps = { source, logger: recordingLogger().logger, now: () => Date.now(), random: highest };
+    const fake = globalThis.setTimeout;
+    let armed = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      armed++;
+      return fake(...args);
+    }) as typeof setTimeout;
+    try {
+      // Batches settled before their first extension: a thousand leases, made and ended.
+      for (let i = 0; i < 1_000; i++) {
+        const m = message();
+        source.know([m]);
+        await new VisibilityLease(queue('q'), [m], 30_000, Date.now(), deps).end();
+        mock.timers.tick(1);
+      }
+      assert.equal(armed, 1, 'one timer for a thousand leases (the first one armed it)');
+      assert.equal(source.calls.length, 0);
+      const [first, second] = [message(), message()];
+      source.know([first, second]);
+      const a = new VisibilityLease(queue('q'), [first], 30_000, Date.now(), deps);
+      await advance(5_000);
+      const b = new VisibilityLease(queue('q'), [second], 30_000, Date.now(), deps);
+      await advance(40_000, 1_000);
+      assert.deepEqual(
+        source.calls.map((c) => [c.at - 1_000, c.ids]),
+        [
+          [20_000, [first.MessageId]],
+          [25_000, [second.MessageId]],
+          [40_000, [first.MessageId]],
+          [45_000, [second.MessageId]],
+        ],
+      );
+      await Promise.all([a.end(), b.end()]);
+      await advance(60_000, 10_000);
+      assert.equal(source.calls.length, 4, 'ended leases are extended no more');
+    } finally {
+      globalThis.setTimeout = fake;
+    }
+  });
 });
