@@ -83,19 +83,25 @@ export class Dispatcher {
   readonly #opts: DispatcherOptions;
   /** Each step's part, shared by the loops (src/dispatch/parts.ts). */
   readonly #parts: DispatcherParts;
-  readonly #inFlight = new Set<Batch>();
+  /**
+   * The batch each loop holds, by loop: a slot per loop rather than a Set, whose hash table was rebuilt as batches
+   * came and went (garbage per message, and the Set's table lived long enough to be promoted to old space).
+   */
+  readonly #inFlight: (Batch | undefined)[];
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
+    this.#inFlight = Array.from({ length: options.concurrency }, () => undefined);
     this.#parts = assembleParts(options, deps, this.#drainOver.signal);
   }
 
   /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
   status(): DispatcherStatus {
-    const inFlight = [...this.#inFlight];
+    // Oldest first, as they were received.
+    const inFlight = this.#inFlight.filter((b) => b !== undefined).sort((a, b) => a.receivedAt - b.receivedAt);
     return {
       state: this.#state,
       functionName: this.#opts.functionName,
@@ -189,7 +195,7 @@ export class Dispatcher {
     const receivedAt = this.#parts.now();
     const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
-    this.#inFlight.add(batch);
+    this.#inFlight[loop] = batch;
     this.#parts.events.batchStarted(queue, messages.length);
     return batch;
   }
@@ -199,7 +205,7 @@ export class Dispatcher {
     try {
       await processBatch(batch, halt, this.#parts.batchDeps);
     } finally {
-      this.#inFlight.delete(batch);
+      this.#inFlight[batch.loop] = undefined;
       this.#parts.activities.mark(batch.loop, undefined);
       this.#parts.events.batchSettled(batch.queue, batch.messages.length, this.#parts.now() - batch.receivedAt);
       this.#parts.capacity.settled(batch.loop, batch.queue);
