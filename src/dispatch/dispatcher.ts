@@ -174,20 +174,29 @@ export class Dispatcher {
       // take now stay on the queue, visible to other replicas and to this one once a place frees.
       if (!(await this.#parts.capacity.enter(loop, halt))) continue;
       try {
-        this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
-        const startedAt = this.#parts.now();
-        // Waiting for a message has no deadline: the idle loops' polls have their own (src/receive/idle-polls.ts).
-        const received = await this.#parts.receiver.next(halt, () => this.#parts.activities.mark(loop, 'waiting for a message', Infinity));
-        this.#parts.activities.mark(loop, undefined);
-        if (received) {
-          this.#parts.events.received(received.queue, received.messages, startedAt);
-          await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
-        }
+        await this.#pass(loop, halt);
       } finally {
         this.#parts.capacity.free(loop);
       }
     }
     this.#parts.activities.mark(loop, undefined);
+  }
+
+  /**
+   * One receive and the batch it brought. A function of its own so that nothing of the batch outlives it: a local
+   * of #loop (the received messages) stayed in the loop's long-lived frame until its next receive returned, which
+   * kept every batch's messages alive through scavenges and had them promoted to old space.
+   */
+  async #pass(loop: number, halt: AbortSignal): Promise<void> {
+    this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
+    const startedAt = this.#parts.now();
+    // Waiting for a message has no deadline: the idle loops' polls have their own (src/receive/idle-polls.ts).
+    const received = await this.#parts.receiver.next(halt, () => this.#parts.activities.mark(loop, 'waiting for a message', Infinity));
+    this.#parts.activities.mark(loop, undefined);
+    if (received) {
+      this.#parts.events.received(received.queue, received.messages, startedAt);
+      await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
+    }
   }
 
   /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
