@@ -83,19 +83,25 @@ export class Dispatcher {
   readonly #opts: DispatcherOptions;
   /** Each step's part, shared by the loops (src/dispatch/parts.ts). */
   readonly #parts: DispatcherParts;
-  readonly #inFlight = new Set<Batch>();
+  /**
+   * The batch each loop holds, by loop: a slot per loop rather than a Set, whose hash table was rebuilt as batches
+   * came and went (garbage per message, and the Set's table lived long enough to be promoted to old space).
+   */
+  readonly #inFlight: (Batch | undefined)[];
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
+    this.#inFlight = Array.from({ length: options.concurrency }, () => undefined);
     this.#parts = assembleParts(options, deps, this.#drainOver.signal);
   }
 
   /** What the dispatcher is doing now: one snapshot for the probes, the status page and the shutdown report. */
   status(): DispatcherStatus {
-    const inFlight = [...this.#inFlight];
+    // Oldest first, as they were received.
+    const inFlight = this.#inFlight.filter((b) => b !== undefined).sort((a, b) => a.receivedAt - b.receivedAt);
     return {
       state: this.#state,
       functionName: this.#opts.functionName,
@@ -168,15 +174,7 @@ export class Dispatcher {
       // take now stay on the queue, visible to other replicas and to this one once a place frees.
       if (!(await this.#parts.capacity.enter(loop, halt))) continue;
       try {
-        this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
-        const startedAt = this.#parts.now();
-        // Waiting for a message has no deadline: the idle loops' polls have their own (src/receive/idle-polls.ts).
-        const received = await this.#parts.receiver.next(halt, () => this.#parts.activities.mark(loop, 'waiting for a message', Infinity));
-        this.#parts.activities.mark(loop, undefined);
-        if (received) {
-          this.#parts.events.received(received.queue, received.messages, startedAt);
-          await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
-        }
+        await this.#pass(loop, halt);
       } finally {
         this.#parts.capacity.free(loop);
       }
@@ -184,12 +182,29 @@ export class Dispatcher {
     this.#parts.activities.mark(loop, undefined);
   }
 
+  /**
+   * One receive and the batch it brought. A function of its own so that nothing of the batch outlives it: a local
+   * of #loop (the received messages) stayed in the loop's long-lived frame until its next receive returned, which
+   * kept every batch's messages alive through scavenges and had them promoted to old space.
+   */
+  async #pass(loop: number, halt: AbortSignal): Promise<void> {
+    this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);
+    const startedAt = this.#parts.now();
+    // Waiting for a message has no deadline: the idle loops' polls have their own (src/receive/idle-polls.ts).
+    const received = await this.#parts.receiver.next(halt, () => this.#parts.activities.mark(loop, 'waiting for a message', Infinity));
+    this.#parts.activities.mark(loop, undefined);
+    if (received) {
+      this.#parts.events.received(received.queue, received.messages, startedAt);
+      await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
+    }
+  }
+
   /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
   #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
     const receivedAt = this.#parts.now();
     const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
-    this.#inFlight.add(batch);
+    this.#inFlight[loop] = batch;
     this.#parts.events.batchStarted(queue, messages.length);
     return batch;
   }
@@ -199,7 +214,7 @@ export class Dispatcher {
     try {
       await processBatch(batch, halt, this.#parts.batchDeps);
     } finally {
-      this.#inFlight.delete(batch);
+      this.#inFlight[batch.loop] = undefined;
       this.#parts.activities.mark(batch.loop, undefined);
       this.#parts.events.batchSettled(batch.queue, batch.messages.length, this.#parts.now() - batch.receivedAt);
       this.#parts.capacity.settled(batch.loop, batch.queue);
