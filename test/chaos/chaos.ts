@@ -50,6 +50,7 @@ import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { overlappingRuns, runsByMessage } from '../support/message-runs.ts';
 import type { ChaosBody, InvocationLine } from './recording-handler.ts';
+import { seeded } from '../support/seeded.ts';
 
 export interface ChaosOptions {
   /** Messages to send; default 5000. */
@@ -158,18 +159,6 @@ const LAPSED_MSG = 'the visibility lease lapsed before the invocation; not invok
 const CHANGED_MSG = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";
 /** SQS operations the fault episodes hit. Start-up calls are left alone: a daemon that cannot start proves nothing. */
 const SQS_RUNTIME_OPS: readonly Operation[] = ['ReceiveMessage', 'DeleteMessageBatch', 'ChangeMessageVisibilityBatch'];
-
-/** A small seeded generator (mulberry32), so that a run's messages and fault draws can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Daemon {
   child: ChildProcess;

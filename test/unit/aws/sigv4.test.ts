@@ -15,6 +15,7 @@ import { SkewClock } from '../../../src/aws/clock-skew.ts';
 import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { SigV4Signer, type SigningCredentials } from '../../../src/aws/sigv4.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
+import { seeded } from '../../support/seeded.ts';
 
 const EXAMPLE = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const DATE = new Date('2015-08-30T12:36:00Z');
@@ -214,18 +215,6 @@ describe('SignedHttp signs what it sends', () => {
   });
 });
 
-/** mulberry32: a seeded generator, so that a failing case can be found again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The SDK's extendedEncodeURIComponent, as the Lambda client encodes a function name into its path. */
 const encodeLabel = (label: string) =>
   encodeURIComponent(label).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -299,7 +288,7 @@ const DATES = [
 ].map((d) => new Date(d));
 
 function generateCases(seed: number, count: number): Case[] {
-  const next = random(seed);
+  const next = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const cases: Case[] = [];
   for (let i = 0; i < count; i++) {

@@ -5,6 +5,7 @@ import type { Invoke } from '../../../src/invoke/invoke.ts';
 import { INVOKE_TIMEOUT_MS, withDeadline } from '../../../src/invoke/with-deadline.ts';
 import { ok } from '../../support/factories.ts';
 import { invokeContext } from '../../support/invoke-context.ts';
+import { countTimers } from '../../support/count-timers.ts';
 
 describe('withDeadline', () => {
   it('is a minute over the 15 minutes Lambda runs a function at most', () => {
@@ -53,22 +54,17 @@ describe('withDeadline', () => {
   it('one timer for the deadlines of every open call, and it holds no process open', async () => {
     const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timeouts();
-    const real = globalThis.setTimeout;
-    let armed = 0;
-    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-      armed++;
-      return real(...args);
-    }) as typeof setTimeout;
+    const timers = countTimers();
     const answers: (() => void)[] = [];
     const waits: Invoke = () => new Promise((resolve) => answers.push(() => resolve(ok())));
     let calls: Promise<unknown>[];
     try {
       const chain = withDeadline(60_000)(waits);
       calls = Array.from({ length: 50 }, () => chain('{}', invokeContext()));
-      assert.equal(armed, 1, 'fifty calls open, one timer');
+      assert.equal(timers.armed(), 1, 'fifty calls open, one timer');
       assert.equal(timeouts(), before, "the timer is unref'd");
     } finally {
-      globalThis.setTimeout = real;
+      timers.restore();
     }
     for (const answer of answers) answer();
     await Promise.all(calls);

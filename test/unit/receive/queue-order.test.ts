@@ -2,23 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseQueueList } from '../../../src/config/queue-list.ts';
 import { drawOrder, type QueueList } from '../../../src/receive/queue-order.ts';
+import { seeded } from '../../support/seeded.ts';
 
 function list(value: string): QueueList {
   const { list, problems } = parseQueueList(value);
   assert.deepEqual(problems, []);
   return list!;
-}
-
-/** A seeded generator (mulberry32) so statistical tests are reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('drawOrder', () => {

@@ -5,6 +5,7 @@ import { AwsCallError } from '../../../src/aws/errors.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
 import { VisibilityLease, extensionDeadlineMs, extensionLeadMs } from '../../../src/settle/visibility-lease.ts';
 import { message, queue, recordingLogger, type LogLine, deferred } from '../../support/factories.ts';
+import { countTimers } from '../../support/count-timers.ts';
 
 const START = 1_000_000;
 /** random() just below 1: each back-off is its ceiling minus 1 ms (99, 199, 399, 799, 999, 999...). */
@@ -639,12 +640,7 @@ describe('VisibilityLease', () => {
   it('leases made with the same deps share one timer, and each is still extended on its own schedule', async () => {
     const source = new LeaseSource();
     const deps = { source, logger: recordingLogger().logger, now: () => Date.now(), random: highest };
-    const fake = globalThis.setTimeout;
-    let armed = 0;
-    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-      armed++;
-      return fake(...args);
-    }) as typeof setTimeout;
+    const timers = countTimers();
     try {
       // Batches settled before their first extension: a thousand leases, made and ended.
       for (let i = 0; i < 1_000; i++) {
@@ -653,7 +649,7 @@ describe('VisibilityLease', () => {
         await new VisibilityLease(queue('q'), [m], 30_000, Date.now(), deps).end();
         mock.timers.tick(1);
       }
-      assert.equal(armed, 1, 'one timer for a thousand leases (the first one armed it)');
+      assert.equal(timers.armed(), 1, 'one timer for a thousand leases (the first one armed it)');
       assert.equal(source.calls.length, 0);
       const [first, second] = [message(), message()];
       source.know([first, second]);
@@ -674,7 +670,7 @@ describe('VisibilityLease', () => {
       await advance(60_000, 10_000);
       assert.equal(source.calls.length, 4, 'ended leases are extended no more');
     } finally {
-      globalThis.setTimeout = fake;
+      timers.restore();
     }
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { TimerHeap, type HeapEntry } from '../../../src/util/timer-heap.ts';
+import { countTimers } from '../../support/count-timers.ts';
 
 interface Entry extends HeapEntry {
   readonly name: string;
@@ -18,22 +19,6 @@ function setup(now: () => number = () => Date.now()) {
 /** Advances the fake clock 1 ms at a time: one tick() sets the fake Date to its end before any timer runs. */
 function advance(ms: number): void {
   for (let i = 0; i < ms; i++) mock.timers.tick(1);
-}
-
-/** Counts the timers armed through globalThis.setTimeout (the fake one, while mock.timers is on). */
-function countTimers(): { readonly armed: () => number; restore(): void } {
-  const fake = globalThis.setTimeout;
-  let armed = 0;
-  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-    armed++;
-    return fake(...args);
-  }) as typeof setTimeout;
-  return {
-    armed: () => armed,
-    restore: () => {
-      globalThis.setTimeout = fake;
-    },
-  };
 }
 
 describe('TimerHeap', () => {
