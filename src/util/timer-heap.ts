@@ -16,9 +16,10 @@ export interface HeapEntry {
  * - The timer is re-armed only when an entry becomes due earlier than it is aimed; an entry that leaves or is
  *   due later leaves it be: when it fires with nothing due, it is aimed at the earliest entry again. Under a
  *   steady load that is one timer per entry lifetime (20 s for a lease with a 30 s timeout), not one per entry.
- * - When the timer fires, every entry due by the time it was aimed at (or by now) is handed to `onDue`, the
- *   same moment its own setTimeout would have fired (Node's timers count from the event loop's cached time,
- *   which may be a little behind `now`).
+ * - When the timer fires, every entry due by `now` is handed to `onDue`, never one before its due time: Node
+ *   counts a timer from the event loop's cached time, which may be a little behind `now`, so the timer can fire
+ *   a millisecond or more early (a deadline cut short, seen in CI under load); it is then aimed again at what is
+ *   left.
  * - With no entry left, the timer stays armed but unref'd: an idle heap keeps no process alive, and the next
  *   entry (a daemon at concurrency 1 makes one lease per batch) finds it armed instead of arming one of its own.
  */
@@ -77,7 +78,7 @@ export class TimerHeap<T extends HeapEntry> {
 
   #fire(): void {
     this.#timer = undefined;
-    const by = Math.max(this.#aimedAt, this.#now());
+    const by = this.#now();
     this.#aimedAt = Infinity;
     // Taken out before any is handed over: onDue may schedule or remove entries (its own or others).
     const due: T[] = [];
