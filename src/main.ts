@@ -27,13 +27,14 @@ process.on('SIGTERM', (signal) => onSignal(signal));
 process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
-  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig }, { pino }, { addDefaults }, { loadAwsRegion }] = await Promise.all([
-    import('./config/cli.ts'),
-    import('./config/config.ts'),
-    import('pino'),
-    import('./config/with-defaults.ts'),
-    import('./aws/region.ts'),
-  ]);
+  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig, totalLoops }, { pino }, { addDefaults }, { loadAwsRegion }] =
+    await Promise.all([
+      import('./config/cli.ts'),
+      import('./config/config.ts'),
+      import('pino'),
+      import('./config/with-defaults.ts'),
+      import('./aws/region.ts'),
+    ]);
   // `workerless check [options]` validates the same options as a run, then checks them instead of running.
   const check = process.argv[2] === 'check';
   const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
@@ -103,8 +104,7 @@ async function main(): Promise<number> {
     return EXIT_OK;
   }
   // A large run gives V8 its own heap growth back (src/daemon/heap-growth.ts); node:v8 loads only then.
-  const loops = config.routes.reduce((sum, route) => sum + route.concurrency, 0);
-  if (restoreV8HeapGrowth(loops, process.execArgv, process.env['NODE_OPTIONS'])) {
+  if (restoreV8HeapGrowth(totalLoops(config.routes), process.execArgv, process.env['NODE_OPTIONS'])) {
     process.getBuiltinModule('node:v8').setFlagsFromString('--heap-growing-percent=0');
   }
   const { runDaemon } = await import('./daemon/daemon.ts');

@@ -26,6 +26,7 @@ export { OPTIONS } from './options.ts';
 export type DeleteMode = OptionValue<'delete'>;
 
 export type { RouteConfig } from './routes.ts';
+export { totalLoops } from './routes.ts';
 
 export type LogLevel = OptionValue<'log-level'>;
 

@@ -75,6 +75,11 @@ const ROUTE_DEFS: ReadonlyMap<string, OptionDef> = new Map(
   (OPTIONS as readonly OptionDef[]).filter((d) => ROUTE_GROUPS.includes(d.group)).map((d) => [d.flag, d]),
 );
 
+/** The worker loops of a run: the routes' --concurrency together (sockets, file descriptors and heap scale with it). */
+export function totalLoops(routes: readonly RouteConfig[]): number {
+  return routes.reduce((sum, route) => sum + route.concurrency, 0);
+}
+
 /**
  * The routes of a configuration: the `routes` list when given, else one route from the flags when --queues is
  * given, else none (Temporal spillover only). Problems go to `r` (with where each value came from); a route

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../aws/sqs-source.ts';
-import type { Config } from '../config/config.ts';
+import { totalLoops, type Config } from '../config/config.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.ts';
 import { fdBudget, readOpenFileLimit } from '../operator/http/fd-budget.ts';
@@ -67,7 +67,7 @@ export async function runDaemon(
     for (const p of err.problems) proc.tell(describeProblem(p));
     return EXIT_USAGE;
   }
-  const maxSocketsPerHost = socketsPerHost(config.routes.reduce((loops, route) => loops + route.concurrency, 0));
+  const maxSocketsPerHost = socketsPerHost(totalLoops(config.routes));
   // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
     openFileLimit: readOpenFileLimit(),
