@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
 import { restoreV8HeapGrowth } from './daemon/heap-growth.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './core/exit-codes.ts';
 
 /**
  * The root controller, and signal handlers installed before any dependency is loaded: everything else is

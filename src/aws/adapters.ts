@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { createSdkClients, type SdkClients } from './clients.ts';
-import { classifyAwsError } from './errors.ts';
+import { classifyAwsError } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { AwsEndpoints } from './endpoints.ts';
-import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker } from '../core/function-invoker.ts';
 import type { MetricsPublisher } from '../operator/metrics/cloudwatch.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import { AWS_METRICS } from '../operator/metrics/names.ts';
-import type { MessageSender, MessageSource, QueueLookup } from './sqs-source.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import { AWS_METRICS } from '../core/telemetry/metric-names.ts';
+import type { MessageSender, MessageSource, QueueLookup } from '../core/queue.ts';
 
 /**
  * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,

@@ -8,7 +8,7 @@ import type { ServiceEndpoint } from './endpoints.ts';
 import { CAP_ANSWERS, capAnswers } from './sdk-answer-caps.ts';
 import type { Config } from '../config/config.ts';
 import { COUNT_AWS_CALLS, countAwsCalls } from '../operator/metrics/aws-calls.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 
 /**
  * The AWS SDK clients, each built (and its package loaded) on first use: importing one costs 15-30 MiB of

@@ -1,6 +1,6 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { DestinationSender } from '../settle/deliver-failures.ts';
-import type { MessageSender } from './sqs-source.ts';
+import type { MessageSender } from '../core/queue.ts';
 
 /**
  * The failure destination's sender: SQS SendMessage through the daemon's own SQS client (lean or SDK, as

@@ -1,7 +1,7 @@
-import { INVOKE_ANSWER_MAX_BYTES } from './answer-caps.ts';
+import { INVOKE_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
 import { joinPath, serviceError, type SignedHttp } from './signed-http.ts';
 import { classifyInvokeError } from '../invoke/lambda-errors.ts';
-import type { FunctionInvoker, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 
 /**
  * FunctionInvoker on the lean hot path (`--aws-client lean`): Lambda's Invoke (REST JSON,

@@ -1,6 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { classifyInvokeError } from '../invoke/lambda-errors.ts';
-import type { FunctionInvoker, InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker, InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 
 /**
  * FunctionInvoker on the AWS SDK's LambdaClient: `--aws-client sdk`, and the DryRun of Temporal spillover's

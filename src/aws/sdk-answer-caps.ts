@@ -1,8 +1,8 @@
 import { Transform, type Readable } from 'node:stream';
-import { answerTooLarge, INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from './answer-caps.ts';
+import { answerTooLarge, INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
 
 /**
- * The answer caps of src/aws/answer-caps.ts on the SDK's clients (`--aws-client sdk`), so both clients refuse the
+ * The answer caps of src/core/answer-caps.ts on the SDK's clients (`--aws-client sdk`), so both clients refuse the
  * same answers with the same error: an SDK middleware placed just inside the deserializer, which sees the raw
  * answer before its body is read. A Content-Length over the cap is refused at once, and the body is counted on
  * its way to the deserializer, which fails with AnswerTooLarge (and the socket is destroyed) once it grows past it.

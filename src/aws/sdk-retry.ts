@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AwsCallError, classifyAwsError } from './errors.ts';
-import { ANSWER_TOO_LARGE } from './answer-caps.ts';
+import { AwsCallError, classifyAwsError } from '../core/errors.ts';
+import { ANSWER_TOO_LARGE } from '../core/answer-caps.ts';
 import { serviceError, type SignedHttp } from './signed-http.ts';
 
 /** The SDK's standard retry mode: 3 attempts. */
@@ -18,7 +18,7 @@ export interface JsonCall {
   readonly body: string;
   /** For errors and counting: ReceiveMessage, PutMetricData... */
   readonly operation: string;
-  /** The largest answer this call can get (src/aws/answer-caps.ts). */
+  /** The largest answer this call can get (src/core/answer-caps.ts). */
   readonly maxAnswerBytes: number;
   /** Error codes as the wire names them -> the exception names the SDK's client throws, where they differ. */
   readonly sdkErrorNames: Readonly<Record<string, string>>;

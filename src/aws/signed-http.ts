@@ -1,9 +1,9 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { markNotSent } from './errors.ts';
+import { markNotSent } from '../core/errors.ts';
 import { keepAliveAgentOptions } from './agent-options.ts';
 import { nodeHttp } from '../util/node-http.ts';
-import { answerTooLarge } from './answer-caps.ts';
+import { answerTooLarge } from '../core/answer-caps.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
 import { SigV4Signer } from './sigv4.ts';

@@ -1,6 +1,6 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { AwsCallError, classifyAwsError, withDeadline } from './errors.ts';
-import { CALL_DEADLINE_MS, type OutgoingMessage } from './sqs-source.ts';
+import { AwsCallError, classifyAwsError, withDeadline } from '../core/errors.ts';
+import { CALL_DEADLINE_MS, type OutgoingMessage } from '../core/queue.ts';
 
 /**
  * SNS Publish on the AWS SDK's SNSClient, for a failure destination that is a topic. Only loaded when one is

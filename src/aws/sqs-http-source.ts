@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
-import { AwsCallError, classifyAwsError } from './errors.ts';
-import { RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from './answer-caps.ts';
+import { AwsCallError, classifyAwsError } from '../core/errors.ts';
+import { RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
 import { postWithSdkRetries } from './sdk-retry.ts';
 import { CallDeadlines, joinPath, type SignedHttp } from './signed-http.ts';
 import {
@@ -15,7 +15,7 @@ import {
   type ReceiptEntry,
   type ReceiveOptions,
   type ResolvedQueue,
-} from './sqs-source.ts';
+} from '../core/queue.ts';
 
 /**
  * MessageSource and QueueLookup on the lean path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken

@@ -9,7 +9,7 @@ import {
   type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { AwsCallError, classifyAwsError, withDeadline } from './errors.ts';
+import { AwsCallError, classifyAwsError, withDeadline } from '../core/errors.ts';
 import {
   CALL_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
@@ -21,7 +21,7 @@ import {
   type ReceiptEntry,
   type ReceiveOptions,
   type ResolvedQueue,
-} from './sqs-source.ts';
+} from '../core/queue.ts';
 
 /**
  * MessageSource and QueueLookup on the AWS SDK's SQSClient (`--aws-client sdk`). Only loaded on that path:

@@ -8,10 +8,10 @@ import type { FunctionConfiguration as SdkFunctionConfiguration } from '@aws-sdk
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { createAwsAdapters } from '../aws/adapters.ts';
 import { CHECK_METRIC, type CheckPorts } from './check.ts';
-import { AwsCallError, classifyAwsError } from '../aws/errors.ts';
+import { AwsCallError, classifyAwsError } from '../core/errors.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
 import type { Config } from '../config/config.ts';
-import { resolveQueue } from '../aws/sqs-source.ts';
+import { resolveQueue } from '../aws/resolve-queues.ts';
 
 export interface CheckAdapters extends CheckPorts {
   /** Releases the clients' sockets. */

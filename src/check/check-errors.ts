@@ -1,7 +1,7 @@
 // What an AWS error means for the operator of `workerless check`: access denied names the IAM actions, refused
 // credentials say so, an unreachable service names the endpoint tried; one rule for every check's line.
-import { unreachableReason, type ClassifiedError } from '../aws/errors.ts';
-import { NETWORK_HINT, firstLine } from '../aws/sqs-source.ts';
+import { unreachableReason, type ClassifiedError } from '../core/errors.ts';
+import { NETWORK_HINT, firstLine } from '../core/errors.ts';
 import type { CheckResult } from './check.ts';
 
 /** A result that failed because its service could not be reached; merged with its siblings into one line. */

@@ -5,11 +5,12 @@
 // builds the real ones), so this file decides only what is checked and how the lines are put together; the checks
 // of a function (function-checks.ts) and of Temporal (temporal-check.ts) and what an AWS error means for the
 // operator (check-errors.ts) are files of their own.
-import { callErrorOf, withDeadline } from '../aws/errors.ts';
+import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
-import type { InvokeParams, InvokeResult } from '../invoke/lambda-invoker.ts';
+import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
-import { QueueResolveError, queueNameOf, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { QueueResolveError } from '../aws/resolve-queues.ts';
+import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
 import { splitFunctionRef } from './function-ref.ts';

@@ -1,10 +1,10 @@
 // `workerless check` of a Lambda function: its DryRun, its configuration (GetFunctionConfiguration, with
 // `$LATEST.PUBLISHED` for an unqualified Managed Instances function) and its reserved concurrency
 // (GetFunctionConcurrency) against the routes' --concurrency x --replicas (function-fit.ts decides each comparison).
-import { callErrorOf, unreachableReason, type ClassifiedError } from '../aws/errors.ts';
+import { callErrorOf, unreachableReason, type ClassifiedError } from '../core/errors.ts';
 import type { RouteConfig } from '../config/config.ts';
 import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
-import type { InvokeError, InvokeParams } from '../invoke/lambda-invoker.ts';
+import type { InvokeError, InvokeParams } from '../core/function-invoker.ts';
 import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfiguration, type FunctionLoad } from './function-fit.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { asResult } from './queue-checks.ts';

@@ -5,7 +5,7 @@
 import type { CheckResult } from './check.ts';
 import { visibilityFit, type FunctionConfiguration, type Verdict } from './function-fit.ts';
 import type { RouteConfig } from '../config/routes.ts';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import { failureDestinationCovered } from './failure-destination-check.ts';
 
 /** One queue of a route, as resolved (with its own visibility timeout), and what was read of the route's function. */

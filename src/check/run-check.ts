@@ -1,6 +1,6 @@
 import type { AwsEndpoints } from '../aws/endpoints.ts';
 import type { Config } from '../config/config.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
 
 /** The process, as main.ts hands it to the check (main stays the one module that touches `process`). */
 export interface CheckProcess {

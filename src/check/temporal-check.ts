@@ -1,6 +1,6 @@
 // `workerless check` against Temporal: connects with the run's options and reads each task queue with the
 // DescribeTaskQueue spillover uses, one line per task queue, or one line saying why Temporal cannot be reached.
-import { firstLine } from '../aws/sqs-source.ts';
+import { firstLine } from '../core/errors.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 import type { CheckPorts, CheckResult, TemporalCheckConnection } from './check.ts';
 

@@ -4,7 +4,7 @@
  */
 import type { OptionsWithDefaults } from './with-defaults.ts';
 import { defaultOf } from './options.ts';
-import { queueNameOf } from '../aws/sqs-source.ts';
+import { queueNameOf } from '../core/queue.ts';
 
 /** The trigger's bounds: BatchSize 1-10,000 (10 on FIFO), a window of at least 1 s above 10. */
 const FIFO_BATCH_MAX = 10;

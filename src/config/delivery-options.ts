@@ -17,8 +17,8 @@
  * A failure destination (--failure-destination, --max-attempts) is set for the route, and per queue with the
  * `queue-options` keys of the same names; a queue's own wins.
  */
-import type { AdaptiveConcurrency } from '../dispatch/concurrency-limit.ts';
-import type { ConcurrencyGrowth } from '../dispatch/growth-cap.ts';
+import type { AdaptiveConcurrency } from '../invoke/concurrency-limit.ts';
+import type { ConcurrencyGrowth } from '../invoke/growth-cap.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import { DESTINATION_FORMS, parseDestination, type FailureDestination } from '../settle/failure-destination.ts';
@@ -38,7 +38,7 @@ import {
 } from './options.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import type { QueueLimit } from '../receive/queue-limits.ts';
-import { queueNameOf } from '../aws/sqs-source.ts';
+import { queueNameOf } from '../core/queue.ts';
 
 /** One queue's delivery settings (`queue-options`, keys defined in options.ts); a field left out is off. */
 export interface QueueOptions extends QueueLimit {

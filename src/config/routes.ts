@@ -7,7 +7,7 @@ import { resolveDurable } from './durable-rules.ts';
 import type { DurableMode } from '../invoke/durable-event.ts';
 import { parseQueueList } from './queue-list.ts';
 import type { QueueList } from '../receive/queue-order.ts';
-import { queueNameOf } from '../aws/sqs-source.ts';
+import { queueNameOf } from '../core/queue.ts';
 import { parseTenantSource, type TenantSource } from '../invoke/tenant-split.ts';
 
 /**

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
-import { StartupError } from '../aws/sqs-source.ts';
+import { StartupError } from '../core/errors.ts';
 import { totalLoops, type Config } from '../config/config.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
 import { fdBudget, readOpenFileLimit } from '../operator/http/fd-budget.ts';
-import { fanOut, type MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import { fanOut, type MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';

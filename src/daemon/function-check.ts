@@ -1,6 +1,6 @@
-import { unreachableReason } from '../aws/errors.ts';
-import { NETWORK_HINT, StartupError, firstLine } from '../aws/sqs-source.ts';
-import type { FunctionInvoker, InvokeParams } from '../invoke/lambda-invoker.ts';
+import { unreachableReason } from '../core/errors.ts';
+import { NETWORK_HINT, StartupError, firstLine } from '../core/errors.ts';
+import type { FunctionInvoker, InvokeParams } from '../core/function-invoker.ts';
 
 /**
  * The tenant id of the start-up DryRun against a function in tenant isolation mode. Such a function needs a tenant id

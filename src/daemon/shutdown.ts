@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DispatcherStatus } from '../dispatch/status.ts';
-import { EXIT_FAILURE } from '../exit-codes.ts';
+import { EXIT_FAILURE } from '../core/exit-codes.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { DaemonProcess } from './daemon.ts';
 

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { AwsAdapters } from '../aws/adapters.ts';
 import type { AwsEndpoints } from '../aws/endpoints.ts';
-import { resolveQueues, StartupError, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { resolveQueues } from '../aws/resolve-queues.ts';
+import { StartupError } from '../core/errors.ts';
+import { type ResolvedQueue } from '../core/queue.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../config/routes.ts';
-import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
+import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
 

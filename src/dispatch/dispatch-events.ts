@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import { tenantSourceText, type TenantSource, type TenantSplit } from '../invoke/tenant-split.ts';
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitMove } from '../invoke/concurrency-gate.ts';

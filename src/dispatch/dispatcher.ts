@@ -1,11 +1,11 @@
 import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { MessageSource, QueueLookup, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { MessageSource, QueueLookup, ResolvedQueue } from '../core/queue.ts';
 import type { RouteConfig } from '../config/routes.ts';
-import type { FunctionInvoker } from '../invoke/lambda-invoker.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { FunctionInvoker } from '../core/function-invoker.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { DestinationSender } from '../settle/deliver-failures.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
 import { ids } from '../settle/receipts.ts';

@@ -1,4 +1,4 @@
-import { RECEIVE_MARGIN_MS } from '../aws/sqs-source.ts';
+import { RECEIVE_MARGIN_MS } from '../core/queue.ts';
 import type { DispatcherOptions } from './dispatcher.ts';
 
 /** A worker loop's current activity and when it must be over (monotonic ms, src/util/clock.ts; Infinity: no deadline). */

@@ -1,6 +1,6 @@
 import type { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
 import type { Receiver } from '../receive/receiver.ts';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 
 /**
  * What each worker loop holds while it has a batch: its adaptive-concurrency place (ConcurrencyGate, only with

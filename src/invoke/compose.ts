@@ -1,7 +1,7 @@
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { ConcurrencyGate } from './concurrency-gate.ts';
 import type { Invoke, InvokeWrapper } from './invoke.ts';
-import type { FunctionInvoker } from './lambda-invoker.ts';
+import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { withRetry, type InvokeOutcome, type RetryContext, type RetryDeps } from './retry.ts';
 import { INVOKE_TIMEOUT_MS, withDeadline } from './with-deadline.ts';
 import { withDurableStart } from './with-durable-start.ts';

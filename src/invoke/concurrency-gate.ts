@@ -1,7 +1,7 @@
 import { sleep } from '../util/backoff.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
-import { ConcurrencyLimit, type LimitChange } from '../dispatch/concurrency-limit.ts';
-import { GrowthCap, type ConcurrencyGrowth } from '../dispatch/growth-cap.ts';
+import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
+import { GrowthCap, type ConcurrencyGrowth } from './growth-cap.ts';
 
 /**
  * Share of the adaptive limit that may be received ahead: with a limit of 8, up to 10 loops hold a batch while at
@@ -44,7 +44,7 @@ export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
  * A throttled batch's back-off ends early when one of this process's invocations is accepted: the function has a
  * free slot then, and the oldest throttled batch takes it before a new receive (or another replica) does.
  * Every line is a FIFO WaitQueue, and a freed place wakes one waiter, handing the place over.
- * With a growth cap (--concurrency-growth, src/dispatch/growth-cap.ts) the limit in use is the lower of the
+ * With a growth cap (--concurrency-growth, src/invoke/growth-cap.ts) the limit in use is the lower of the
  * adaptive limit and the cap, which follows the invocations in flight; while the cap holds batches back, a timer
  * lets them in as soon as it rises (it rises with time, not only when an invocation ends).
  */

@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { durableExecutionName } from './durable-name.ts';
-import type { InvokeParams } from './lambda-invoker.ts';
+import type { InvokeParams } from '../core/function-invoker.ts';
 import { MAX_SYNC_PAYLOAD_BYTES, toRecord, type EventSourceQueue } from './sqs-event.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { monotonicNow } from '../util/clock.ts';
-import type { InvokeError } from './lambda-invoker.ts';
+import type { InvokeError } from '../core/function-invoker.ts';
 
 /** First and longest pause after the function was found unusable. */
 const FIRST_PAUSE_MS = 1_000;

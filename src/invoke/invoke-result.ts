@@ -9,16 +9,8 @@
  * A workerless extension: an entry may also carry `retryDelaySeconds`, the delay the handler chooses before that
  * message is retried. Its value is passed on as given, unchecked; src/settle/handler-delay.ts reads it.
  */
+import type { InvocationResponse } from '../core/function-invoker.ts';
 import { idsToKeep } from '../settle/fifo-rule.ts';
-
-export interface InvocationResponse {
-  /** The raw response payload (the handler's JSON result), if any. */
-  readonly payload: string | undefined;
-  /** Lambda's X-Amz-Function-Error (e.g. "Unhandled"). */
-  readonly functionError: string | undefined;
-  /** Lambda's x-amzn-RequestId of the invocation, when the answer had one: a failure record names it. */
-  readonly requestId?: string | undefined;
-}
 
 export type BatchVerdict =
   | { kind: 'success'; deleteIds: string[]; keepIds: string[] }

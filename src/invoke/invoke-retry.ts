@@ -1,5 +1,5 @@
 import { backoffMs } from '../util/backoff.ts';
-import type { InvokeError } from './lambda-invoker.ts';
+import type { InvokeError } from '../core/function-invoker.ts';
 
 /** Failed Invoke attempts of one batch so far, by kind. */
 export interface InvokeAttempts {

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import type { InvokeParams, InvokeResult } from './lambda-invoker.ts';
+import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 
 /**
  * One Invoke of a chunk of a batch, and who asks: the shape every wrapper (src/invoke/with-*.ts) takes and

@@ -1,6 +1,6 @@
-import { ANSWER_TOO_LARGE } from '../aws/answer-caps.ts';
-import { classifyAwsError } from '../aws/errors.ts';
-import type { InvokeError } from './lambda-invoker.ts';
+import { ANSWER_TOO_LARGE } from '../core/answer-caps.ts';
+import { classifyAwsError } from '../core/errors.ts';
+import type { InvokeError } from '../core/function-invoker.ts';
 
 // The one classification of Lambda's Invoke errors, for the SQS path (src/invoke/retry.ts, through the invokers in
 // src/aws/) and Temporal spillover (src/temporal/worker-invoker.ts). AWS's list: the Invoke API reference, Errors
@@ -53,7 +53,7 @@ export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeE
   const e = classifyAwsError(err, signal);
   const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
   if (e.kind === 'throttled') return { kind: 'throttled', ...base, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
-  // Nothing left this machine (the one decision: src/aws/errors.ts notSentCode).
+  // Nothing left this machine (the one decision: src/core/errors.ts notSentCode).
   if (e.notSent) return { kind: 'not-sent', ...base };
   if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base };
   if (UNUSABLE.has(e.code) || WAIT_FOR_STATE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };

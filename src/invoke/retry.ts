@@ -4,9 +4,9 @@ import type { LoopCapacity } from '../dispatch/loop-capacity.ts';
 import { sleep } from '../util/backoff.ts';
 import type { FunctionGate } from './function-gate.ts';
 import type { Invoke, InvokeContext } from './invoke.ts';
-import type { InvocationResponse } from './invoke-result.ts';
+import type { InvocationResponse } from '../core/function-invoker.ts';
 import { NO_ATTEMPTS, countAttempt, decideInvokeRetry, safeToRelease, type InvokeAttempts } from './invoke-retry.ts';
-import type { InvokeError } from './lambda-invoker.ts';
+import type { InvokeError } from '../core/function-invoker.ts';
 import { describeThrottle, type ThrottleLabel } from './throttle-reason.ts';
 import { lapsedOf } from './with-lease-check.ts';
 

@@ -1,5 +1,5 @@
 import { capText } from '../util/cap-text.ts';
-import type { InvokeError } from './lambda-invoker.ts';
+import type { InvokeError } from '../core/function-invoker.ts';
 
 /**
  * Why Lambda throttled an Invoke, as an operator needs it: a CPU or capacity limit (Lambda Managed Instances

@@ -1,5 +1,5 @@
 import type { Invoke, InvokeWrapper } from './invoke.ts';
-import type { InvokeResult } from './lambda-invoker.ts';
+import type { InvokeResult } from '../core/function-invoker.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
@@ -15,7 +15,7 @@ class InvokeDeadline implements HeapEntry {
 
 /**
  * Each call under a deadline of `ms` (INVOKE_TIMEOUT_MS in the daemon), given to it as its signal, aborted with
- * a TimeoutError (src/aws/errors.ts then calls it "no answer in time"). The timer is cleared as soon as the call
+ * a TimeoutError (src/core/errors.ts then calls it "no answer in time"). The timer is cleared as soon as the call
  * ends: AbortSignal.timeout() would keep a 16-minute timer per invocation alive long after its message was
  * settled. Not an async function: a suspended one keeps its frame for the whole call, thousands at a time at
  * high concurrency. The deadlines of all the chain's calls share one timer (src/util/timer-heap.ts) instead of a

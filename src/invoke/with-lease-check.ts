@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Invoke, InvokeWrapper } from './invoke.ts';
-import type { InvokeError, InvokeResult } from './lambda-invoker.ts';
+import type { InvokeError, InvokeResult } from '../core/function-invoker.ts';
 
 /** What an attempt returns when the lease lapsed before it: nothing was sent (never seen by callers outside). */
 export interface LeaseLapsed extends InvokeError {

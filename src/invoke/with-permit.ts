@@ -1,6 +1,6 @@
 import type { ConcurrencyGate, InvokeVerdict } from './concurrency-gate.ts';
 import type { Invoke, InvokeContext, InvokeWrapper } from './invoke.ts';
-import type { InvokeResult } from './lambda-invoker.ts';
+import type { InvokeResult } from '../core/function-invoker.ts';
 
 /**
  * With adaptive concurrency (a gate), each call waits for an Invoke permit and its outcome moves the limit

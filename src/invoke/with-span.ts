@@ -1,8 +1,8 @@
-import { noopTracer, type DispatchTracer } from '../operator/tracing/tracer.ts';
+import { noopTracer, type DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { Invoke, InvokeWrapper } from './invoke.ts';
 
 /**
- * Each call inside a process span (src/operator/tracing/tracer.ts) over the batch's messages still unsettled and
+ * Each call inside a process span (src/core/telemetry/tracer.ts) over the batch's messages still unsettled and
  * still leased, with the error type read from the result: outcomes are values, not exceptions. Without tracing
  * the call goes straight through: the span's message list (a Set and a filter per Invoke) would be built for nothing.
  */

@@ -6,7 +6,7 @@
  * FIFO queues keep at most 10 and no window, as on the trigger.
  *
  * Pure: decideGather() is told what was gathered and the time, and says whether to invoke now or what to
- * receive next. src/receive/gather.ts does the receiving, and keeps what it gathered invisible with the batch's lease.
+ * receive next. src/dispatch/gather.ts does the receiving, and keeps what it gathered invisible with the batch's lease.
  */
 
 /** SQS returns at most 10 messages per ReceiveMessage. */

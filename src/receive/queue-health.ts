@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
-import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+import { callErrorOf } from '../core/errors.ts';
+import type { MessageSource, ReceiveOptions, ResolvedQueue } from '../core/queue.ts';
 import { backoffMs } from '../util/backoff.ts';
 import type { Random } from './queue-order.ts';
 

@@ -7,7 +7,7 @@ import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
-import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
 import type { RouteConfig } from '../config/routes.ts';
 
 /** The route's receive options (src/config/routes.ts defines them), with its queues resolved. */
@@ -16,7 +16,7 @@ export type ReceiverOptions = Pick<RouteConfig, 'batchSize' | 'pollForSec' | 'sl
     readonly queues: readonly ResolvedQueue[];
     readonly orderMode: OrderMode;
     /**
-     * The visibility timeout to state on a receive from this queue (src/settle/queue-visibility.ts); without it
+     * The visibility timeout to state on a receive from this queue (src/dispatch/queue-visibility.ts); without it
      * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
      * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
      */

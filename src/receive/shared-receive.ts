@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../core/queue.ts';
 
 /** SQS returns at most 10 messages per ReceiveMessage. */
 const SQS_RECEIVE_MAX = 10;

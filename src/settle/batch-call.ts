@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
+import { callErrorOf } from '../core/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { monotonicNow } from '../util/clock.ts';
-import type { EntryFailure, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { EntryFailure, ResolvedQueue } from '../core/queue.ts';
 
 /** SQS batch calls take at most 10 entries. */
 export const SQS_BATCH_MAX = 10;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { monotonicNow } from '../util/clock.ts';
-import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../aws/sqs-source.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../core/queue.ts';
 import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import { callErrorOf } from '../core/errors.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import { capText } from '../util/cap-text.ts';
 import type { DeleteBatcher } from './delete-batcher.ts';
 import {

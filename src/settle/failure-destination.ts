@@ -11,7 +11,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-event.ts';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { RouteConfig } from '../config/routes.ts';
 import { capText } from '../util/cap-text.ts';
 import { receiveCountOf } from './retry-backoff.ts';

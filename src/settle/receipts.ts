@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { ReceiptEntry } from '../aws/sqs-source.ts';
+import type { ReceiptEntry } from '../core/queue.ts';
 
 export function ids(messages: readonly Message[]): string[] {
   return messages.map((m) => m.MessageId ?? '');

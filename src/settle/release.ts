@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { Receiver } from '../receive/receiver.ts';
 import { ids, receipts } from './receipts.ts';
 import { changeVisibility } from './visibility-change.ts';

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { MessageSource, ResolvedQueue } from '../aws/sqs-source.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { Random } from '../receive/queue-order.ts';
 import { planHandlerDelays } from './handler-delay.ts';
 import { ids, receipts } from './receipts.ts';

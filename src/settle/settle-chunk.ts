@@ -1,11 +1,11 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { DeleteMode } from '../config/config.ts';
 import { interpretResult, type BatchVerdict } from '../invoke/invoke-result.ts';
 import { capText } from '../util/cap-text.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import { ids } from './receipts.ts';
 import type { DeleteBatcher } from './delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';

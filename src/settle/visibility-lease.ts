@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import { callErrorOf } from '../aws/errors.ts';
+import { callErrorOf } from '../core/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
-import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../core/queue.ts';
 import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
 /** SQS batch calls take at most 10 entries. */

@@ -4,7 +4,7 @@
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { connectTemporal, connectWithRetry, type TemporalStatsConnection } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
 import { runTaskQueue, type SpilloverClock } from './task-queue-loop.ts';

@@ -3,8 +3,8 @@
 import type { Logger } from 'pino';
 import { backoffMs } from '../util/backoff.ts';
 import { capText } from '../util/cap-text.ts';
-import type { MetricsSink } from '../operator/metrics/metrics-sink.ts';
-import { TEMPORAL_METRICS } from '../operator/metrics/names.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import { TEMPORAL_METRICS } from '../core/telemetry/metric-names.ts';
 import { MAX_READ_BACKOFF_MS } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
 import { reportsPriorityBacklog } from './priority-backlog.ts';

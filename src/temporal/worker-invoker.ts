@@ -1,7 +1,7 @@
 // Starts one Lambda-hosted Temporal worker: an asynchronous (Event) invocation, as Temporal Cloud's
 // controller does. Lambda answers 202 once the event is queued; the worker then runs until its deadline.
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { isAbort } from '../aws/errors.ts';
+import { isAbort } from '../core/errors.ts';
 import { classifyInvokeError, retryHorizon } from '../invoke/lambda-errors.ts';
 
 /**

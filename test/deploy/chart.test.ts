@@ -6,7 +6,7 @@
 //   --shutdown-timeout + --poll-for for several settings;
 // - the ECS task definition and autoscaling template, the health-check one-liners (run against a local server),
 //   the Dockerfile's HEALTHCHECK;
-// - the Grafana and CloudWatch dashboards: valid JSON, and every metric they name exists in src/operator/metrics/names.ts.
+// - the Grafana and CloudWatch dashboards: valid JSON, and every metric they name exists in src/core/telemetry/metric-names.ts.
 //
 //   scripts/helm.sh ensure && scripts/helm.sh ensure-kv && node --test test/deploy/chart.test.ts
 //
@@ -24,7 +24,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
-import { ALL_METRICS } from '../../src/operator/metrics/names.ts';
+import { ALL_METRICS } from '../../src/core/telemetry/metric-names.ts';
 import { collectOptions } from '../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../src/config/config.ts';
 
@@ -613,7 +613,7 @@ describe('dashboards', () => {
     return out;
   }
 
-  test('the Grafana dashboard is valid JSON and names only metrics of src/operator/metrics/names.ts (or prom-client defaults)', () => {
+  test('the Grafana dashboard is valid JSON and names only metrics of src/core/telemetry/metric-names.ts (or prom-client defaults)', () => {
     const dashboard = JSON.parse(readFileSync(join(root, 'deploy/dashboards/grafana-workerless.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(typeof dashboard['title'], 'string');
     const queries = [...collectStrings(dashboard['panels'], 'expr'), ...collectStrings(dashboard['templating'], 'definition')];
@@ -628,7 +628,7 @@ describe('dashboards', () => {
         const suffix = /_(bucket|sum|count)$/.exec(name);
         const base =
           suffix && prometheusNames.get(name.slice(0, -suffix[0].length))?.kind === 'histogram' ? name.slice(0, -suffix[0].length) : name;
-        assert.ok(prometheusNames.has(base), `${name} (in ${q}) is not a metric of src/operator/metrics/names.ts`);
+        assert.ok(prometheusNames.has(base), `${name} (in ${q}) is not a metric of src/core/telemetry/metric-names.ts`);
         if (base !== name) assert.notEqual(suffix?.[1], undefined);
         else assert.notEqual(prometheusNames.get(base)?.kind, 'histogram', `${name}: query a histogram through _bucket/_sum/_count`);
         used.add(base);
@@ -654,7 +654,7 @@ describe('dashboards', () => {
     );
   });
 
-  test('the CloudWatch dashboard is valid JSON and names only CloudWatch metrics of src/operator/metrics/names.ts', () => {
+  test('the CloudWatch dashboard is valid JSON and names only CloudWatch metrics of src/core/telemetry/metric-names.ts', () => {
     const body = JSON.parse(readFileSync(join(root, 'deploy/dashboards/cloudwatch-workerless.json'), 'utf8')) as {
       widgets: { type: string; properties: { metrics?: unknown[][] } }[];
     };
@@ -668,12 +668,12 @@ describe('dashboards', () => {
             assert.ok(searches.length > 0, `unexpected expression ${expression}`);
             for (const [, schema = '', metric = ''] of searches) {
               assert.match(schema, /^Workerless-[^,]+,/, `namespace Workerless-<name> in ${expression}`);
-              assert.ok(cloudwatchNames.has(metric), `${metric} is not a CloudWatch name of src/operator/metrics/names.ts`);
+              assert.ok(cloudwatchNames.has(metric), `${metric} is not a CloudWatch name of src/core/telemetry/metric-names.ts`);
               used.add(metric);
             }
           } else if (typeof item === 'string' && entry[0] === item && item.startsWith('Workerless-')) {
             const metric = String(entry[1]);
-            assert.ok(cloudwatchNames.has(metric), `${metric} is not a CloudWatch name of src/operator/metrics/names.ts`);
+            assert.ok(cloudwatchNames.has(metric), `${metric} is not a CloudWatch name of src/core/telemetry/metric-names.ts`);
             used.add(metric);
           }
         }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { ALL_METRICS } from '../../src/operator/metrics/names.ts';
+import { ALL_METRICS } from '../../src/core/telemetry/metric-names.ts';
 
 interface Trigger {
   type: string;

@@ -11,7 +11,7 @@ import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { describeRuns, overlappingRuns, runsByMessage, succeededIds } from '../support/message-runs.ts';
-import { RECEIVE_MARGIN_MS } from '../../src/aws/sqs-source.ts';
+import { RECEIVE_MARGIN_MS } from '../../src/core/queue.ts';
 
 describe('fault injection between workerless and SQS', () => {
   let endpoint: LambdaEndpoint;

@@ -2,10 +2,10 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { Dispatcher, type DispatcherOptions } from '../../src/dispatch/dispatcher.ts';
-import type { InvokeResult, FunctionInvoker, InvokeParams } from '../../src/invoke/lambda-invoker.ts';
-import type { MetricDatum, MetricsSink } from '../../src/operator/metrics/metrics-sink.ts';
+import type { InvokeResult, FunctionInvoker, InvokeParams } from '../../src/core/function-invoker.ts';
+import type { MetricDatum, MetricsSink } from '../../src/core/telemetry/metrics-sink.ts';
 import type { QueueOptions } from '../../src/config/delivery-options.ts';
-import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/aws/sqs-source.ts';
+import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/core/queue.ts';
 
 export const silentLogger: Logger = pino({ level: 'silent' });
 

@@ -6,7 +6,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { pino } from 'pino';
 import * as activities from '../../examples/temporal-lambda-worker/activities.ts';
-import type { MetricDatum } from '../../src/operator/metrics/metrics-sink.ts';
+import type { MetricDatum } from '../../src/core/telemetry/metrics-sink.ts';
 import type { TemporalConfig } from '../../src/temporal/options.ts';
 import { runTemporalSpillover } from '../../src/temporal/spillover.ts';
 import { TEST_CREDENTIALS, TEST_REGION } from './aws.ts';

@@ -1,4 +1,4 @@
-import { SMALL_ANSWER_MAX_BYTES } from '../../aws/answer-caps.ts';
+import { SMALL_ANSWER_MAX_BYTES } from '../../core/answer-caps.ts';
 import { postWithSdkRetries } from '../../aws/sdk-retry.ts';
 import { joinPath, type SignedHttp } from '../../aws/signed-http.ts';
 import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';

@@ -1,5 +1,5 @@
 import { PutMetricDataCommand, type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { AwsCallError, classifyAwsError } from '../../aws/errors.ts';
+import { AwsCallError, classifyAwsError } from '../../core/errors.ts';
 import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
 
 /** PutMetricData through the SDK's CloudWatchClient (`--aws-client sdk`): its retries, classified once here. */

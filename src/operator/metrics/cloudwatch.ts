@@ -1,9 +1,9 @@
 import type { MetricDatum as CwDatum, PutMetricDataInput } from '@aws-sdk/client-cloudwatch';
 import { setInterval } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { callErrorOf } from '../../aws/errors.ts';
-import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
-import { ALL_METRICS } from './names.ts';
+import { callErrorOf } from '../../core/errors.ts';
+import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
+import { ALL_METRICS } from '../../core/telemetry/metric-names.ts';
 
 /** The metrics sent under several dimension sets (names.ts), by CloudWatch name. */
 const DIMENSION_SETS: ReadonlyMap<string, readonly (readonly string[])[]> = new Map(

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { MetricDatum, MetricsSink } from './metrics-sink.ts';
-import { ALL_METRICS, type MetricDef } from './names.ts';
+import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
+import { ALL_METRICS, type MetricDef } from '../../core/telemetry/metric-names.ts';
 
 /** Seconds: from a quick invocation to Lambda's 15-minute maximum. */
 const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];

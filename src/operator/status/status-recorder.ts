@@ -1,7 +1,7 @@
 import { capText } from '../../util/cap-text.ts';
 import { steadyEpochNow } from '../../util/clock.ts';
-import type { MetricDatum, MetricsSink } from '../metrics/metrics-sink.ts';
-import { SQS_METRICS } from '../metrics/names.ts';
+import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
+import { SQS_METRICS } from '../../core/telemetry/metric-names.ts';
 import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
 import { TaskQueueStatusRecorder } from './task-queue-status.ts';
 

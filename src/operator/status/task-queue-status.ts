@@ -1,5 +1,5 @@
-import type { MetricDatum } from '../metrics/metrics-sink.ts';
-import { TEMPORAL_METRICS } from '../metrics/names.ts';
+import type { MetricDatum } from '../../core/telemetry/metrics-sink.ts';
+import { TEMPORAL_METRICS } from '../../core/telemetry/metric-names.ts';
 import type { TaskQueueStatus } from './snapshot.ts';
 
 /**

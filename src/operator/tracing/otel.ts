@@ -12,10 +12,10 @@ import {
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { ATTR_ERROR_TYPE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
-import type { ResolvedQueue } from '../../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../../core/queue.ts';
 import { resolveOtelEnv, type OtelSettings } from './otel-env.ts';
 import { producerContexts } from './producer-context.ts';
-import type { DispatchTracer } from './tracer.ts';
+import type { DispatchTracer } from '../../core/telemetry/tracer.ts';
 
 /**
  * Messaging and FaaS attribute names, copied from the semantic conventions (messaging/sqs.md, faas) rather than

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MetricDatum } from '../../../src/operator/metrics/metrics-sink.ts';
+import type { MetricDatum } from '../../../src/core/telemetry/metrics-sink.ts';
 import { startOrderWorkflows } from '../../support/temporal.ts';
 import { startSpilloverBed, type SpilloverBed } from '../../support/temporal-spillover.ts';
 

@@ -11,14 +11,15 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
-import { classifyAwsError } from '../../../src/aws/errors.ts';
+import { classifyAwsError } from '../../../src/core/errors.ts';
 import { backoffMs } from '../../../src/util/backoff.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';
 import { LambdaSdkInvoker } from '../../../src/aws/lambda-sdk-invoker.ts';
 import { CloudWatchMetrics } from '../../../src/operator/metrics/cloudwatch.ts';
 import { CloudWatchSdkPublisher } from '../../../src/operator/metrics/cloudwatch-sdk.ts';
 import { SqsSdkSource } from '../../../src/aws/sqs-sdk-source.ts';
-import { StartupError, resolveQueues } from '../../../src/aws/sqs-source.ts';
+import { StartupError } from '../../../src/core/errors.ts';
+import { resolveQueues } from '../../../src/aws/resolve-queues.ts';
 import { queue, silentLogger } from '../../support/factories.ts';
 
 const region = 'us-east-1';

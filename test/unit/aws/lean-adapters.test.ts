@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AwsCallError } from '../../../src/aws/errors.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
 import { sanitizeErrorCode, SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
 import { SqsHttpSource } from '../../../src/aws/sqs-http-source.ts';
-import { QueueResolveError, resolveQueues } from '../../../src/aws/sqs-source.ts';
+import { QueueResolveError, resolveQueues } from '../../../src/aws/resolve-queues.ts';
 import { queueAt } from '../../support/factories.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
 

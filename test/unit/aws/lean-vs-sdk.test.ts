@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { AwsCallError, callErrorOf } from '../../../src/aws/errors.ts';
+import { AwsCallError, callErrorOf } from '../../../src/core/errors.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../../src/aws/adapters.ts';
 import { resolveAwsEndpoints } from '../../../src/aws/endpoints.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import type { InvokeResult } from '../../../src/core/function-invoker.ts';
+import type { ResolvedQueue } from '../../../src/core/queue.ts';
 import { RecordingServer, type Seen } from '../../support/recording-server.ts';
 
 const KINDS: readonly AwsClientKind[] = ['lean', 'sdk'];

@@ -2,18 +2,18 @@
 // descriptor for a socket, DNS, a refused or unroutable connect, a connect timeout, credentials that cannot be
 // loaded. They are retryable with back-off everywhere: an Invoke is 'not-sent' (never 'unknown', which would hold
 // its batch a whole visibility timeout) and a delete or visibility change is retried (never fatal). Only a
-// failure after the request may have reached AWS stays 'unknown'. src/aws/errors.ts (notSentCode) decides, from
+// failure after the request may have reached AWS stays 'unknown'. src/core/errors.ts (notSentCode) decides, from
 // the lean transport's own mark or, on the SDK path, from the error as Node and the SDK raise it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { AwsCallError, classifyAwsError } from '../../../src/aws/errors.ts';
+import { AwsCallError, classifyAwsError } from '../../../src/core/errors.ts';
 import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
 import { classifyInvokeError } from '../../../src/invoke/lambda-errors.ts';
-import type { MessageSource, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import type { MessageSource, ResolvedQueue } from '../../../src/core/queue.ts';
 import { DeleteBatcher } from '../../../src/settle/delete-batcher.ts';
 import { changeVisibility } from '../../../src/settle/visibility-change.ts';
 import { RecordingServer } from '../../support/recording-server.ts';

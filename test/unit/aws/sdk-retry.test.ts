@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it, mock } from 'node:test';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAY_BASE, THROTTLING_RETRY_DELAY_BASE } from '@smithy/core/retry';
-import { answerTooLarge, ANSWER_TOO_LARGE } from '../../../src/aws/answer-caps.ts';
-import { AwsCallError } from '../../../src/aws/errors.ts';
+import { answerTooLarge, ANSWER_TOO_LARGE } from '../../../src/core/answer-caps.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
 import { postWithSdkRetries, type JsonCall } from '../../../src/aws/sdk-retry.ts';
 import type { HttpAnswer, SignedHttp } from '../../../src/aws/signed-http.ts';
 

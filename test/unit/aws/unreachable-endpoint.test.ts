@@ -7,8 +7,9 @@ import { formatReport, runChecks, type CheckPorts } from '../../../src/check/che
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';
-import { QueueResolveError, resolveQueues, type QueueLookup } from '../../../src/aws/sqs-source.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
+import { QueueResolveError, resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { type QueueLookup } from '../../../src/core/queue.ts';
+import type { InvokeResult } from '../../../src/core/function-invoker.ts';
 
 const HINT = '(check --endpoint-url / --region and the network)';
 const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });

@@ -4,12 +4,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { AwsCallError } from '../../../src/aws/errors.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
 import { allPassed, formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
 import type { FunctionConfiguration } from '../../../src/check/function-fit.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig, type Config } from '../../../src/config/config.ts';
-import { QueueResolveError } from '../../../src/aws/sqs-source.ts';
+import { QueueResolveError } from '../../../src/aws/resolve-queues.ts';
 import { ok, throttled, unusable } from '../../support/factories.ts';
 
 function config(argv: string[]): Config {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveQueues, type QueueLookup } from '../../../src/aws/sqs-source.ts';
+import { resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { type QueueLookup } from '../../../src/core/queue.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig, type RouteConfig } from '../../../src/config/config.ts';
-import { QueueVisibility } from '../../../src/settle/queue-visibility.ts';
+import { QueueVisibility } from '../../../src/dispatch/queue-visibility.ts';
 import { recordingLogger } from '../../support/factories.ts';
 
 const ENV = { AWS_REGION: 'eu-west-1' };

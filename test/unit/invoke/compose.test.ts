@@ -4,8 +4,8 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { composeInvoke } from '../../../src/invoke/compose.ts';
 import { ConcurrencyGate } from '../../../src/invoke/concurrency-gate.ts';
 import { FunctionGate } from '../../../src/invoke/function-gate.ts';
-import type { FunctionInvoker } from '../../../src/invoke/lambda-invoker.ts';
-import { noopTracer, type DispatchTracer } from '../../../src/operator/tracing/tracer.ts';
+import type { FunctionInvoker } from '../../../src/core/function-invoker.ts';
+import { noopTracer, type DispatchTracer } from '../../../src/core/telemetry/tracer.ts';
 import { ok, silentLogger } from '../../support/factories.ts';
 import { invokeContext } from '../../support/invoke-context.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { FunctionGate } from '../../../src/invoke/function-gate.ts';
-import type { InvokeError } from '../../../src/invoke/lambda-invoker.ts';
+import type { InvokeError } from '../../../src/core/function-invoker.ts';
 import { recordingLogger } from '../../support/factories.ts';
 
 const denied: InvokeError = { kind: 'unusable', code: 'AccessDeniedException', message: 'not allowed', status: 403 };

@@ -9,7 +9,7 @@ import {
   type InvokeRetryPolicy,
   type InvokeRetryDecision,
 } from '../../../src/invoke/invoke-retry.ts';
-import type { InvokeError, InvokeErrorKind } from '../../../src/invoke/lambda-invoker.ts';
+import type { InvokeError, InvokeErrorKind } from '../../../src/core/function-invoker.ts';
 
 /** An Invoke failure of `kind`, shaped as the Lambda adapter classifies it. */
 function invokeError(kind: InvokeErrorKind): InvokeError {

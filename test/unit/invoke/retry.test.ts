@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FunctionGate } from '../../../src/invoke/function-gate.ts';
 import type { Invoke } from '../../../src/invoke/invoke.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult } from '../../../src/core/function-invoker.ts';
 import { withRetry, type RetryDeps } from '../../../src/invoke/retry.ts';
 import { withLeaseCheck } from '../../../src/invoke/with-lease-check.ts';
 import { message, notSent, ok, recordingLogger, serverError, throttled, unusable } from '../../support/factories.ts';

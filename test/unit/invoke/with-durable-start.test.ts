@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult } from '../../../src/core/function-invoker.ts';
 import { ALREADY_STARTED, withDurableStart } from '../../../src/invoke/with-durable-start.ts';
 import { ok, silentLogger } from '../../support/factories.ts';
 import { invokeContext } from '../../support/invoke-context.ts';

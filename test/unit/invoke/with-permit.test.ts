@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConcurrencyGate } from '../../../src/invoke/concurrency-gate.ts';
 import type { Invoke } from '../../../src/invoke/invoke.ts';
-import type { InvokeResult } from '../../../src/invoke/lambda-invoker.ts';
+import type { InvokeResult } from '../../../src/core/function-invoker.ts';
 import { invokeVerdict, withPermit } from '../../../src/invoke/with-permit.ts';
-import type { LimitChange } from '../../../src/dispatch/concurrency-limit.ts';
+import type { LimitChange } from '../../../src/invoke/concurrency-limit.ts';
 import { functionError, notSent, ok, serverError, throttled, unusable } from '../../support/factories.ts';
 import { invokeContext } from '../../support/invoke-context.ts';
 

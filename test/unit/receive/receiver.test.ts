@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import { AwsCallError, type ErrorKind } from '../../../src/aws/errors.ts';
+import { AwsCallError, type ErrorKind } from '../../../src/core/errors.ts';
 import { Receiver, type Received, type ReceiverOptions } from '../../../src/receive/receiver.ts';
-import type { EntryFailure, MessageSource, ReceiveOptions, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import type { EntryFailure, MessageSource, ReceiveOptions, ResolvedQueue } from '../../../src/core/queue.ts';
 import { message, queue, recordingLogger, type LogLine } from '../../support/factories.ts';
 
 const START = 1_000_000;

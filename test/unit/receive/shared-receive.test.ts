@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import { SharedReceiveSource } from '../../../src/receive/shared-receive.ts';
-import type { ReceiveOptions, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import type { ReceiveOptions, ResolvedQueue } from '../../../src/core/queue.ts';
 import { FakeSource, message, queue } from '../../support/factories.ts';
 
 /** A FakeSource whose receives (long polls too, when `gateLongPolls`) wait until released, so several loops can ask while one is in flight. */

@@ -3,8 +3,8 @@
 // itself: 8 attempts, then more only while a retry can still start before `retryUntil`.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import type { EntryFailure } from '../../../src/aws/sqs-source.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import type { EntryFailure } from '../../../src/core/queue.ts';
 import { retryBatchCall } from '../../../src/settle/batch-call.ts';
 import { queue, recordingLogger } from '../../support/factories.ts';
 

@@ -8,8 +8,8 @@
 // entry can fail while the rest of the batch is deleted.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { AwsCallError, type ErrorKind } from '../../../src/aws/errors.ts';
-import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { AwsCallError, type ErrorKind } from '../../../src/core/errors.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/core/queue.ts';
 import { DeleteBatcher } from '../../../src/settle/delete-batcher.ts';
 import type { SettleResult } from '../../../src/settle/batch-call.ts';
 import { queue, recordingLogger, deferred } from '../../support/factories.ts';

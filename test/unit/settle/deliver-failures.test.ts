@@ -1,8 +1,8 @@
 // The failure destination's executor (src/settle/deliver-failures.ts), through the Dispatcher with the in-memory fakes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
-import { AwsCallError, classifyAwsError } from '../../../src/aws/errors.ts';
+import type { ResolvedQueue } from '../../../src/core/queue.ts';
+import { AwsCallError, classifyAwsError } from '../../../src/core/errors.ts';
 import { Dispatcher } from '../../../src/dispatch/dispatcher.ts';
 import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
 import type { DestinationSender } from '../../../src/settle/deliver-failures.ts';

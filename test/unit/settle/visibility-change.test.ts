@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import type { EntryFailure, MessageSource, ReceiptEntry } from '../../../src/aws/sqs-source.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry } from '../../../src/core/queue.ts';
 import type { SettleResult } from '../../../src/settle/batch-call.ts';
 import { changeVisibility } from '../../../src/settle/visibility-change.ts';
 import { queue, recordingLogger } from '../../support/factories.ts';

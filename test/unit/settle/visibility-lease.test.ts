@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../../../src/core/queue.ts';
 import { VisibilityLease, extensionDeadlineMs, extensionLeadMs } from '../../../src/settle/visibility-lease.ts';
 import { message, queue, recordingLogger, type LogLine, deferred } from '../../support/factories.ts';
 import { countTimers } from '../../support/count-timers.ts';

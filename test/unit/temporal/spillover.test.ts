@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { pino } from 'pino';
-import type { MetricDatum } from '../../../src/operator/metrics/metrics-sink.ts';
+import type { MetricDatum } from '../../../src/core/telemetry/metrics-sink.ts';
 import type { TemporalConfig } from '../../../src/temporal/options.ts';
 import { runTemporalSpillover, type SpilloverDeps } from '../../../src/temporal/spillover.ts';
 import type { TemporalStatsConnection } from '../../../src/temporal/connection.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
-import { FUNCTION_METRICS } from '../../../../src/operator/metrics/names.ts';
+import { FUNCTION_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import {
   FakeInvoker,
   FakeSource,

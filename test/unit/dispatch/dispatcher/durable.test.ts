@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
 import { durableExecutionName } from '../../../../src/invoke/durable-name.ts';
-import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
-import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
+import type { InvokeResult } from '../../../../src/core/function-invoker.ts';
+import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import {
   FakeInvoker,
   FakeSource,

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
-import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
-import { AwsCallError } from '../../../../src/aws/errors.ts';
-import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
+import type { InvokeResult } from '../../../../src/core/function-invoker.ts';
+import { AwsCallError } from '../../../../src/core/errors.ts';
+import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import {
   FakeInvoker,
   FakeSource,

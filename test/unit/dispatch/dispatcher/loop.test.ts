@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
-import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
-import type { MetricDatum, MetricsSink } from '../../../../src/operator/metrics/metrics-sink.ts';
+import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
+import type { MetricDatum, MetricsSink } from '../../../../src/core/telemetry/metrics-sink.ts';
 import {
   FakeInvoker,
   FakeSource,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
-import { SQS_METRICS } from '../../../../src/operator/metrics/names.ts';
+import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import {
   FakeInvoker,
   FakeSource,

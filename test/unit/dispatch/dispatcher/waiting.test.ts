@@ -7,8 +7,8 @@ import type { QueueOptions } from '../../../../src/config/delivery-options.ts';
 import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
 import { checkLiveness } from '../../../../src/operator/health.ts';
 import { compileFilter } from '../../../../src/receive/event-filter.ts';
-import type { InvokeResult } from '../../../../src/invoke/lambda-invoker.ts';
-import type { ReceiptEntry, ResolvedQueue } from '../../../../src/aws/sqs-source.ts';
+import type { InvokeResult } from '../../../../src/core/function-invoker.ts';
+import type { ReceiptEntry, ResolvedQueue } from '../../../../src/core/queue.ts';
 import {
   FakeInvoker,
   FakeSource,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { CloudWatchMetrics, type PutMetricDataRequest } from '../../../../src/operator/metrics/cloudwatch.ts';
-import { DispatchMetrics } from '../../../../src/operator/metrics/dispatch-metrics.ts';
+import { DispatchMetrics } from '../../../../src/core/telemetry/dispatch-metrics.ts';
 
 describe('CloudWatch dimension sets', () => {
   it('sends a throttle under Function+Queue (as before the reason) and under Function+Reason, never all three', async () => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventLoopLag, checkLiveness } from '../../../../src/operator/health.ts';
 import { startHttpServer } from '../../../../src/operator/http/server.ts';
-import { DispatchMetrics } from '../../../../src/operator/metrics/dispatch-metrics.ts';
-import { fanOut } from '../../../../src/operator/metrics/metrics-sink.ts';
-import { ALL_METRICS } from '../../../../src/operator/metrics/names.ts';
+import { DispatchMetrics } from '../../../../src/core/telemetry/dispatch-metrics.ts';
+import { fanOut } from '../../../../src/core/telemetry/metrics-sink.ts';
+import { ALL_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import { PrometheusMetrics } from '../../../../src/operator/metrics/prometheus.ts';
 import { RecordingMetrics, silentLogger, dispatcherOptions } from '../../../support/factories.ts';
 

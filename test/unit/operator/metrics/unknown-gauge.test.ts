@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CloudWatchMetrics, type PutMetricDataRequest } from '../../../../src/operator/metrics/cloudwatch.ts';
-import { TEMPORAL_METRICS } from '../../../../src/operator/metrics/names.ts';
+import { TEMPORAL_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import { PrometheusMetrics } from '../../../../src/operator/metrics/prometheus.ts';
 
 const backlog = (value: number) => ({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MetricDatum } from '../../../../src/operator/metrics/metrics-sink.ts';
-import { TEMPORAL_METRICS } from '../../../../src/operator/metrics/names.ts';
+import type { MetricDatum } from '../../../../src/core/telemetry/metrics-sink.ts';
+import { TEMPORAL_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import { StatusRecorder } from '../../../../src/operator/status/status-recorder.ts';
 
 const T0 = 1_700_000_000_000;

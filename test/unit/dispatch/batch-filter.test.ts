@@ -1,9 +1,9 @@
-// Filters and deleting what they drop (src/receive/batch-filter.ts), through the Dispatcher with the in-memory fakes.
+// Filters and deleting what they drop (src/dispatch/batch-filter.ts), through the Dispatcher with the in-memory fakes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileFilter } from '../../../src/receive/event-filter.ts';
-import { SQS_METRICS } from '../../../src/operator/metrics/names.ts';
-import { filterBatch, type FilterDeps } from '../../../src/receive/batch-filter.ts';
+import { SQS_METRICS } from '../../../src/core/telemetry/metric-names.ts';
+import { filterBatch, type FilterDeps } from '../../../src/dispatch/batch-filter.ts';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { QueueOptions } from '../../../src/config/delivery-options.ts';
 import { FakeInvoker, message, queue, silentLogger, until, startUnjittered, queueOptionsByName } from '../../support/factories.ts';

@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { ResolvedQueue } from '../../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../queue.ts';
 
 /**
  * The tracing port of the data path. The dispatcher reports each step; the OpenTelemetry adapter

@@ -13,7 +13,7 @@ export interface BacklogCounts {
   readonly delayed: number;
 }
 
-/** The attributes the queue attribute re-read (src/settle/queue-visibility.ts) asks for, for the backlog gauges. */
+/** The attributes the queue attribute re-read (src/dispatch/queue-visibility.ts) asks for, for the backlog gauges. */
 export const BACKLOG_ATTRIBUTES = [
   'ApproximateNumberOfMessages',
   'ApproximateNumberOfMessagesNotVisible',

@@ -1,16 +1,16 @@
 // Answers larger than AWS can send are refused, on both clients, without reading them: a 600 MB answer to an
 // Invoke once raised the daemon's RSS to 1.3 GB and was then treated as an unknown outcome (re-invoked).
-// Caps (src/aws/answer-caps.ts): a synchronous Invoke answers with at most 6 MB, "6 MB each for request and
+// Caps (src/core/answer-caps.ts): a synchronous Invoke answers with at most 6 MB, "6 MB each for request and
 // response (synchronous)", Lambda quotas, https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html;
 // ReceiveMessage with at most 10 messages of 1 MiB, SQS message quotas,
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES } from '../../../src/aws/answer-caps.ts';
+import { INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES } from '../../../src/core/answer-caps.ts';
 import { createAwsAdapters, type AwsAdapters } from '../../../src/aws/adapters.ts';
 import { resolveAwsEndpoints } from '../../../src/aws/endpoints.ts';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import type { ResolvedQueue } from '../../../src/aws/sqs-source.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import type { ResolvedQueue } from '../../../src/core/queue.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
 
 const MiB = 1024 * 1024;

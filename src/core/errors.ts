@@ -138,7 +138,7 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
       return { kind: 'retryable', code: 'TimeoutError', message: 'no connection in time', notSent: true };
     if (name !== 'AbortError') return { kind: 'retryable', code: notSent, message, notSent: true };
   }
-  // An answer over its cap (src/aws/answer-caps.ts): a broken endpoint or proxy; the call did happen, and may be
+  // An answer over its cap (src/core/answer-caps.ts): a broken endpoint or proxy; the call did happen, and may be
   // repeated (ReceiveMessage's unread messages come back after their visibility timeout). Invoke: see classifyInvokeError.
   if (name === ANSWER_TOO_LARGE) return { kind: 'retryable', code: name, message };
   if (networkCode) return { kind: 'retryable', code: networkCode, message, ...(status ? { status } : {}) };
@@ -212,4 +212,16 @@ export function withDeadline(deadlineMs: number, signal?: AbortSignal): AbortSig
 export function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'AbortError';
+}
+
+/** A start-up failure with a one-line explanation for the operator. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** Appended to every "cannot reach" start-up message. */
+export const NETWORK_HINT = 'check --endpoint-url / --region and the network';
+
+export function firstLine(text: string): string {
+  return text.split('\n')[0]?.trim() ?? '';
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import { DispatchMetrics } from '../../../../src/operator/metrics/dispatch-metrics.ts';
-import { noopMetrics, type MetricDatum } from '../../../../src/operator/metrics/metrics-sink.ts';
+import { DispatchMetrics } from '../../../../src/core/telemetry/dispatch-metrics.ts';
+import { noopMetrics, type MetricDatum } from '../../../../src/core/telemetry/metrics-sink.ts';
 import { RecordingMetrics } from '../../../support/factories.ts';
 
 /** Every event of a message's way, as the dispatcher reports them. */

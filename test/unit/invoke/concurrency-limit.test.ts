@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConcurrencyLimit } from '../../../src/dispatch/concurrency-limit.ts';
+import { ConcurrencyLimit } from '../../../src/invoke/concurrency-limit.ts';
 
 const T0 = 1_000_000;
 

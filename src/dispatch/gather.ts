@@ -1,12 +1,12 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
-import { RECEIVE_MARGIN_MS, type ResolvedQueue } from '../aws/sqs-source.ts';
+import { RECEIVE_MARGIN_MS, type ResolvedQueue } from '../core/queue.ts';
 import { EMPTY_EVENT_BYTES, recordBytes } from '../invoke/sqs-event.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import { decideGather, type BatchWindow } from './batch-window.ts';
-import type { Receiver } from './receiver.ts';
+import { decideGather, type BatchWindow } from '../receive/batch-window.ts';
+import type { Receiver } from '../receive/receiver.ts';
 
 /** A batch being gathered: what it holds so far, and the lease that keeps it invisible. */
 export interface GatheringBatch {

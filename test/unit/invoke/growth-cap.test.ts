@@ -2,7 +2,7 @@
 // traffic more than doubles within 5 minutes, you may see throttles").
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GrowthCap } from '../../../src/dispatch/growth-cap.ts';
+import { GrowthCap } from '../../../src/invoke/growth-cap.ts';
 
 const WINDOW = 300_000;
 const SUB = WINDOW / 10;

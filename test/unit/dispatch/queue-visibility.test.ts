@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { AwsCallError } from '../../../src/aws/errors.ts';
-import { QueueVisibility } from '../../../src/settle/queue-visibility.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import { QueueVisibility } from '../../../src/dispatch/queue-visibility.ts';
 import { queue, recordingLogger } from '../../support/factories.ts';
 
 const CHANGED_MSG = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";

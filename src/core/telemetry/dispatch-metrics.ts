@@ -1,8 +1,8 @@
-import type { MetricDef } from './names.ts';
-import { FUNCTION_METRICS, SQS_METRICS } from './names.ts';
+import type { MetricDef } from './metric-names.ts';
+import { FUNCTION_METRICS, SQS_METRICS } from './metric-names.ts';
 import type { Message } from '@aws-sdk/client-sqs';
 import { noopMetrics, type MetricsSink } from './metrics-sink.ts';
-import { agesAtReceive, type BacklogCounts } from '../../receive/queue-backlog.ts';
+import { agesAtReceive, type BacklogCounts } from '../backlog.ts';
 
 /**
  * The dispatcher's metrics, typed: each event of the data path is one call here, recorded under the names of
@@ -112,7 +112,7 @@ export class DispatchMetrics {
     this.#count(SQS_METRICS.retryDelayClamped, queue, count);
   }
 
-  /** The queue's own counts (src/receive/queue-backlog.ts), read every --visibility-refresh. */
+  /** The queue's own counts (src/core/backlog.ts), read every --visibility-refresh. */
   backlog(queue: string, counts: BacklogCounts): void {
     this.#record(SQS_METRICS.backlogVisible, queue, counts.visible);
     this.#record(SQS_METRICS.backlogNotVisible, queue, counts.notVisible);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { FUNCTION_METRICS, SQS_METRICS } from '../../../src/operator/metrics/names.ts';
+import { FUNCTION_METRICS, SQS_METRICS } from '../../../src/core/telemetry/metric-names.ts';
 import { MAX_SYNC_PAYLOAD_BYTES } from '../../../src/invoke/sqs-event.ts';
 import { FakeInvoker, functionError, message, ok, queue, startDispatcher, throttled, until } from '../../support/factories.ts';
 

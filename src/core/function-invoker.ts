@@ -1,16 +1,14 @@
-import type { InvocationResponse } from './invoke-result.ts';
-
 /**
  * Why an Invoke failed, as it matters for what may be done next with its messages:
  * - throttled: Lambda refused to run it now (429); nothing ran, retry later.
  * - not-sent: the request never left this machine (DNS, a refused connect, EMFILE, credentials that cannot be
- *   loaded, a connect timeout: src/aws/errors.ts notSentCode decides); nothing ran, retry with back-off.
+ *   loaded, a connect timeout: src/core/errors.ts notSentCode decides); nothing ran, retry with back-off.
  * - unknown: the request may have reached Lambda and the function may still be running (reset after the
  *   request was sent, a 5xx, no answer in time); re-invoking now could run a message twice at once.
  * - unusable: the function cannot run at all (access denied, deleted alias, KMS, an update in progress,
  *   VPC set-up); every message would fail the same way, so the function is paused, not the message.
  * - rejected: this request is wrong (payload too large, invalid content), or its answer is larger than Lambda
- *   can send (6 MB, src/aws/answer-caps.ts: a broken endpoint or proxy; the function did run, so it must not be
+ *   can send (6 MB, src/core/answer-caps.ts: a broken endpoint or proxy; the function did run, so it must not be
  *   invoked again as an unknown outcome would be): a failure of these messages only, which go back to the queue's
  *   own redrive while the rest of the daemon carries on.
  */
@@ -24,6 +22,15 @@ export interface InvokeError {
   readonly status?: number;
   /** Lambda's `Reason` for a throttle (TooManyRequestsException), as given; see throttle-reason.ts. */
   readonly reason?: string;
+}
+
+export interface InvocationResponse {
+  /** The raw response payload (the handler's JSON result), if any. */
+  readonly payload: string | undefined;
+  /** Lambda's X-Amz-Function-Error (e.g. "Unhandled"). */
+  readonly functionError: string | undefined;
+  /** Lambda's x-amzn-RequestId of the invocation, when the answer had one: a failure record names it. */
+  readonly requestId?: string | undefined;
 }
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };

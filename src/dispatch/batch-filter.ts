@@ -1,15 +1,15 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
-import type { ResolvedQueue } from '../aws/sqs-source.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { QueueOptions } from '../config/delivery-options.ts';
 import { toRecord } from '../invoke/sqs-event.ts';
-import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
-import type { DispatchTracer } from '../operator/tracing/tracer.ts';
+import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import { ids, receipts } from '../settle/receipts.ts';
 import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { SETTLE_DEADLINE_MS } from '../settle/settle-deadline.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
-import { matchesRecord } from './event-filter.ts';
+import { matchesRecord } from '../receive/event-filter.ts';
 
 /** A received batch, before its invocation. */
 export interface FilteringBatch {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { agesAtReceive, backlogOf } from '../../../src/receive/queue-backlog.ts';
+import { agesAtReceive, backlogOf } from '../../../src/core/backlog.ts';
 
 describe('queue backlog', () => {
   it("reads SQS's three approximate counts, and nothing when one is missing or not a count", () => {

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { callErrorOf, withDeadline } from '../aws/errors.ts';
+import { callErrorOf, withDeadline } from '../core/errors.ts';
 import { sleep } from '../util/backoff.ts';
-import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../aws/sqs-source.ts';
-import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../receive/queue-backlog.ts';
-import { maxReceiveCountOf } from './failure-destination.ts';
+import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../core/queue.ts';
+import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../core/backlog.ts';
+import { maxReceiveCountOf } from '../settle/failure-destination.ts';
 
 /**
  * The visibility timeout that each receive from a queue states (ReceiveMessage's VisibilityTimeout), and so
@@ -17,7 +17,7 @@ import { maxReceiveCountOf } from './failure-destination.ts';
  * them. A failed re-read keeps the last value: stating a stale timeout is safe, since SQS applies what the
  * receive states and the lease extends by it.
  *
- * The same read serves the backlog gauges (`onBacklog`, src/receive/queue-backlog.ts): one GetQueueAttributes per
+ * The same read serves the backlog gauges (`onBacklog`, src/core/backlog.ts): one GetQueueAttributes per
  * queue per refresh period asks for the visibility timeout and the queue's counts together, and with
  * --visibility-timeout it still runs for the counts alone.
  *
@@ -38,7 +38,7 @@ export class QueueVisibility {
 
   /**
    * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
-   * src/aws/sqs-source.ts), so the queues hold it already; here it only says that there is nothing to re-read.
+   * src/core/queue.ts), so the queues hold it already; here it only says that there is nothing to re-read.
    * `lookup` reads the queues' attributes; without it, or with an override, nothing is ever re-read.
    */
   constructor(

@@ -1,0 +1,101 @@
+import type { Message } from '@aws-sdk/client-sqs';
+
+/** A queue as the dispatcher uses it, resolved once at start-up. */
+export interface ResolvedQueue {
+  /** Short name, used in logs and as the metrics dimension. */
+  readonly name: string;
+  readonly url: string;
+  readonly arn: string;
+  /** The queue's region, from its ARN: the payload's awsRegion. */
+  readonly region: string;
+  readonly fifo: boolean;
+  /** The queue's visibility timeout at start-up, or the --visibility-timeout override (src/dispatch/queue-visibility.ts). */
+  readonly visibilityTimeoutSec: number;
+  readonly weight: number;
+  /** The maxReceiveCount of the queue's RedrivePolicy at start-up; undefined: no redrive policy (src/dispatch/queue-visibility.ts keeps it current). */
+  readonly maxReceiveCount?: number | undefined;
+}
+
+export interface ReceiptEntry {
+  readonly id: string;
+  readonly receiptHandle: string;
+}
+
+export interface EntryFailure {
+  readonly id: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface ReceiveOptions {
+  /** 1-10 */
+  readonly max: number;
+  /** 0 = short poll; up to 20 = long poll. */
+  readonly waitSec: number;
+  /**
+   * The visibility timeout SQS applies to these messages. The Receiver always states one (the one their lease
+   * assumes); left out, SQS applies the queue's current timeout, whatever it has become since start-up.
+   */
+  readonly visibilityTimeoutSec?: number | undefined;
+  /**
+   * A receive that has not been sent when this aborts is not sent (it returns no messages). It never aborts a
+   * receive already sent: SQS could hand messages to a call whose answer nobody reads.
+   */
+  readonly startBefore?: AbortSignal | undefined;
+}
+
+/**
+ * The SQS operations the dispatcher needs. Every call has a deadline; a failure is thrown as an AwsCallError
+ * that carries its classification (retryable, throttled, fatal), so callers never see raw SDK errors.
+ */
+export interface MessageSource {
+  receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]>;
+  /** Deletes up to 10 messages; returns the entries SQS refused. */
+  deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]>;
+  /** Sets the visibility timeout of up to 10 messages (0 releases them at once). */
+  changeVisibility(
+    queue: ResolvedQueue,
+    entries: readonly ReceiptEntry[],
+    timeoutSec: number,
+    signal?: AbortSignal,
+  ): Promise<EntryFailure[]>;
+}
+
+/** What SendMessage sends (a FIFO queue needs the group and deduplication ids). */
+export interface OutgoingMessage {
+  readonly body: string;
+  readonly groupId?: string | undefined;
+  readonly deduplicationId?: string | undefined;
+}
+
+/**
+ * SendMessage, for a failure destination (src/settle/deliver-failures.ts): resolves with the new message's id
+ * once SQS accepted it; a failure is thrown as a classified AwsCallError, as every MessageSource call is.
+ */
+export interface MessageSender {
+  sendMessage(queueUrl: string, message: OutgoingMessage, signal?: AbortSignal): Promise<string>;
+}
+
+/**
+ * A long poll gets its wait time plus this margin; SQS answers a long poll at its wait time, so a call still
+ * open after that is hung (a dead connection behind a NAT, a stuck proxy) and must not hold its loop.
+ */
+export const RECEIVE_MARGIN_MS = 5_000;
+/** Every other SQS call answers in milliseconds when SQS is healthy. */
+export const CALL_DEADLINE_MS = 5_000;
+
+/** The short name of a queue reference (a name, or a URL's last path segment): the name in logs and metrics. */
+export function queueNameOf(ref: string): string {
+  return /^https?:\/\//i.test(ref) ? (ref.replace(/\/+$/, '').split('/').pop() ?? ref) : ref;
+}
+
+/**
+ * The two start-up calls that resolve a queue, with the SDK's retries and no deadline but `signal`'s.
+ * Failures are thrown as an AwsCallError (classified by the adapter, like every MessageSource call).
+ */
+export interface QueueLookup {
+  /** GetQueueUrl: the URL of the queue with this name. */
+  queueUrl(name: string, signal?: AbortSignal): Promise<string>;
+  /** GetQueueAttributes: the named attributes of the queue at this URL. */
+  queueAttributes(url: string, names: readonly string[], signal?: AbortSignal): Promise<Record<string, string>>;
+}
