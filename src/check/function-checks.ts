@@ -2,7 +2,7 @@
 // `$LATEST.PUBLISHED` for an unqualified Managed Instances function) and its reserved concurrency
 // (GetFunctionConcurrency) against the routes' --concurrency x --replicas (function-fit.ts decides each comparison).
 import { callErrorOf, unreachableReason, type ClassifiedError } from '../core/errors.ts';
-import type { RouteConfig } from '../config/config.ts';
+import type { RouteConfig } from '../dispatch/route.ts';
 import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
 import type { InvokeError, InvokeParams } from '../core/function-invoker.ts';
 import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfiguration, type FunctionLoad } from './function-fit.ts';

@@ -4,7 +4,7 @@
 // QueueFacts when it needs more than these.
 import type { CheckResult } from './check.ts';
 import { visibilityFit, type FunctionConfiguration, type Verdict } from './function-fit.ts';
-import type { RouteConfig } from '../config/routes.ts';
+import type { RouteConfig } from '../dispatch/route.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
 import { failureDestinationCovered } from './failure-destination-check.ts';
 

@@ -15,17 +15,15 @@ import { isValidRegion, regionFromEnv, type RegionSetting } from '../aws/region.
 import type { RawOptions } from './cli.ts';
 import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import type { OptionValue } from './options.ts';
-import { resolveRoutes, type RouteConfig } from './routes.ts';
+import { resolveRoutes } from './routes.ts';
+import { type RouteConfig } from '../dispatch/route.ts';
 import { resolveTemporalConfig } from './temporal.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 
 /** Every option the daemon accepts, defined once in options.ts. */
 export { OPTIONS } from './options.ts';
 
-/** on-success: delete what the function processed; never: the function deletes its own messages. */
-export type DeleteMode = OptionValue<'delete'>;
-
-export type { RouteConfig } from './routes.ts';
+export type { RouteConfig } from '../dispatch/route.ts';
 export { totalLoops } from './routes.ts';
 
 export type LogLevel = OptionValue<'log-level'>;

@@ -17,6 +17,7 @@
  * A failure destination (--failure-destination, --max-attempts) is set for the route, and per queue with the
  * `queue-options` keys of the same names; a queue's own wins.
  */
+import type { QueueOptions } from '../dispatch/queue-options.ts';
 import type { AdaptiveConcurrency } from '../invoke/concurrency-limit.ts';
 import type { ConcurrencyGrowth } from '../invoke/growth-cap.ts';
 import { compileFilter, type EventFilter } from '../receive/event-filter.ts';
@@ -37,22 +38,7 @@ import {
   OPTIONS,
 } from './options.ts';
 import type { QueueList } from '../receive/queue-order.ts';
-import type { QueueLimit } from '../receive/queue-limits.ts';
 import { queueNameOf } from '../core/queue.ts';
-
-/** One queue's delivery settings (`queue-options`, keys defined in options.ts); a field left out is off. */
-export interface QueueOptions extends QueueLimit {
-  /** Messages that match none of these patterns are not invoked; undefined: no filter. */
-  readonly filter?: EventFilter | undefined;
-  /** filter-action. */
-  readonly filterAction: FilterAction;
-  /** This queue's retry back-off; undefined: --retry-backoff's; 'off': none, whatever --retry-backoff says. */
-  readonly retryBackoff?: RetryBackoff | 'off' | undefined;
-  /** This queue's failure destination; undefined: the route's (--failure-destination). */
-  readonly failureDestination?: FailureDestination | undefined;
-  /** This queue's max-attempts; undefined: the route's (--max-attempts). */
-  readonly maxAttempts?: number | undefined;
-}
 
 export interface DeliveryConfig {
   /** --retry-backoff; undefined: kept messages return after their visibility timeout. */

@@ -5,7 +5,7 @@
  */
 import type { OptionsWithDefaults } from './with-defaults.ts';
 import type { DurableMode } from '../invoke/durable-event.ts';
-import type { DeleteMode } from './config.ts';
+import type { DeleteMode } from '../settle/settle-chunk.ts';
 
 /** Where the values came from, when not from their flag (`WORKERLESS_DURABLE`, `routes[0].durable in wl.yaml`). */
 export interface DurableOrigins {

@@ -5,7 +5,7 @@ import { resolveQueues } from '../aws/resolve-queues.ts';
 import { StartupError } from '../core/errors.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
 import type { Config } from '../config/config.ts';
-import type { RouteConfig } from '../config/routes.ts';
+import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../core/queue.ts';
-import type { QueueOptions } from '../config/delivery-options.ts';
+import type { QueueOptions } from './queue-options.ts';
 import { toRecord } from '../invoke/sqs-event.ts';
 import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';

@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
-import type { DeleteMode } from '../config/config.ts';
-import type { QueueOptions } from '../config/delivery-options.ts';
+import type { DeleteMode } from '../settle/settle-chunk.ts';
+import type { QueueOptions } from './queue-options.ts';
 import { durableInvocations, type DurableMode } from '../invoke/durable-event.ts';
 import type { InvokeParams } from '../core/function-invoker.ts';
 import { buildSqsEvents, type EventSourceQueue } from '../invoke/sqs-event.ts';

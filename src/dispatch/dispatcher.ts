@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { MessageSource, QueueLookup, ResolvedQueue } from '../core/queue.ts';
-import type { RouteConfig } from '../config/routes.ts';
+import type { RouteConfig } from './route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';

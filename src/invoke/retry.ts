@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { Logger } from 'pino';
-import type { LoopCapacity } from '../dispatch/loop-capacity.ts';
 import { sleep } from '../util/backoff.ts';
 import type { FunctionGate } from './function-gate.ts';
 import type { Invoke, InvokeContext } from './invoke.ts';
@@ -21,6 +21,19 @@ export type InvokeOutcome =
 export type RetryContext = Omit<InvokeContext, 'onStart'>;
 
 /** What the retry tells its owner (the Dispatcher's loop activities, for liveness, and its metrics). */
+/**
+ * The loop capacity a waiting batch gives up and takes back (src/dispatch/loop-capacity.ts): while a batch waits
+ * to retry, its adaptive place and queue slot go to other loops.
+ */
+export interface LoopsAside {
+  /** The loop's batch of `queue` is about to wait: it gives up its place and its queue slot meanwhile. */
+  stepAside(loop: number, queue: ResolvedQueue): void;
+  /** Whether the loop's batch has capacity to take back before its next attempt. */
+  isAside(loop: number): boolean;
+  /** Takes back what stepAside gave up, waiting its turn. */
+  rejoin(loop: number, queue: ResolvedQueue): Promise<void>;
+}
+
 export interface RetryEvents {
   /** What the loop is doing now, for liveness, with its deadline (Infinity: no deadline of its own). */
   activity(loop: number, activity: string, deadlineMs: number): void;
@@ -38,7 +51,7 @@ export interface RetryDeps {
   /** Pauses the function for every loop while it cannot run at all (src/invoke/function-gate.ts). */
   readonly gate: FunctionGate;
   /** Capacity given up while a batch waits between attempts, and taken back before the next. */
-  readonly capacity: Pick<LoopCapacity, 'isAside' | 'rejoin' | 'stepAside'>;
+  readonly capacity: LoopsAside;
   /** Aborts when the drain's retry time is over: waits after a throttle, not-sent or pause end there. */
   readonly drainOver: AbortSignal;
   /** Unknown outcomes after which a batch is left to the queue's redrive rules. */

@@ -8,22 +8,30 @@ import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
-import type { RouteConfig } from '../config/routes.ts';
 
-/** The route's receive options (src/config/routes.ts defines them), with its queues resolved. */
-export type ReceiverOptions = Pick<RouteConfig, 'batchSize' | 'pollForSec' | 'sleepSec'> &
-  Partial<Pick<RouteConfig, 'visibilityTimeoutSec' | 'concurrency'>> & {
-    readonly queues: readonly ResolvedQueue[];
-    readonly orderMode: OrderMode;
-    /**
-     * The visibility timeout to state on a receive from this queue (src/dispatch/queue-visibility.ts); without it
-     * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
-     * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
-     */
-    readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
-    /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
-    readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
-  };
+/** The route's receive options (src/config/routes.ts reads them), with its queues resolved. */
+export type ReceiverOptions = {
+  /** --batch-size: records per invocation. */
+  readonly batchSize: number;
+  /** --poll-for: the long poll's wait, in seconds. */
+  readonly pollForSec: number;
+  /** --sleep: the pause after an empty receive, in seconds. */
+  readonly sleepSec: number;
+  /** --visibility-timeout; undefined: each queue's own. */
+  readonly visibilityTimeoutSec?: number | undefined;
+  /** --concurrency: worker loops. */
+  readonly concurrency?: number | undefined;
+  readonly queues: readonly ResolvedQueue[];
+  readonly orderMode: OrderMode;
+  /**
+   * The visibility timeout to state on a receive from this queue (src/dispatch/queue-visibility.ts); without it
+   * --visibility-timeout, else the queue's timeout read at start-up. Every receive states one, so SQS applies
+   * the timeout that the lease of what it returns assumes, never the queue's current one behind our back.
+   */
+  readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
+  /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
+  readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
+};
 
 export interface ReceiverDeps {
   readonly source: MessageSource;

@@ -12,7 +12,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-event.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
-import type { RouteConfig } from '../config/routes.ts';
 import { capText } from '../util/cap-text.ts';
 import { receiveCountOf } from './retry-backoff.ts';
 
@@ -176,8 +175,18 @@ export function destinationMessage(record: FailureRecord, destination: FailureDe
 export const MISSING_LAST_RECEIVE =
   'has a failure destination but no redrive policy: give it a RedrivePolicy (maxReceiveCount) or set --max-attempts';
 
+/** What missingLastReceive reads of a route: its destination and max attempts, and each queue's own. */
+export interface DestinationSettings {
+  readonly failureDestination: FailureDestination | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly queueOptions: ReadonlyMap<
+    string,
+    { readonly failureDestination?: FailureDestination | undefined; readonly maxAttempts?: number | undefined }
+  >;
+}
+
 /** Whether `queue` of `route` has a failure destination but neither a redrive policy nor max-attempts. */
-export function missingLastReceive(route: RouteConfig, queue: ResolvedQueue): boolean {
+export function missingLastReceive(route: DestinationSettings, queue: ResolvedQueue): boolean {
   const own = route.queueOptions.get(queue.name);
   const destination = own?.failureDestination ?? route.failureDestination;
   return destination !== undefined && queue.maxReceiveCount === undefined && (own?.maxAttempts ?? route.maxAttempts) === undefined;

@@ -1,7 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../core/queue.ts';
-import type { DeleteMode } from '../config/config.ts';
 import { interpretResult, type BatchVerdict } from '../invoke/invoke-result.ts';
 import { capText } from '../util/cap-text.ts';
 import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
@@ -14,6 +13,9 @@ import type { InvokeOutcome } from '../invoke/retry.ts';
 import type { FailureReason } from './failure-destination.ts';
 
 /** How an invocation of a chunk ended, short of a shutdown (src/settle/release.ts settles that). */
+/** --delete: on-success deletes what the function processed (its batchItemFailures stay); never leaves deleting to the function. */
+export type DeleteMode = 'on-success' | 'never';
+
 export type ChunkOutcome = Exclude<InvokeOutcome, { kind: 'released' }>;
 
 export interface SettleDeps {
