@@ -29,6 +29,8 @@ wl_npm_ci   # npm ci, see scripts/ensure-node.sh
 echo "== typecheck, lint, build"
 npm run --silent typecheck
 npm run --silent lint
+echo "== import rule (dependency-cruiser, .dependency-cruiser.cjs)"
+npm run --silent deps
 echo "== format check (prettier)"
 npm run --silent format:check
 echo "== dependency check (knip: every declared dependency is used, no unused export or file)"

@@ -2,7 +2,7 @@
 // credentials say so, an unreachable service names the endpoint tried; one rule for every check's line.
 import { unreachableReason, type ClassifiedError } from '../core/errors.ts';
 import { NETWORK_HINT, firstLine } from '../core/errors.ts';
-import type { CheckResult } from './check.ts';
+import type { CheckResult } from './check-ports.ts';
 
 /** A result that failed because its service could not be reached; merged with its siblings into one line. */
 export interface Checked extends CheckResult {

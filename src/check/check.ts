@@ -7,69 +7,15 @@
 // operator (check-errors.ts) are files of their own.
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
-import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { QueueResolveError } from '../aws/resolve-queues.ts';
 import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
-import type { TemporalConfig } from '../temporal/options.ts';
-import type { FunctionConfiguration } from './function-fit.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
 import { explainAwsError, type Checked } from './check-errors.ts';
 import { checkFunction, checkFunctionDryRun, concurrencyLine, dryRunParams, functionLoads, readReserved } from './function-checks.ts';
 import { checkTemporal } from './temporal-check.ts';
-
-/** One check's outcome: `name` says what was checked ("queue payments"), `detail` what was found or what is wrong. */
-export interface CheckResult {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly detail: string;
-  /** Passed, but worth the operator's attention: printed as `warn`; the exit code stays 0. */
-  readonly warning?: true;
-}
-
-export interface CheckReport {
-  readonly results: readonly CheckResult[];
-  /** What a run needs but a check cannot prove without side effects. */
-  readonly notes: readonly string[];
-}
-
-/** What the check reads of a task queue; the run's TaskQueueStats (from DescribeTaskQueue) satisfy it. */
-export interface TaskQueueBacklog {
-  /** `known: false`: the server sent no statistics (an unloaded task queue); the backlog is then unknown, not 0. */
-  readonly workflow: { readonly backlog: number; readonly known?: boolean };
-  readonly activity: { readonly backlog: number; readonly known?: boolean };
-}
-
-/** A Temporal connection as the check uses it: the run's stats reader, and close. */
-export interface TemporalCheckConnection {
-  read(taskQueue: string, signal: AbortSignal): Promise<TaskQueueBacklog>;
-  close(): Promise<void>;
-}
-
-/** The I/O the checks need; each call gets a signal that carries the check's deadline. */
-export interface CheckPorts {
-  /** Resolves one queue exactly as a run does; throws a QueueResolveError (or StartupError) when it cannot. */
-  /** The queue with its own visibility timeout (check.ts applies the route's --visibility-timeout). */
-  resolveQueue(spec: QueueSpec, signal: AbortSignal): Promise<ResolvedQueue>;
-  /** An InvocationType DryRun Invoke of the function, with what it carries (the tenant of a tenant-isolated function). */
-  dryRun(functionName: string, signal: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
-  /**
-   * GetFunctionConfiguration of the function as named, or at `qualifier` (then the name is unqualified); throws
-   * an AwsCallError when Lambda refuses.
-   */
-  functionConfiguration(functionName: string, qualifier: string | undefined, signal: AbortSignal): Promise<FunctionConfiguration>;
-  /** GetFunctionConcurrency of an unqualified function: its reserved concurrency, undefined when it has none; throws an AwsCallError. */
-  reservedConcurrency(functionName: string, signal: AbortSignal): Promise<number | undefined>;
-  /** Sends one datum to the namespace; throws an AwsCallError when CloudWatch refuses. */
-  putCheckDatum(namespace: string, signal: AbortSignal): Promise<void>;
-  /** Connects to Temporal with the run's connection options (TLS, API key); bounded by its own connect timeout. */
-  connectTemporal(config: TemporalConfig): Promise<TemporalCheckConnection>;
-  /** Why nothing answers on host:port over TCP, or undefined when something does: explains a failed connection. */
-  probeTcp(address: string, signal: AbortSignal): Promise<string | undefined>;
-  /** The Lambda and CloudWatch endpoints a run uses, named when they cannot be reached (SQS errors carry their own). */
-  readonly endpoints?: { readonly lambda: string; readonly cloudwatch: string } | undefined;
-}
+import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 
 export interface CheckOptions {
   /** Each check's deadline; default 10 s. */

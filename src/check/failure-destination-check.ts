@@ -1,6 +1,6 @@
 import { destinationName } from '../settle/failure-destination.ts';
 import { missingLastReceive, MISSING_LAST_RECEIVE } from '../settle/failure-destination.ts';
-import type { QueueCheck } from './queue-checks.ts';
+import type { QueueCheck } from './check-ports.ts';
 
 /**
  * A queue with a failure destination: after which receive its messages leave (its RedrivePolicy maxReceiveCount,

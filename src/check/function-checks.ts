@@ -9,7 +9,7 @@ import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfig
 import { splitFunctionRef } from './function-ref.ts';
 import { asResult } from './queue-checks.ts';
 import { CREDENTIAL_ERRORS, explainAwsError, type Checked } from './check-errors.ts';
-import type { CheckPorts, CheckResult } from './check.ts';
+import type { CheckPorts, CheckResult } from './check-ports.ts';
 /** A tenant-isolated function's DryRun names a tenant, as the run's start-up check does (src/daemon/function-check.ts). */
 export function dryRunParams(route: RouteConfig): InvokeParams | undefined {
   return route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;

@@ -2,22 +2,10 @@
 // function read: pure functions from what was found to one line. A new check of a queue against its route (a
 // setting the queue needs for a route option, say) is one more function in QUEUE_CHECKS, with its facts added to
 // QueueFacts when it needs more than these.
-import type { CheckResult } from './check.ts';
-import { visibilityFit, type FunctionConfiguration, type Verdict } from './function-fit.ts';
-import type { RouteConfig } from '../dispatch/route.ts';
-import type { ResolvedQueue } from '../core/queue.ts';
+import type { CheckResult } from './check-ports.ts';
+import { visibilityFit, type Verdict } from './function-fit.ts';
 import { failureDestinationCovered } from './failure-destination-check.ts';
-
-/** One queue of a route, as resolved (with its own visibility timeout), and what was read of the route's function. */
-export interface QueueFacts {
-  readonly route: RouteConfig;
-  readonly queue: ResolvedQueue;
-  /** GetFunctionConfiguration of the version the route's invocations run; undefined when it could not be read. */
-  readonly fn: FunctionConfiguration | undefined;
-}
-
-/** One check of a queue: its line, or undefined when it has nothing to say (or cannot tell). */
-export type QueueCheck = (facts: QueueFacts) => CheckResult | undefined;
+import type { QueueCheck } from './check-ports.ts';
 
 /** The visibility timeout the queue's messages get, against the function's timeout (function-fit.ts). */
 const visibilityCovers: QueueCheck = ({ route, queue, fn }) => {

@@ -2,7 +2,7 @@
 // DescribeTaskQueue spillover uses, one line per task queue, or one line saying why Temporal cannot be reached.
 import { firstLine } from '../core/errors.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
-import type { CheckPorts, CheckResult, TemporalCheckConnection } from './check.ts';
+import type { CheckPorts, CheckResult, TemporalCheckConnection } from './check-ports.ts';
 
 /** One line when Temporal cannot be reached; else one per task queue, each proven with the run's DescribeTaskQueue. */
 export async function checkTemporal(ports: CheckPorts, config: TemporalConfig, deadline: () => AbortSignal): Promise<CheckResult[]> {

@@ -16,6 +16,7 @@ import { failureSender } from '../aws/failure-sender.ts';
 import { redactTemporalConfig } from '../temporal/options.ts';
 import { awaitParts, drainRetryMs, handleShutdown } from './shutdown.ts';
 import { runStartupChecks, type CheckedRoute } from './startup-checks.ts';
+import type { DaemonProcess } from './daemon-process.ts';
 
 // The daemon's wiring: tracing, the HTTP server, the AWS adapters, the start-up checks, metrics, one Dispatcher
 // per route and Temporal spillover, started in that order; tracing, the server and the sockets are released in
@@ -23,24 +24,6 @@ import { runStartupChecks, type CheckedRoute } from './startup-checks.ts';
 // startup-checks.ts, signals, drain and forced exit in shutdown.ts, the socket pool in src/aws/adapters.ts.
 // OpenTelemetry, prom-client, CloudWatch and the Temporal client are imported only when configured, since each
 // costs resident memory.
-
-/**
- * The process, as main.ts hands it to the daemon: main stays the one module that touches `process` (argv, env,
- * signals, stdio, exit), so the daemon's files can be read, and run, without it.
- */
-export interface DaemonProcess {
-  /** The root controller: the first SIGTERM/SIGINT, or a failed part, aborts it (stop receiving, drain). */
-  readonly stop: AbortController;
-  /** Replaces main's start-up signal handler, once the daemon can report what is in flight. */
-  onSignal(handler: (signal: NodeJS.Signals) => void): void;
-  /** The environment: the OTEL_* variables configure tracing. */
-  readonly env: NodeJS.ProcessEnv;
-  /** One line for the operator on stderr, as `workerless: <line>`. */
-  tell(line: string): void;
-  /** Ends the process at once (a forced exit). */
-  exit(code: number): never;
-  readonly version: string;
-}
 
 /**
  * Runs the daemon until it is stopped (exit 0), fails (1: a start-up check, the HTTP port, a failed part) or

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DispatcherStatus } from '../dispatch/status.ts';
 import { EXIT_FAILURE } from '../core/exit-codes.ts';
 import type { Operations } from '../operator/operations.ts';
-import type { DaemonProcess } from './daemon.ts';
+import type { DaemonProcess } from './daemon-process.ts';
 
 /**
  * The part of --shutdown-timeout kept for the invocations already in flight when the stop came: they answer and

@@ -1,5 +1,5 @@
 import { RECEIVE_MARGIN_MS } from '../core/queue.ts';
-import type { DispatcherOptions } from './dispatcher.ts';
+import type { DispatcherOptions } from './dispatcher-options.ts';
 
 /** A worker loop's current activity and when it must be over (monotonic ms, src/util/clock.ts; Infinity: no deadline). */
 export interface LoopActivity {

@@ -14,7 +14,7 @@ import type { LeaseDeps } from '../settle/visibility-lease.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
 import { DispatchEvents } from './dispatch-events.ts';
-import type { DispatcherDeps, DispatcherOptions } from './dispatcher.ts';
+import type { DispatcherDeps, DispatcherOptions } from './dispatcher-options.ts';
 import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
 import { LoopCapacity } from './loop-capacity.ts';
 

@@ -5,7 +5,7 @@ import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { backoffMs } from '../util/backoff.ts';
 import type { TemporalConfig } from './options.ts';
-import type { SpilloverClock } from './task-queue-loop.ts';
+import type { SpilloverClock } from './task-queue-context.ts';
 import { createTaskQueueStatsReader, statsRpcVia, type TaskQueueStatsReader } from './task-queue-stats.ts';
 
 /** A connected stats reader that can be closed. */

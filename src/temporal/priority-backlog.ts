@@ -1,6 +1,13 @@
 // --temporal-spill-priority: the backlog at priority keys 1 to K, from DescribeTaskQueue's stats_by_priority_key
 // (Task Queue Priority, GA 12 May 2026; keys 1-5 by default, 1 the highest, 3 for tasks given none). Pure.
-import type { BacklogStats } from './task-queue-stats.ts';
+
+/** Backlog statistics of one task type (workflow or activity), or of one priority key of it. */
+export interface BacklogStats {
+  readonly backlog: number;
+  readonly backlogAgeMs: number;
+  readonly addRatePerSec: number;
+  readonly dispatchRatePerSec: number;
+}
 
 /** A task type's backlog per priority key, as stats_by_priority_key reports it (only keys in use). */
 export type PriorityBacklog = ReadonlyMap<number, BacklogStats>;

@@ -7,7 +7,8 @@ import { sleep } from '../util/backoff.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { connectTemporal, connectWithRetry, type TemporalStatsConnection } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
-import { runTaskQueue, type SpilloverClock } from './task-queue-loop.ts';
+import { runTaskQueue } from './task-queue-loop.ts';
+import { type SpilloverClock } from './task-queue-context.ts';
 import { WorkerBudget } from './worker-budget.ts';
 import { createLambdaWorkerInvoker, type WorkerInvoker } from './worker-invoker.ts';
 

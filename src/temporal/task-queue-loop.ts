@@ -1,9 +1,7 @@
 // One task queue's control loop: read the backlog, ask scaling.ts how many workers should be alive, and start
 // the difference (worker-burst.ts) within the queue's share of the worker limits.
-import type { Logger } from 'pino';
 import { backoffMs } from '../util/backoff.ts';
 import { capText } from '../util/cap-text.ts';
-import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { TEMPORAL_METRICS } from '../core/telemetry/metric-names.ts';
 import { MAX_READ_BACKOFF_MS } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
@@ -18,16 +16,9 @@ import {
   type ScalingState,
   type TaskQueueObservation,
 } from './scaling.ts';
-import { toTargets, type ScalingTarget, type TaskQueueStats, type TaskQueueStatsReader } from './task-queue-stats.ts';
-import type { WorkerBudget } from './worker-budget.ts';
+import type { TaskQueueLoop } from './task-queue-context.ts';
+import { toTargets, type ScalingTarget, type TaskQueueStats } from './task-queue-stats.ts';
 import { invokeWorkers } from './worker-burst.ts';
-import type { WorkerInvoker } from './worker-invoker.ts';
-
-/** Wall clock and sleep; sleep must return early, without throwing, when the signal aborts. */
-export interface SpilloverClock {
-  now(): number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
 
 /** Retry caps: failed worker invocations are retried within a minute; refused ones within five. */
 const MAX_TRANSIENT_INVOKE_BACKOFF_MS = 60_000;
@@ -36,18 +27,6 @@ const MAX_REFUSED_INVOKE_BACKOFF_MS = 300_000;
 const POLLER_RECENT_MS = 75_000;
 /** How long the server may serve cached task-queue statistics (matching.TaskQueueInfoByBuildIdTTL default). */
 const STATS_CACHE_MS = 5_000;
-
-export interface TaskQueueLoop {
-  taskQueue: string;
-  config: TemporalConfig;
-  reader: TaskQueueStatsReader;
-  invoker: WorkerInvoker;
-  budget: WorkerBudget;
-  metrics: MetricsSink;
-  logger: Logger;
-  clock: SpilloverClock;
-  random: () => number;
-}
 
 /**
  * While tasks wait, how old a worker's latest poll may be before it counts as stopped. A worker with a free

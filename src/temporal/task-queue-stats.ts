@@ -7,6 +7,7 @@ import type { Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { backlogUpTo, type PriorityBacklog } from './priority-backlog.ts';
 import type { PollerSighting, TaskQueueObservation } from './scaling.ts';
+import type { BacklogStats } from './priority-backlog.ts';
 
 type DescribeTaskQueueRequest = temporal.api.workflowservice.v1.DescribeTaskQueueRequest.$Properties;
 type DescribeTaskQueueResponse = temporal.api.workflowservice.v1.DescribeTaskQueueResponse.$Properties;
@@ -25,14 +26,6 @@ const TASK_QUEUE_TYPE_ACTIVITY = 2 as temporal.api.enums.v1.TaskQueueType;
 export interface DeploymentVersion {
   readonly deploymentName: string;
   readonly buildId: string;
-}
-
-/** Backlog statistics of one task type (workflow or activity), or of one priority key of it. */
-export interface BacklogStats {
-  readonly backlog: number;
-  readonly backlogAgeMs: number;
-  readonly addRatePerSec: number;
-  readonly dispatchRatePerSec: number;
 }
 
 /** One task type's statistics as the server reported them. */

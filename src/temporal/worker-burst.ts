@@ -1,4 +1,4 @@
-import type { TaskQueueLoop } from './task-queue-loop.ts';
+import type { TaskQueueLoop } from './task-queue-context.ts';
 import type { ScalingTarget } from './task-queue-stats.ts';
 import type { InvokeOutcome, WorkerInvocationPayload } from './worker-invoker.ts';
 

@@ -1,10 +1,11 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
-import { Dispatcher, type DispatcherOptions } from '../../src/dispatch/dispatcher.ts';
+import { Dispatcher } from '../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../src/dispatch/dispatcher-options.ts';
 import type { InvokeResult, FunctionInvoker, InvokeParams } from '../../src/core/function-invoker.ts';
 import type { MetricDatum, MetricsSink } from '../../src/core/telemetry/metrics-sink.ts';
-import type { QueueOptions } from '../../src/config/delivery-options.ts';
+import type { QueueOptions } from '../../src/dispatch/queue-options.ts';
 import type { EntryFailure, MessageSource, QueueLookup, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../../src/core/queue.ts';
 
 export const silentLogger: Logger = pino({ level: 'silent' });

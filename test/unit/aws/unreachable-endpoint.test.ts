@@ -3,7 +3,8 @@
 // else the queue URL's host, else (GetQueueUrl) the regional endpoint.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatReport, runChecks, type CheckPorts } from '../../../src/check/check.ts';
+import { formatReport, runChecks } from '../../../src/check/check.ts';
+import { type CheckPorts } from '../../../src/check/check-ports.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';

@@ -5,7 +5,8 @@ import { formatReport } from '../../../src/check/check.ts';
 import { failureDestinationCovered } from '../../../src/check/failure-destination-check.ts';
 import { QUEUE_CHECKS } from '../../../src/check/queue-checks.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
-import { OPTIONS, resolveConfig, type RouteConfig } from '../../../src/config/config.ts';
+import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
+import { type RouteConfig } from '../../../src/dispatch/route.ts';
 import { queue } from '../../support/factories.ts';
 
 const DEST = 'https://sqs.us-east-1.amazonaws.com/123456789012/failures';

@@ -7,7 +7,8 @@ import { collectOptions, helpText } from '../../../src/config/cli.ts';
 import { CORE_OPTIONS, defaultText, envName } from '../../../src/config/options.ts';
 
 const DEFS = OPTIONS;
-import { OPTIONS, resolveConfig, type Config, type RouteConfig } from '../../../src/config/config.ts';
+import { OPTIONS, resolveConfig, type Config } from '../../../src/config/config.ts';
+import { type RouteConfig } from '../../../src/dispatch/route.ts';
 import { addDefaults } from '../../../src/config/with-defaults.ts';
 
 const ENV = { AWS_REGION: 'us-east-1' };

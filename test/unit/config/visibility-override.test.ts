@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { resolveQueues } from '../../../src/aws/resolve-queues.ts';
 import { type QueueLookup } from '../../../src/core/queue.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
-import { OPTIONS, resolveConfig, type RouteConfig } from '../../../src/config/config.ts';
+import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
+import { type RouteConfig } from '../../../src/dispatch/route.ts';
 import { QueueVisibility } from '../../../src/dispatch/queue-visibility.ts';
 import { recordingLogger } from '../../support/factories.ts';
 

@@ -2,7 +2,7 @@
 // signals, and a failed part stopping the others.
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import type { DaemonProcess } from '../../../src/daemon/daemon.ts';
+import type { DaemonProcess } from '../../../src/daemon/daemon-process.ts';
 import { awaitParts, drainRetryMs, forceExitAfter, handleShutdown } from '../../../src/daemon/shutdown.ts';
 import { recordingLogger } from '../../support/factories.ts';
 

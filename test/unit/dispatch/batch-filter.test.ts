@@ -5,7 +5,7 @@ import { compileFilter } from '../../../src/receive/event-filter.ts';
 import { SQS_METRICS } from '../../../src/core/telemetry/metric-names.ts';
 import { filterBatch, type FilterDeps } from '../../../src/dispatch/batch-filter.ts';
 import type { Message } from '@aws-sdk/client-sqs';
-import type { QueueOptions } from '../../../src/config/delivery-options.ts';
+import type { QueueOptions } from '../../../src/dispatch/queue-options.ts';
 import { FakeInvoker, message, queue, silentLogger, until, startUnjittered, queueOptionsByName } from '../../support/factories.ts';
 
 const setup = startUnjittered;

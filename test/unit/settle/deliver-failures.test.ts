@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { ResolvedQueue } from '../../../src/core/queue.ts';
 import { AwsCallError, classifyAwsError } from '../../../src/core/errors.ts';
 import { Dispatcher } from '../../../src/dispatch/dispatcher.ts';
-import type { DispatcherOptions } from '../../../src/dispatch/dispatcher.ts';
+import type { DispatcherOptions } from '../../../src/dispatch/dispatcher-options.ts';
 import type { DestinationSender } from '../../../src/settle/deliver-failures.ts';
 import type { DestinationMessage, FailureDestination } from '../../../src/settle/failure-destination.ts';
 import {

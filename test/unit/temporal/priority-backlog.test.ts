@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { backlogUpTo, reportsPriorityBacklog } from '../../../src/temporal/priority-backlog.ts';
-import { toTargets, type BacklogStats, type TaskTypeStats } from '../../../src/temporal/task-queue-stats.ts';
+import { toTargets, type TaskTypeStats } from '../../../src/temporal/task-queue-stats.ts';
+import { type BacklogStats } from '../../../src/temporal/priority-backlog.ts';
 
 const b = (backlog: number, backlogAgeMs = 0, addRatePerSec = 0): BacklogStats => ({
   backlog,

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../../../src/dispatch/dispatcher-options.ts';
 import { FUNCTION_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import {
   FakeInvoker,

@@ -2,7 +2,8 @@
 // queue: each message is one invocation under its execution name, and what Lambda's answer means for the message.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../../../src/dispatch/dispatcher-options.ts';
 import { durableExecutionName } from '../../../../src/invoke/durable-name.ts';
 import type { InvokeResult } from '../../../../src/core/function-invoker.ts';
 import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';

@@ -3,7 +3,8 @@
 // invoker that counts overlapping invocations of one message id. Time is a fake clock.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../../../src/dispatch/dispatcher-options.ts';
 import type { InvokeResult } from '../../../../src/core/function-invoker.ts';
 import { AwsCallError } from '../../../../src/core/errors.ts';
 import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';

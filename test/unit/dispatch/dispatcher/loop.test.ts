@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Dispatcher, DispatcherFailed, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import { Dispatcher, DispatcherFailed } from '../../../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../../../src/dispatch/dispatcher-options.ts';
 import { SQS_METRICS } from '../../../../src/core/telemetry/metric-names.ts';
 import type { MetricDatum, MetricsSink } from '../../../../src/core/telemetry/metrics-sink.ts';
 import {

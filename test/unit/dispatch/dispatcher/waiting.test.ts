@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import type { QueueOptions } from '../../../../src/config/delivery-options.ts';
-import { Dispatcher, type DispatcherOptions } from '../../../../src/dispatch/dispatcher.ts';
+import type { QueueOptions } from '../../../../src/dispatch/queue-options.ts';
+import { Dispatcher } from '../../../../src/dispatch/dispatcher.ts';
+import { type DispatcherOptions } from '../../../../src/dispatch/dispatcher-options.ts';
 import { checkLiveness } from '../../../../src/operator/health.ts';
 import { compileFilter } from '../../../../src/receive/event-filter.ts';
 import type { InvokeResult } from '../../../../src/core/function-invoker.ts';

@@ -1,0 +1,61 @@
+/**
+ * The import rule of src/ (CONTRIBUTING.md, "The import rule"): each layer imports only the layers below it.
+ *
+ *   util <- core <- receive, invoke, settle <- dispatch <- config, aws, operator, temporal <- check, daemon <- main
+ *
+ * `npm run check` and scripts/test.sh run it (`npm run deps`); a wrong import fails with the rule's name.
+ */
+const LAYERS = [
+  ['util'],
+  ['core'],
+  ['receive', 'invoke', 'settle'],
+  ['dispatch'],
+  ['config', 'aws', 'operator', 'temporal'],
+  ['check', 'daemon'],
+];
+
+/** The folders a layer may not import: every folder of the layers above it. */
+function above(index) {
+  return LAYERS.slice(index + 1).flat();
+}
+
+const folder = (names) => `^src/(${names.join('|')})/`;
+
+module.exports = {
+  forbidden: [
+    ...LAYERS.flatMap((layer, i) =>
+      i === LAYERS.length - 1
+        ? []
+        : [
+            {
+              name: `layer-${layer.join('-')}`,
+              comment: `src/{${layer.join(',')}}/ import only the layers below them: ${above(i).join(', ')} and src/main.ts are above (CONTRIBUTING.md, "The import rule")`,
+              severity: 'error',
+              from: { path: folder(layer) },
+              to: { path: [folder(above(i)), '^src/[^/]+\\.ts$'] },
+            },
+          ],
+    ),
+    {
+      name: 'layer-check-daemon',
+      comment: 'src/check/ and src/daemon/ never import src/main.ts (CONTRIBUTING.md, "The import rule")',
+      severity: 'error',
+      from: { path: folder(LAYERS[LAYERS.length - 1]) },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import circles in src/, not even through types: a type the orchestrator and its parts share lives below both',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

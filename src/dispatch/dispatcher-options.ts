@@ -1,0 +1,59 @@
+import type { Logger } from 'pino';
+import type { MessageSource, QueueLookup, ResolvedQueue } from '../core/queue.ts';
+import type { RouteConfig } from './route.ts';
+import type { FunctionInvoker } from '../core/function-invoker.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import type { DispatchTracer } from '../core/telemetry/tracer.ts';
+import type { DestinationSender } from '../settle/deliver-failures.ts';
+import type { OrderMode, Random } from '../receive/queue-order.ts';
+
+/**
+ * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
+ * resolved. The ones whose absence means "none" or "off" may be left out.
+ */
+export type DispatcherOptions = Pick<
+  RouteConfig,
+  'functionName' | 'concurrency' | 'batchSize' | 'batchWindowMs' | 'pollForSec' | 'sleepSec' | 'visibilityRefreshMs' | 'deleteMode'
+> &
+  Partial<
+    Pick<
+      RouteConfig,
+      | 'visibilityTimeoutSec'
+      | 'retryBackoff'
+      | 'queueOptions'
+      | 'adaptiveConcurrency'
+      | 'backlogGauges'
+      | 'failureDestination'
+      | 'maxAttempts'
+      | 'tenantIdFrom'
+      | 'durable'
+    >
+  > & {
+    readonly queues: readonly ResolvedQueue[];
+    readonly orderMode: OrderMode;
+    /**
+     * After a stop, how long a batch that is throttled, unreachable or paused keeps retrying before it is
+     * released (absent: released at once). Releasing raises the message's receive count, so a few seconds of
+     * retries usually settle it instead; src/daemon/shutdown.ts (drainRetryMs) leaves room for that inside
+     * --shutdown-timeout.
+     */
+    readonly drainRetryMs?: number | undefined;
+  };
+
+export interface DispatcherDeps {
+  readonly source: MessageSource;
+  readonly invoker: FunctionInvoker;
+  /** Re-reads the queues' visibility timeout; without it the one read at start-up is kept. */
+  readonly lookup?: Pick<QueueLookup, 'queueAttributes'> | undefined;
+  readonly metrics: MetricsSink;
+  readonly logger: Logger;
+  readonly tracer?: DispatchTracer;
+  /** Sends failure records (src/aws/failure-sender.ts); without it no failure destination is used. */
+  readonly sendFailure?: DestinationSender | undefined;
+  readonly random?: Random;
+  /**
+   * The clock for every duration, deadline and wait: monotonic (default performance.now(), src/util/clock.ts), so a
+   * wall-clock step stalls nothing. Times reach the tracer as epoch ms, converted at that boundary.
+   */
+  readonly now?: () => number;
+}
