@@ -55,7 +55,7 @@ export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeE
   if (e.kind === 'throttled') return { kind: 'throttled', ...base, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
   // Nothing left this machine (the one decision: src/aws/errors.ts notSentCode).
   if (e.notSent) return { kind: 'not-sent', ...base };
-  if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base };
+  if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base, ran: true };
   if (UNUSABLE.has(e.code) || WAIT_FOR_STATE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };
   if (e.kind === 'fatal' && e.status !== undefined && e.status >= 400 && e.status < 500) return { kind: 'rejected', ...base };
   // 5xx, resets, timeouts, and anything that failed without an HTTP answer we understand.

@@ -24,6 +24,8 @@ export interface InvokeError {
   readonly status?: number;
   /** Lambda's `Reason` for a throttle (TooManyRequestsException), as given; see throttle-reason.ts. */
   readonly reason?: string;
+  /** A `rejected` answer of a function that ran (over 6 MB): its response was unusable, the Invoke was not refused. */
+  readonly ran?: true;
 }
 
 export type InvokeResult = { ok: true; response: InvocationResponse } | { ok: false; error: InvokeError };
