@@ -52,7 +52,14 @@ const UNUSABLE = new Set([
 export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeError {
   const e = classifyAwsError(err, signal);
   const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
-  if (e.kind === 'throttled') return { kind: 'throttled', ...base, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
+  if (e.kind === 'throttled') {
+    return {
+      kind: 'throttled',
+      ...base,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.retryAfterSec !== undefined ? { retryAfterMs: e.retryAfterSec * 1000 } : {}),
+    };
+  }
   // Nothing left this machine (the one decision: src/aws/errors.ts notSentCode).
   if (e.notSent) return { kind: 'not-sent', ...base };
   if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base, ran: true };
