@@ -362,9 +362,12 @@ export function serviceError(answer: HttpAnswer): ServiceError {
   const requestId = header('x-amzn-requestid');
   // Lambda's throttle reason, under the SDK's field name so both clients' errors are classified alike (errors.ts).
   const reason = typeof body['Reason'] === 'string' ? { Reason: body['Reason'] } : {};
+  // Lambda's throttle says how long to wait in its Retry-After header: the SDK's retryAfterSeconds, as a string.
+  const retryAfter = header('retry-after');
   return Object.assign(new Error(message), {
     name,
     ...reason,
+    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
     $metadata: { httpStatusCode: answer.status, ...(requestId ? { requestId } : {}) },
     $fault: answer.status >= 500 ? ('server' as const) : ('client' as const),
   });

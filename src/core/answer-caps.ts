@@ -14,11 +14,13 @@ export const INVOKE_ANSWER_MAX_BYTES = 6 * 1024 * 1024;
 /**
  * ReceiveMessage returns at most 10 messages (MaxNumberOfMessages) of at most 1 MiB each, "including the message
  * body and message attributes" (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html).
- * In the JSON answer binary attributes are base64 (4/3 of their size) and every message also carries its
- * receipt handle, MD5s, ids and system attributes: 10 x 1 MiB x 4/3 is 14 MiB; 16 MiB leaves a margin for
- * JSON escapes and system attributes.
+ * JSON escapes can make each byte six: a body may hold #x9 #xA #xD and #x20 to #xD7FF (SendMessage API reference,
+ * MessageBody), and an encoder that writes \uXXXX (LocalStack and moto write DEL, #x7F, as \u007f) turns one byte
+ * into six; `"` and `\` double, multi-byte characters at most triple, base64 of binary attributes is 4/3. Each message
+ * also carries its receipt handle, MD5s, ids and system attributes, which do not count towards its 1 MiB: 64 KiB
+ * each is far more than they take. So 10 x (6 MiB + 64 KiB), about 60.6 MiB: any answer SQS may legally send.
  */
-export const RECEIVE_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
+export const RECEIVE_ANSWER_MAX_BYTES = 10 * (6 * 1024 * 1024 + 64 * 1024);
 
 /**
  * Every other call (GetQueueUrl, GetQueueAttributes, the batch deletes and visibility changes, PutMetricData,

@@ -22,6 +22,11 @@ export interface ClassifiedError {
    * and others), capped: it is the service's text, logged.
    */
   readonly reason?: string;
+  /**
+   * How long the service asked us to wait before trying again, in seconds (Lambda's TooManyRequestsException:
+   * `retryAfterSeconds`, the Retry-After header), when it gave a number.
+   */
+  readonly retryAfterSec?: number;
 }
 
 /** A Reason is an enum value of a few dozen characters; anything longer is cut. */
@@ -117,6 +122,8 @@ interface SdkErrorShape {
   $retryable?: unknown;
   /** Lambda's throttle reason: the SDK's TooManyRequestsException field, which the lean client's serviceError() copies. */
   Reason?: unknown;
+  /** Lambda's TooManyRequestsException field, from the Retry-After header; the lean client's serviceError() copies it. */
+  retryAfterSeconds?: unknown;
   cause?: unknown;
   errors?: unknown;
 }
@@ -148,7 +155,15 @@ export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): Cla
   }
   if (THROTTLING.has(name) || status === 429) {
     const reason = typeof e.Reason === 'string' && e.Reason !== '' ? capText(e.Reason, REASON_CAP_BYTES) : undefined;
-    return { kind: 'throttled', code: name, message, ...(status ? { status } : {}), ...(reason !== undefined ? { reason } : {}) };
+    const retryAfterSec = typeof e.retryAfterSeconds === 'string' ? Number(e.retryAfterSeconds) : NaN;
+    return {
+      kind: 'throttled',
+      code: name,
+      message,
+      ...(status ? { status } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(retryAfterSec >= 0 ? { retryAfterSec } : {}),
+    };
   }
   if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'RequestTimeoutException') {
     return { kind: 'retryable', code: name, message, ...(status ? { status } : {}) };

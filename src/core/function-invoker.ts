@@ -22,6 +22,10 @@ export interface InvokeError {
   readonly status?: number;
   /** Lambda's `Reason` for a throttle (TooManyRequestsException), as given; see throttle-reason.ts. */
   readonly reason?: string;
+  /** A throttle's Retry-After (TooManyRequestsException's retryAfterSeconds), in milliseconds: the retry waits at least this. */
+  readonly retryAfterMs?: number;
+  /** A `rejected` answer of a function that ran (over 6 MB): its response was unusable, the Invoke was not refused. */
+  readonly ran?: true;
 }
 
 export interface InvocationResponse {

@@ -11,6 +11,7 @@ import type { Operations } from '../operator/operations.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
+import { OneAtATimeSource } from '../receive/one-at-a-time.ts';
 import { SharedReceiveSource } from '../receive/shared-receive.ts';
 import { failureSender } from '../aws/failure-sender.ts';
 import { redactTemporalConfig } from '../temporal/options.ts';
@@ -227,7 +228,7 @@ function createDispatchers(
           drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
         },
         {
-          source: new SharedReceiveSource(aws.sqs),
+          source: new SharedReceiveSource(new OneAtATimeSource(aws.sqs, { logger: logger.child({ component: 'receive' }) })),
           lookup: aws.sqs,
           invoker,
           metrics: sink,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DispatcherStatus } from '../dispatch/status.ts';
-import { EXIT_FAILURE } from '../core/exit-codes.ts';
+import { EXIT_FAILURE, EXIT_OK } from '../core/exit-codes.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 
@@ -29,24 +29,41 @@ export function forceExitAfter(shutdownTimeoutMs: number, forceExit: () => void)
 /** What started a shutdown: a signal, one that arrived before the daemon took over, or a failed part. */
 export type ShutdownCause = NodeJS.Signals | 'earlier signal' | 'failure';
 
+/** What handleShutdown reads of the configuration: the timeout, and each route's long poll (`routes`, for the start-up warning). */
+export interface ShutdownConfig {
+  readonly shutdownTimeoutMs: number;
+  readonly routes?: readonly { readonly functionName: string; readonly pollForSec: number }[];
+}
+
 /**
  * Takes over the signals from main. Returns `beginShutdown`, for a failed part to stop the others as a signal
  * does. `dispatchers` is read when the process is forced to exit, to log what was left in flight.
  */
 export function handleShutdown(
   proc: DaemonProcess,
-  config: { readonly shutdownTimeoutMs: number },
+  config: ShutdownConfig,
   logger: Logger,
   ops: Pick<Operations, 'stopping'> | undefined,
   dispatchers: readonly { status(): Pick<DispatcherStatus, 'inFlight'> }[],
 ): (signal: ShutdownCause) => void {
   const { stop } = proc;
+  // A receive is never aborted, not even by a stop (src/receive/receiver.ts says why): a long poll open at the stop
+  // runs up to --poll-for, and a shorter --shutdown-timeout ends the process first.
+  for (const route of config.routes?.filter((r) => r.pollForSec * 1000 > config.shutdownTimeoutMs) ?? []) {
+    logger.warn(
+      { function: route.functionName, pollForSec: route.pollForSec, shutdownTimeoutMs: config.shutdownTimeoutMs },
+      '--shutdown-timeout is below --poll-for: a stop can end at the shutdown timeout while a long poll is still open',
+    );
+  }
   // A second signal or the shutdown timeout ends the process with code 1 after logging what was left in flight.
   const forceExit = (reason: string) => {
-    logger.error(
-      { reason, left: dispatchers.flatMap((d) => d.status().inFlight) },
-      'forced exit; messages left in flight return after their visibility timeout',
-    );
+    const left = dispatchers.flatMap((d) => d.status().inFlight);
+    // Only a long poll was still open (--shutdown-timeout below --poll-for): no message was received, none is left.
+    if (reason === 'shutdown timeout' && left.length === 0) {
+      logger.warn({ reason }, 'shutdown timeout with no message in flight; a long poll was still open; stopped');
+      return proc.exit(EXIT_OK);
+    }
+    logger.error({ reason, left }, 'forced exit; messages left in flight return after their visibility timeout');
     proc.exit(EXIT_FAILURE);
   };
   const beginShutdown = (signal: ShutdownCause) => {

@@ -54,7 +54,7 @@ export function decideInvokeRetry(
 ): InvokeRetryDecision {
   switch (error.kind) {
     case 'throttled':
-      return { action: 'retry', delayMs: backoffMs(attempts.throttled - 1, 100, 5_000, random) };
+      return { action: 'retry', delayMs: throttledDelayMs(error, attempts.throttled, random) };
     case 'not-sent':
       // Capped at 1 s so that dispatching resumes within about a second of Lambda answering again.
       return { action: 'retry', delayMs: backoffMs(attempts.notSent - 1, 100, 1_000, random) };
@@ -65,6 +65,22 @@ export function decideInvokeRetry(
     case 'rejected':
       return { action: 'give-up' };
   }
+}
+
+/**
+ * The longest Retry-After honoured: Lambda's longest function timeout. The lease keeps the messages invisible while
+ * the batch waits, and a drain ends the wait; a longer value is more likely a broken proxy than Lambda's advice.
+ */
+const RETRY_AFTER_MAX_MS = 15 * 60 * 1000;
+
+/**
+ * After a throttle: the back-off curve, but never sooner than Lambda's Retry-After (TooManyRequestsException's
+ * retryAfterSeconds, Invoke API reference, https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html), e.g.
+ * for ConcurrentSnapshotCreateLimitExceeded, where another invocation accepted meanwhile says nothing of the limit.
+ */
+function throttledDelayMs(error: InvokeError, throttles: number, random: () => number): number {
+  const curve = backoffMs(throttles - 1, 100, 5_000, random);
+  return error.retryAfterMs === undefined ? curve : Math.max(curve, Math.min(error.retryAfterMs, RETRY_AFTER_MAX_MS));
 }
 
 /**

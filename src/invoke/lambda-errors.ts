@@ -52,10 +52,17 @@ const UNUSABLE = new Set([
 export function classifyInvokeError(err: unknown, signal?: AbortSignal): InvokeError {
   const e = classifyAwsError(err, signal);
   const base = { code: e.code, message: e.message, ...(e.status !== undefined ? { status: e.status } : {}) };
-  if (e.kind === 'throttled') return { kind: 'throttled', ...base, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
+  if (e.kind === 'throttled') {
+    return {
+      kind: 'throttled',
+      ...base,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.retryAfterSec !== undefined ? { retryAfterMs: e.retryAfterSec * 1000 } : {}),
+    };
+  }
   // Nothing left this machine (the one decision: src/core/errors.ts notSentCode).
   if (e.notSent) return { kind: 'not-sent', ...base };
-  if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base };
+  if (e.code === ANSWER_TOO_LARGE) return { kind: 'rejected', ...base, ran: true };
   if (UNUSABLE.has(e.code) || WAIT_FOR_STATE.has(e.code) || e.status === 403) return { kind: 'unusable', ...base };
   if (e.kind === 'fatal' && e.status !== undefined && e.status >= 400 && e.status < 500) return { kind: 'rejected', ...base };
   // 5xx, resets, timeouts, and anything that failed without an HTTP answer we understand.

@@ -130,7 +130,9 @@ export function withRetry(d: RetryDeps): (attempt: Invoke) => (payload: string, 
           );
         }
         d.events.activity(loop, 'invoke back-off', decision.delayMs);
-        if (d.throttledBackOff && error.kind === 'throttled') await d.throttledBackOff(decision.delayMs, waitSignal);
+        // A Retry-After is waited out whole: an invocation accepted meanwhile does not say Lambda's limit is gone.
+        if (d.throttledBackOff && error.kind === 'throttled' && error.retryAfterMs === undefined)
+          await d.throttledBackOff(decision.delayMs, waitSignal);
         else await sleep(decision.delayMs, waitSignal);
       }
       if (stopped()) return { kind: 'released', atOnce: safeToRelease(attempts) };

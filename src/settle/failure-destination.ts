@@ -87,7 +87,7 @@ export function pickForDestination(kept: readonly Message[], failed: ReadonlySet
 
 /** Why the messages of an invocation failed, as the record tells it. */
 export interface FailureReason {
-  /** function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response; invoke-rejected: Lambda refused the Invoke. */
+  /** function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response: the function ran, its answer was unusable; invoke-rejected: Lambda refused the Invoke. */
   readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected';
   readonly errorType: string;
   /** Text from the function or from Lambda: capped when the record is built. */

@@ -70,12 +70,13 @@ export async function settleChunk(
     deps.metrics.failedInvoke(queue.name, messages.length);
     const { code, message } = outcome.error;
     deps.log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
-    // Lambda refused these messages themselves (a 413): they failed, as a function error would have. Other Invoke
-    // failures given up on may have run the function, or say nothing about the messages: they keep the queue's rules.
+    // Lambda refused these messages themselves (a 413), or the function ran and answered more than Lambda can send:
+    // they failed, as a function error would have. Other Invoke failures given up on may have run the function, or
+    // say nothing about the messages: they keep the queue's rules.
     const sent =
       outcome.error.kind === 'rejected' && deps.toDestination
         ? await deps.toDestination(messages, new Set(messageIds), {
-            kind: 'invoke-rejected',
+            kind: outcome.error.ran ? 'invalid-response' : 'invoke-rejected',
             errorType: code,
             errorMessage: message,
             requestId: undefined,

@@ -284,6 +284,15 @@ describe('lean against the SDK', () => {
         },
       ],
       [
+        // Invoke API reference, Errors: TooManyRequestsException's retryAfterSeconds comes in the Retry-After header.
+        '429 TooManyRequestsException, ConcurrentSnapshotCreateLimitExceeded with a Retry-After',
+        {
+          status: 429,
+          headers: { 'x-amzn-errortype': 'TooManyRequestsException', 'retry-after': '7' },
+          body: '{"Reason":"ConcurrentSnapshotCreateLimitExceeded","Type":"User","message":"Rate Exceeded."}',
+        },
+      ],
+      [
         '429 TooManyRequestsException without a Reason',
         { status: 429, headers: { 'x-amzn-errortype': 'TooManyRequestsException' }, body: '{"Type":"User","message":"busy"}' },
       ],
@@ -383,6 +392,7 @@ describe('lean against the SDK', () => {
             kind: result.error.kind,
             status: result.error.status,
             reason: result.error.reason,
+            retryAfterMs: result.error.retryAfterMs,
             ...(answer.unnamed ? {} : { code: result.error.code }),
           };
         });
@@ -390,6 +400,12 @@ describe('lean against the SDK', () => {
         // Both carry Lambda's throttle Reason as given (not only alike: dropped by both would also be alike).
         const given = /"Reason":"(\w+)"/.exec(answer.body ?? '')?.[1];
         assert.equal((classes[0] as { reason?: string }).reason, given);
+        // And its Retry-After, which the retry waits out (src/invoke/invoke-retry.ts).
+        const retryAfter = answer.headers?.['retry-after'];
+        assert.equal(
+          (classes[0] as { retryAfterMs?: number }).retryAfterMs,
+          retryAfter === undefined ? undefined : Number(retryAfter) * 1000,
+        );
       });
     }
   });

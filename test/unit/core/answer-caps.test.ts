@@ -3,8 +3,12 @@
 // Caps (src/core/answer-caps.ts): a synchronous Invoke answers with at most 6 MB, "6 MB each for request and
 // response (synchronous)", Lambda quotas, https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html;
 // ReceiveMessage with at most 10 messages of 1 MiB, SQS message quotas,
-// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html.
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html, whose bodies may hold
+// any of #x9 #xA #xD #x20-#xD7FF ... (SendMessage API reference, MessageBody,
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html), each escaped in the
+// JSON answer to up to six bytes.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES } from '../../../src/core/answer-caps.ts';
 import { createAwsAdapters, type AwsAdapters } from '../../../src/aws/adapters.ts';
@@ -42,6 +46,16 @@ describe('answer caps', () => {
     else process.env['AWS_ACCESS_KEY_ID'] = saved.id;
     if (saved.secret === undefined) delete process.env['AWS_SECRET_ACCESS_KEY'];
     else process.env['AWS_SECRET_ACCESS_KEY'] = saved.secret;
+  });
+
+  const queue = (): ResolvedQueue => ({
+    name: 'q',
+    url: `${origin.origin}/000000000000/q`,
+    arn: 'arn:aws:sqs:us-east-1:000000000000:q',
+    region: 'us-east-1',
+    fifo: false,
+    visibilityTimeoutSec: 30,
+    weight: 1,
   });
 
   /** Streams `total` bytes of JSON-ish filler (chunked unless `announce`), honouring back-pressure, until the client hangs up. */
@@ -97,18 +111,22 @@ describe('answer caps', () => {
       assert.equal(r.response.payload?.length, INVOKE_ANSWER_MAX_BYTES);
     });
 
-    it(`${kind}: a ReceiveMessage answer over 16 MiB is a retryable AwsCallError naming the size`, async () => {
+    it(`${kind}: the largest legal ReceiveMessage answer is read: 10 bodies of 1 MiB of DEL, each written as \\u007f (60 MiB)`, async () => {
+      // LocalStack and moto write DEL (#x7F, legal in a body) as \u007f: six bytes in the answer for one in the body.
+      const body = '\u007f'.repeat(MiB);
+      const md5 = createHash('md5').update(body).digest('hex');
+      const messages = Array.from({ length: 10 }, (_, i) => ({ MessageId: `m${i}`, ReceiptHandle: `rh${i}`, MD5OfBody: md5, Body: body }));
+      const answer = JSON.stringify({ Messages: messages }).replaceAll('\u007f', '\\u007f');
+      assert.ok(answer.length > 60 * MiB, `the answer is ${answer.length} bytes`);
+      server.handler = (_req, res) => res.end(answer);
+      const received = await clients[kind]!.sqs.receive(queue(), { max: 10, waitSec: 0 });
+      assert.equal(received.length, 10);
+      for (const m of received) assert.equal(m.Body, body);
+    });
+
+    it(`${kind}: a ReceiveMessage answer over its cap is a retryable AwsCallError naming the size`, async () => {
       stream(RECEIVE_ANSWER_MAX_BYTES + MiB, true);
-      const q: ResolvedQueue = {
-        name: 'q',
-        url: `${origin.origin}/000000000000/q`,
-        arn: 'arn:aws:sqs:us-east-1:000000000000:q',
-        region: 'us-east-1',
-        fifo: false,
-        visibilityTimeoutSec: 30,
-        weight: 1,
-      };
-      await assert.rejects(clients[kind]!.sqs.receive(q, { max: 10, waitSec: 0 }), (err: unknown) => {
+      await assert.rejects(clients[kind]!.sqs.receive(queue(), { max: 10, waitSec: 0 }), (err: unknown) => {
         assert.ok(err instanceof AwsCallError);
         assert.equal(err.error.kind, 'retryable');
         assert.equal(err.error.code, 'AnswerTooLarge');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import type { DaemonProcess } from '../../../src/daemon/daemon-process.ts';
 import { awaitParts, drainRetryMs, forceExitAfter, handleShutdown } from '../../../src/daemon/shutdown.ts';
-import { recordingLogger } from '../../support/factories.ts';
+import { recordingLogger, until } from '../../support/factories.ts';
 
 describe('the drain-retry budget', () => {
   it('leaves the last 15 s of --shutdown-timeout to the invocations in flight', () => {
@@ -87,6 +87,36 @@ describe('signals and the forced exit', () => {
     assert.deepEqual(exits, [1]);
     assert.equal(lines.at(-1)?.['reason'], 'second SIGINT');
     assert.deepEqual(lines.at(-1)?.['left'], [{ queue: 'q', messageIds: ['m-1'] }]);
+  });
+
+  it('the shutdown timeout with nothing in flight (only a long poll open) exits 0; with messages left, 1', async () => {
+    for (const [dispatchers, code] of [
+      [[], 0],
+      [[{ status: () => ({ inFlight: [] }) }], 0],
+      [inFlight, 1],
+    ] as const) {
+      const { proc, exits, signal } = fakeProcess();
+      const { logger } = recordingLogger();
+      handleShutdown(proc, { shutdownTimeoutMs: 5 }, logger, undefined, dispatchers);
+      signal('SIGTERM');
+      await until(() => exits.length > 0, 5_000, 'the shutdown timeout');
+      assert.deepEqual(exits, [code]);
+    }
+  });
+
+  it('warns at start-up of each route whose --poll-for is longer than --shutdown-timeout', () => {
+    const { proc } = fakeProcess();
+    const { logger, lines } = recordingLogger();
+    const routes = [
+      { functionName: 'long', pollForSec: 20 },
+      { functionName: 'short', pollForSec: 5 },
+    ];
+    handleShutdown(proc, { shutdownTimeoutMs: 10_000, routes }, logger, undefined, []);
+    const warned = lines.filter((l) => l.msg.startsWith('--shutdown-timeout is below --poll-for'));
+    assert.deepEqual(
+      warned.map((l) => l['function']),
+      ['long'],
+    );
   });
 
   it('a signal that came before the daemon took over starts the drain at once', () => {

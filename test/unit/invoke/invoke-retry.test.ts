@@ -109,6 +109,21 @@ describe('decideInvokeRetry', () => {
       );
     });
 
+    // Invoke API reference, Errors (https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html): TooManyRequestsException's
+    // retryAfterSeconds, "the number of seconds the caller should wait before retrying".
+    it("never retries before Lambda's Retry-After, and waits the curve when it is longer", () => {
+      const snapshot: InvokeError = { ...invokeError('throttled'), reason: 'ConcurrentSnapshotCreateLimitExceeded', retryAfterMs: 7_000 };
+      assert.deepEqual(decideInvokeRetry(snapshot, attempts({ throttled: 1 }), policy(), lowest), { action: 'retry', delayMs: 7_000 });
+      assert.deepEqual(decideInvokeRetry(snapshot, attempts({ throttled: 1 }), policy(), highest), { action: 'retry', delayMs: 7_000 });
+      const short: InvokeError = { ...snapshot, retryAfterMs: 1_000 };
+      assert.deepEqual(decideInvokeRetry(short, attempts({ throttled: 9 }), policy(), highest), { action: 'retry', delayMs: 4999 });
+    });
+
+    it('honours a Retry-After up to 15 minutes, the longest a function runs', () => {
+      const huge: InvokeError = { ...invokeError('throttled'), retryAfterMs: 86_400_000 };
+      assert.deepEqual(decideInvokeRetry(huge, attempts({ throttled: 1 }), policy(), lowest), { action: 'retry', delayMs: 900_000 });
+    });
+
     it('is retried for as long as the messages are held: nothing ran, so it is not an attempt', () => {
       const step = decideInvokeRetry(invokeError('throttled'), attempts({ throttled: 10_000 }), policy(), highest);
       assert.deepEqual(step, { action: 'retry', delayMs: 4999 });

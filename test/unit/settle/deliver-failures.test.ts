@@ -1,9 +1,11 @@
 // The failure destination's executor (src/settle/deliver-failures.ts), through the Dispatcher with the in-memory fakes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { answerTooLarge, INVOKE_ANSWER_MAX_BYTES } from '../../../src/core/answer-caps.ts';
 import type { ResolvedQueue } from '../../../src/core/queue.ts';
 import { AwsCallError, classifyAwsError } from '../../../src/core/errors.ts';
 import { Dispatcher } from '../../../src/dispatch/dispatcher.ts';
+import { classifyInvokeError } from '../../../src/invoke/lambda-errors.ts';
 import type { DispatcherOptions } from '../../../src/dispatch/dispatcher-options.ts';
 import type { DestinationSender } from '../../../src/settle/deliver-failures.ts';
 import type { DestinationMessage, FailureDestination } from '../../../src/settle/failure-destination.ts';
@@ -166,6 +168,26 @@ describe('Dispatcher: failure destination', () => {
       kind: 'invoke-rejected',
       errorType: 'RequestEntityTooLargeException',
       errorMessage: 'Request must be smaller than 6291456 bytes',
+    });
+  });
+
+  it('an Invoke answer over 6 MB (the function ran) is sent as an invalid response, not as a refused Invoke', async () => {
+    const m = counted(1);
+    const { sent, send } = sender();
+    const tooLarge = classifyInvokeError(answerTooLarge(7_000_000, INVOKE_ANSWER_MAX_BYTES, true));
+    const { source, stop, running } = start(
+      queue('q', { maxReceiveCount: 1 }),
+      new FakeInvoker(() => ({ ok: false, error: tooLarge })),
+      send,
+      (s) => s.push('q', m),
+    );
+    await until(() => source.deleted.length === 1);
+    stop.abort();
+    await running;
+    assert.deepEqual((JSON.parse(sent[0]!.message.body) as { error: unknown }).error, {
+      kind: 'invalid-response',
+      errorType: 'AnswerTooLarge',
+      errorMessage: tooLarge.message,
     });
   });
 
