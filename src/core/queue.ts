@@ -76,6 +76,11 @@ export interface MessageSender {
   sendMessage(queueUrl: string, message: OutgoingMessage, signal?: AbortSignal): Promise<string>;
 }
 
+/** SQS returns at most 10 messages per ReceiveMessage (MaxNumberOfMessages 1-10: ReceiveMessage API reference). */
+export const SQS_RECEIVE_MAX = 10;
+/** SQS batch calls (DeleteMessageBatch, ChangeMessageVisibilityBatch) take at most 10 entries (their API references). */
+export const SQS_BATCH_MAX = 10;
+
 /**
  * A long poll gets its wait time plus this margin; SQS answers a long poll at its wait time, so a call still
  * open after that is hung (a dead connection behind a NAT, a stuck proxy) and must not hold its loop.

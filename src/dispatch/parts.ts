@@ -10,7 +10,7 @@ import { QueueVisibility } from './queue-visibility.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
 import type { FailureRoute } from '../settle/deliver-failures.ts';
 import { allowedReceives } from '../settle/failure-destination.ts';
-import type { LeaseDeps } from '../settle/visibility-lease.ts';
+import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
 import { DispatchEvents } from './dispatch-events.ts';
@@ -125,6 +125,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     now,
     random,
     onLapse: (queue, messages) => metrics.lapsed(queue.name, messages.length),
+    clock: VisibilityLease.clock(now),
   };
   const batchDeps: BatchDeps = {
     window: {

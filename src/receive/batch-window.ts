@@ -8,9 +8,7 @@
  * Pure: decideGather() is told what was gathered and the time, and says whether to invoke now or what to
  * receive next. src/dispatch/gather.ts does the receiving, and keeps what it gathered invisible with the batch's lease.
  */
-
-/** SQS returns at most 10 messages per ReceiveMessage. */
-export const SQS_RECEIVE_MAX = 10;
+import { SQS_RECEIVE_MAX } from '../core/queue.ts';
 
 export interface BatchWindow {
   /** --batch-size: messages per invocation, 1-10,000. */

@@ -199,11 +199,6 @@ export class QueueSlots {
     }
   }
 
-  /** Records that queue `i` returned messages (it is not empty any more). */
-  nonEmpty(i: number): void {
-    this.#emptyUntil[i] = 0;
-  }
-
   /**
    * This pass's order with the queues below their minimum moved to the front (keeping their relative order),
    * unless they were found empty within EMPTY_GRACE_MS.

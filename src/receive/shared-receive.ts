@@ -1,8 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { EntryFailure, MessageSource, ReceiptEntry, ReceiveOptions, ResolvedQueue } from '../core/queue.ts';
-
-/** SQS returns at most 10 messages per ReceiveMessage. */
-const SQS_RECEIVE_MAX = 10;
+import { SQS_RECEIVE_MAX } from '../core/queue.ts';
 
 /** Long polls in flight per queue: enough to take a burst of 100 messages in one round trip. */
 const MAX_LONG_POLLS = 10;

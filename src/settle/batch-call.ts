@@ -4,8 +4,6 @@ import { backoffMs, sleep } from '../util/backoff.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { EntryFailure, ResolvedQueue } from '../core/queue.ts';
 
-/** SQS batch calls take at most 10 entries. */
-export const SQS_BATCH_MAX = 10;
 /**
  * Attempts for a delete or a release that fails. The visibility lease keeps the messages invisible while a
  * delete is retried, so a few seconds of SQS errors cost a delay, not a second delivery.

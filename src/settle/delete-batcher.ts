@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { monotonicNow } from '../util/clock.ts';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../core/queue.ts';
-import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
+import { retryBatchCall, type SettleResult } from './batch-call.ts';
+import { SQS_BATCH_MAX } from '../core/queue.ts';
 
 /**
  * One delete() call, answered once each of its entries is settled: one promise per call, not one per entry and a

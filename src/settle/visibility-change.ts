@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EntryFailure, MessageSource, ReceiptEntry, ResolvedQueue } from '../core/queue.ts';
-import { SQS_BATCH_MAX, retryBatchCall, type SettleResult } from './batch-call.ts';
+import { retryBatchCall, type SettleResult } from './batch-call.ts';
+import { SQS_BATCH_MAX } from '../core/queue.ts';
 
 /**
  * Changes the visibility of messages (0 releases them now), in batches of 10, with retries. `onChunk` is called

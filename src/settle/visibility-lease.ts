@@ -4,9 +4,8 @@ import { callErrorOf } from '../core/errors.ts';
 import { backoffMs, sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../core/queue.ts';
 import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
+import { SQS_BATCH_MAX } from '../core/queue.ts';
 
-/** SQS batch calls take at most 10 entries. */
-const SQS_BATCH_MAX = 10;
 /** Extend when this much visibility remains (or half the timeout, if shorter): room for a few retries. */
 const MAX_LEAD_MS = 10_000;
 /** What stop() returns when no extension is on its way. */
@@ -30,6 +29,9 @@ interface LeaseDue extends HeapEntry {
   readonly lease: VisibilityLease;
 }
 
+/** The one timer a dispatcher's leases share for their extensions (src/util/timer-heap.ts): VisibilityLease.clock(). */
+export type LeaseClock = TimerHeap<LeaseDue>;
+
 export interface LeaseDeps {
   readonly source: MessageSource;
   readonly logger: Logger;
@@ -37,6 +39,8 @@ export interface LeaseDeps {
   readonly random: () => number;
   /** Told once per message whose lease lapsed (see VisibilityLease), for the lapsed-messages metric. */
   readonly onLapse?: ((queue: ResolvedQueue, messages: readonly Message[]) => void) | undefined;
+  /** The timer the leases share (VisibilityLease.clock(now)); without it, the lease arms a timer of its own. */
+  readonly clock?: LeaseClock | undefined;
 }
 
 /**
@@ -94,7 +98,7 @@ export class VisibilityLease {
     this.#queue = queue;
     this.#timeoutMs = timeoutMs;
     this.#deps = deps;
-    this.#clock = VisibilityLease.#clockOf(deps);
+    this.#clock = deps.clock ?? VisibilityLease.clock(deps.now);
     for (const message of messages) this.#held.set(message, { message, visibleAt: receivedAt + timeoutMs });
     // A queue with visibility timeout 0 hands messages out again at once: there is nothing to keep.
     if (timeoutMs > 0) this.#schedule();
@@ -214,18 +218,9 @@ export class VisibilityLease {
     );
   }
 
-  /**
-   * The clock of the leases made with `deps` (a dispatcher makes all of its leases with one): one timer for them
-   * all (src/util/timer-heap.ts), made with the first lease.
-   */
-  static #clocks = new WeakMap<LeaseDeps, TimerHeap<LeaseDue>>();
-  static #clockOf(deps: LeaseDeps): TimerHeap<LeaseDue> {
-    let clock = VisibilityLease.#clocks.get(deps);
-    if (clock === undefined) {
-      clock = new TimerHeap<LeaseDue>(deps.now, (due) => void due.lease.#extend());
-      VisibilityLease.#clocks.set(deps, clock);
-    }
-    return clock;
+  /** A timer for leases to share (LeaseDeps.clock): one timer, whatever the number of leases, on the clock `now`. */
+  static clock(now: () => number): LeaseClock {
+    return new TimerHeap<LeaseDue>(now, (due) => void due.lease.#extend());
   }
 
   #schedule(): void {

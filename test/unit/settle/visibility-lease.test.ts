@@ -637,9 +637,10 @@ describe('VisibilityLease', () => {
     await lease.end();
   });
 
-  it('leases made with the same deps share one timer, and each is still extended on its own schedule', async () => {
+  it('leases given the same clock share one timer, and each is still extended on its own schedule', async () => {
     const source = new LeaseSource();
-    const deps = { source, logger: recordingLogger().logger, now: () => Date.now(), random: highest };
+    const now = () => Date.now();
+    const deps = { source, logger: recordingLogger().logger, now, random: highest, clock: VisibilityLease.clock(now) };
     const timers = countTimers();
     try {
       // Batches settled before their first extension: a thousand leases, made and ended.
