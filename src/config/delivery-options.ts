@@ -1,5 +1,5 @@
 /**
- * Options for delivery control beyond the trigger (issue 10): retry back-off, per-queue limits and per-queue
+ * Options for delivery control beyond the trigger: retry back-off, per-queue limits and per-queue
  * filters. Every one is off by default, so dispatching behaves as Lambda's SQS trigger does unless asked.
  * Simple values are flags (and WORKERLESS_* env vars); per-queue structure lives under `queue-options` in the
  * --config file (or as JSON in the flag / env var), keyed by queue name or URL as given in --queues:

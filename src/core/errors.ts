@@ -59,8 +59,8 @@ const NETWORK = new Set([
 ]);
 
 /**
- * LOCAL FAILURES: THE ONE PLACE that decides whether a failed AWS call sent nothing (issue 19 item 4; issue 20
- * item 8 points here for EMFILE/ENFILE). Such a failure is retryable with back-off everywhere: an Invoke is
+ * LOCAL FAILURES: THE ONE PLACE that decides whether a failed AWS call sent nothing (EMFILE
+ * and ENFILE included). Such a failure is retryable with back-off everywhere: an Invoke is
  * 'not-sent' (never 'unknown', which would hold its batch a whole visibility timeout), a delete or visibility
  * change is retried (never fatal). Only a failure after the request may have reached AWS (a reset once it was
  * written, no answer in time) stays an unknown outcome.

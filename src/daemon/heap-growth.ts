@@ -1,4 +1,4 @@
-// How far V8 lets the old generation grow between full collections, by the size of the run (issue 24).
+// How far V8 lets the old generation grow between full collections, by the size of the run.
 //
 // The workerless command starts Node with --heap-growing-percent=10 (the #! line of src/main.ts, the image's
 // entrypoint, `npm start`): after each mark-compact the next one comes once the old generation has grown by 10%

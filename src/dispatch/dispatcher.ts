@@ -26,10 +26,7 @@ export class Dispatcher {
   readonly #opts: DispatcherOptions;
   /** Each step's part, shared by the loops (src/dispatch/parts.ts). */
   readonly #parts: DispatcherParts;
-  /**
-   * The batch each loop holds, by loop: a slot per loop rather than a Set, whose hash table was rebuilt as batches
-   * came and went (garbage per message, and the Set's table lived long enough to be promoted to old space).
-   */
+  /** The batch each loop holds, by loop: a slot per loop, not a Set (docs/performance.md, "Garbage the data path no longer makes"). */
   readonly #inFlight: (Batch | undefined)[];
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
@@ -126,9 +123,8 @@ export class Dispatcher {
   }
 
   /**
-   * One receive and the batch it brought. A function of its own so that nothing of the batch outlives it: a local
-   * of #loop (the received messages) stayed in the loop's long-lived frame until its next receive returned, which
-   * kept every batch's messages alive through scavenges and had them promoted to old space.
+   * One receive and the batch it brought. A function of its own so that nothing of the batch outlives it in the
+   * loop's long-lived frame (docs/performance.md, "Garbage the data path no longer makes").
    */
   async #pass(loop: number, halt: AbortSignal): Promise<void> {
     this.#parts.activities.mark(loop, 'receive', this.#parts.batchDeps.receiveDeadlineMs);

@@ -11,8 +11,8 @@ const MAX_LEAD_MS = 10_000;
 /** What stop() returns when no extension is on its way. */
 const SETTLED: Promise<void> = Promise.resolve();
 /**
- * What a lease holds once its last message is stopped: never written to (add() makes a new map). Deleting a
- * map's last entry makes V8 shrink its table into a new one, which lived as long as the lease (promoted).
+ * What a lease holds once its last message is stopped: never written to (add() makes a new map). Why not delete
+ * the last entry: docs/performance.md, "Garbage the data path no longer makes".
  */
 const NONE: Map<Message, Held> = new Map();
 /** A retry that would land later than this before the visibility runs out is pointless. */

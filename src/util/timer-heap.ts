@@ -8,8 +8,8 @@ export interface HeapEntry {
  * One timer for many deadlines (the visibility leases' extensions, src/settle/visibility-lease.ts; the SQS calls'
  * deadlines, src/aws/signed-http.ts), instead of a setTimeout each. Most of them are cleared long before they
  * fall due (a batch settled before its first extension, a call answered in milliseconds), so a timer each was
- * armed and cleared for nothing: a Timeout, its closure and a list entry each, which under load lived through
- * two scavenges and were promoted to old space. Here an entry only takes a slot in a binary min-heap (O(log n) in
+ * armed and cleared for nothing (why that cost memory: docs/performance.md, "Garbage the data path no longer
+ * makes"). Here an entry only takes a slot in a binary min-heap (O(log n) in
  * and out, no allocation once the heap has grown to the entries open at a time), and the one timer is aimed at
  * the earliest.
  *

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 // The file descriptors of the process, shared by the AWS socket pool and the HTTP server. Every socket is one
 // descriptor, and the AWS calls must always be able to open theirs: under a 300-descriptor limit, 320 idle
 // connections to an unbounded HTTP server made SQS calls fail with EMFILE, so deletes gave up and messages were
-// delivered again (issue 20). The HTTP server therefore gets a fixed, small share, and only what the pool
+// delivered again. The HTTP server therefore gets a fixed, small share, and only what the pool
 // leaves over.
 
 /**

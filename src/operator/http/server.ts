@@ -20,7 +20,7 @@ export interface HttpRoutes {
   statusPage: string;
 }
 
-// The bounds on a client (issue 20). Node 24's defaults leave a connection that sends nothing open for 60 to 90 s
+// The bounds on a client. Node 24's defaults leave a connection that sends nothing open for 60 to 90 s
 // (measured: the 60 s headersTimeout, checked every 30 s) and accept any number of them, each holding a file
 // descriptor the AWS calls may need. A probe, a scrape or a browser sends its request at once, reads a small
 // answer and comes back within seconds; none of them comes near these bounds.
