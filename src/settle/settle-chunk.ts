@@ -12,10 +12,10 @@ import type { VisibilityLease } from './visibility-lease.ts';
 import type { InvokeOutcome } from '../invoke/retry.ts';
 import type { FailureReason } from './failure-destination.ts';
 
-/** How an invocation of a chunk ended, short of a shutdown (src/settle/release.ts settles that). */
 /** --delete: on-success deletes what the function processed (its batchItemFailures stay); never leaves deleting to the function. */
 export type DeleteMode = 'on-success' | 'never';
 
+/** How an invocation of a chunk ended, short of a shutdown (src/settle/release.ts settles that). */
 export type ChunkOutcome = Exclude<InvokeOutcome, { kind: 'released' }>;
 
 export interface SettleDeps {
@@ -46,7 +46,7 @@ export interface SettleDeps {
  * queue. `started`: when the chunk's invocation began, for the log.
  */
 export async function settleChunk(
-  batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'stop' | 'lapsedOf' | 'expiresAt'> },
+  batch: { readonly queue: ResolvedQueue; readonly lease: ChunkLease },
   messages: Message[],
   outcome: ChunkOutcome,
   started: number,
@@ -55,36 +55,75 @@ export async function settleChunk(
   const { queue, lease } = batch;
   // Built after the call, so they are not kept for its whole duration.
   const messageIds = ids(messages);
-  const context = { queue: queue.name, messageIds, function: deps.functionName };
-  if (outcome.kind === 'lapsed') {
-    // The payload holds every message of the chunk: none of it is invoked. The messages still leased
-    // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
-    await lease.stop(messages);
-    deps.log.error(
-      { ...context, lapsedIds: ids(outcome.lapsed) },
-      'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
-    );
-    return messageIds;
+  const chunk: Chunk = { queue, lease, messages, messageIds, context: { queue: queue.name, messageIds, function: deps.functionName } };
+  if (outcome.kind === 'lapsed') return settleLapsedBefore(chunk, outcome.lapsed, deps);
+  if (outcome.kind === 'failed') return settleFailedInvoke(chunk, outcome.error, deps);
+  return settleAnswered(chunk, outcome, started, deps);
+}
+
+type ChunkLease = Pick<VisibilityLease, 'stop' | 'lapsedOf' | 'expiresAt'>;
+
+/** The chunk being settled, with what every step logs about it. */
+interface Chunk {
+  readonly queue: ResolvedQueue;
+  readonly lease: ChunkLease;
+  readonly messages: Message[];
+  readonly messageIds: string[];
+  readonly context: { readonly queue: string; readonly messageIds: string[]; readonly function: string };
+}
+
+async function settleLapsedBefore(chunk: Chunk, lapsed: Message[], deps: SettleDeps): Promise<string[]> {
+  // The payload holds every message of the chunk: none of it is invoked. The messages still leased
+  // return after their visibility timeout with the lapsed ones (counted by the lease's onLapse).
+  await chunk.lease.stop(chunk.messages);
+  deps.log.error(
+    { ...chunk.context, lapsedIds: ids(lapsed) },
+    'the visibility lease lapsed before the invocation; not invoking these messages, SQS delivers them again',
+  );
+  return chunk.messageIds;
+}
+
+async function settleFailedInvoke(chunk: Chunk, error: FailedOutcome['error'], deps: SettleDeps): Promise<string[]> {
+  const { queue, lease, messages, messageIds, context } = chunk;
+  deps.metrics.failedInvoke(queue.name, messages.length);
+  const { code, message } = error;
+  deps.log.error({ ...context, err: { kind: error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
+  // Lambda refused these messages themselves (a 413), or the function ran and answered more than Lambda can send:
+  // they failed, as a function error would have. Other Invoke failures given up on may have run the function, or
+  // say nothing about the messages: they keep the queue's rules.
+  const sent =
+    error.kind === 'rejected' && deps.toDestination
+      ? await deps.toDestination(messages, new Set(messageIds), {
+          kind: error.ran ? 'invalid-response' : 'invoke-rejected',
+          errorType: code,
+          errorMessage: message,
+          requestId: undefined,
+        })
+      : [];
+  await lease.stop(messages);
+  return messageIds.filter((id) => !sent.some((m) => m.MessageId === id));
+}
+
+type FailedOutcome = Extract<ChunkOutcome, { kind: 'failed' }>;
+type AnsweredOutcome = Extract<ChunkOutcome, { kind: 'answered' }>;
+
+async function settleAnswered(chunk: Chunk, outcome: AnsweredOutcome, started: number, deps: SettleDeps): Promise<string[]> {
+  const verdict = judgeAnswer(chunk, outcome, started, deps);
+  // The Sets and filters below are made only when something is kept or lapsed: this runs for every invocation,
+  // and most succeed whole.
+  const kept: ReadonlySet<string> = verdict.keepIds.length > 0 ? new Set(verdict.keepIds) : NONE;
+  const lapsed = lapsedDuringInvoke(chunk, deps);
+  const keptIds = await keepFailed(chunk, verdict, kept, lapsed, outcome.response.requestId, deps);
+  if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
+    await deleteProcessed(chunk, verdict.deleteIds, kept, lapsed, deps);
   }
-  if (outcome.kind === 'failed') {
-    deps.metrics.failedInvoke(queue.name, messages.length);
-    const { code, message } = outcome.error;
-    deps.log.error({ ...context, err: { kind: outcome.error.kind, code, message } }, 'Invoke failed; messages stay on the queue');
-    // Lambda refused these messages themselves (a 413), or the function ran and answered more than Lambda can send:
-    // they failed, as a function error would have. Other Invoke failures given up on may have run the function, or
-    // say nothing about the messages: they keep the queue's rules.
-    const sent =
-      outcome.error.kind === 'rejected' && deps.toDestination
-        ? await deps.toDestination(messages, new Set(messageIds), {
-            kind: outcome.error.ran ? 'invalid-response' : 'invoke-rejected',
-            errorType: code,
-            errorMessage: message,
-            requestId: undefined,
-          })
-        : [];
-    await lease.stop(messages);
-    return messageIds.filter((id) => !sent.some((m) => m.MessageId === id));
-  }
+  await chunk.lease.stop(chunk.messages);
+  return keptIds;
+}
+
+/** Reads the function's answer into a verdict, and counts and logs it. */
+function judgeAnswer(chunk: Chunk, outcome: AnsweredOutcome, started: number, deps: SettleDeps): BatchVerdict {
+  const { queue, messages, messageIds, context } = chunk;
   const verdict = interpretResult(outcome.response, messageIds, queue.fifo);
   deps.metrics.invoked(queue.name, messages.length, outcome.durationMs);
   // Built only when written: this line runs for every invocation, and debug is rarely on.
@@ -101,22 +140,41 @@ export async function settleChunk(
     deps.log.warn({ ...context, failedMessageIds: verdict.keepIds }, 'function reported failed items; they stay on the queue');
   }
   if (verdict.kind === 'function-error' || verdict.kind === 'invalid-response') deps.metrics.failedInvoke(queue.name, messages.length);
-  // The Sets and filters below are made only when something is kept or lapsed: this runs for every invocation,
-  // and most succeed whole.
-  const kept: ReadonlySet<string> = verdict.keepIds.length > 0 ? new Set(verdict.keepIds) : NONE;
-  // The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
-  // result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
-  // deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
-  // "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
-  // not counted as deleted.
-  const lapsedList = lease.lapsedOf(messages);
+  return verdict;
+}
+
+/**
+ * The one case a lease cannot rule out: it lapsed while the invocation ran, which cannot be recalled. The
+ * result still counts: nothing is invoked again, failed messages get no back-off, and processed ones are
+ * deleted with the receipt handle we hold, which SQS honours only if nobody received them since (otherwise
+ * "the request succeeds, but the message will not be deleted", DeleteMessage API reference); so they are
+ * not counted as deleted.
+ */
+function lapsedDuringInvoke(chunk: Chunk, deps: SettleDeps): ReadonlySet<Message> {
+  const lapsedList = chunk.lease.lapsedOf(chunk.messages);
   const lapsed: ReadonlySet<Message> = lapsedList.length > 0 ? new Set(lapsedList) : NONE;
   if (lapsed.size > 0) {
     deps.log.warn(
-      { ...context, lapsedIds: ids(lapsedList) },
+      { ...chunk.context, lapsedIds: ids(lapsedList) },
       'the visibility lease lapsed while the invocation ran; its result is settled with the old receipt handles and nothing is invoked again',
     );
   }
+  return lapsed;
+}
+
+/**
+ * Hands the kept messages back to the queue's rules: the failure destination for those on their last allowed
+ * receive, the retry back-off for the others. Returns the ids kept on the queue.
+ */
+async function keepFailed(
+  chunk: Chunk,
+  verdict: BatchVerdict,
+  kept: ReadonlySet<string>,
+  lapsed: ReadonlySet<Message>,
+  requestId: string | undefined,
+  deps: SettleDeps,
+): Promise<string[]> {
+  const { messages, lease } = chunk;
   let keptMessages = kept.size > 0 ? messages.filter((m) => kept.has(m.MessageId ?? '')) : [];
   // Those on their last allowed receive go to the failure destination while the lease still hides them.
   const sent: ReadonlySet<Message> =
@@ -125,7 +183,7 @@ export async function settleChunk(
           await deps.toDestination(
             keptMessages.filter((m) => !lapsed.has(m)),
             new Set(verdict.kind === 'partial' ? verdict.failedIds : verdict.keepIds),
-            failureReason(verdict, outcome.response.requestId),
+            failureReason(verdict, requestId),
           ),
         )
       : NONE;
@@ -134,38 +192,46 @@ export async function settleChunk(
   await lease.stop(keptMessages);
   const toBackOff = lapsed.size > 0 ? keptMessages.filter((m) => !lapsed.has(m)) : keptMessages;
   if (toBackOff.length > 0) await deps.backOff(toBackOff, verdict.kind === 'partial' ? verdict.retryDelays : undefined);
-  if (deps.deleteMode === 'on-success' && verdict.deleteIds.length > 0) {
-    const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
-    const entries = verdict.deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-    // The lease keeps these invisible until the delete has completed, however long its retries take.
-    deps.mark('delete', SETTLE_DEADLINE_MS);
-    const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(m.MessageId ?? '')) : messages;
-    const result = await deps.tracer.settle(
-      queue,
-      'delete',
-      toDelete,
-      () =>
-        deps.deleter.delete(
-          queue,
-          entries,
-          () => lease.expiresAt(toDelete),
-          // Each retry renews the activity's deadline: a loop waiting out an SQS outage is not stuck.
-          () => deps.mark('delete', SETTLE_DEADLINE_MS),
-        ),
-      (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-    );
-    const refused: ReadonlySet<string> = result.failed.length > 0 ? new Set(result.failed.map((f) => f.id)) : NONE;
-    const counted =
-      lapsed.size > 0 || refused.size > 0
-        ? toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length
-        : toDelete.length;
-    deps.metrics.deleted(queue.name, counted);
-    if (result.failed.length > 0) {
-      deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
-    }
-  }
-  await lease.stop(messages);
   return sent.size === 0 ? verdict.keepIds : ids(keptMessages);
+}
+
+/** --delete on-success: deletes what the function processed, counting only what SQS will really delete. */
+async function deleteProcessed(
+  chunk: Chunk,
+  deleteIds: string[],
+  kept: ReadonlySet<string>,
+  lapsed: ReadonlySet<Message>,
+  deps: SettleDeps,
+): Promise<void> {
+  const { queue, lease, messages, context } = chunk;
+  const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
+  const entries = deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
+  // The lease keeps these invisible until the delete has completed, however long its retries take.
+  deps.mark('delete', SETTLE_DEADLINE_MS);
+  const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(m.MessageId ?? '')) : messages;
+  const result = await deps.tracer.settle(
+    queue,
+    'delete',
+    toDelete,
+    () =>
+      deps.deleter.delete(
+        queue,
+        entries,
+        () => lease.expiresAt(toDelete),
+        // Each retry renews the activity's deadline: a loop waiting out an SQS outage is not stuck.
+        () => deps.mark('delete', SETTLE_DEADLINE_MS),
+      ),
+    (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
+  );
+  const refused: ReadonlySet<string> = result.failed.length > 0 ? new Set(result.failed.map((f) => f.id)) : NONE;
+  const counted =
+    lapsed.size > 0 || refused.size > 0
+      ? toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length
+      : toDelete.length;
+  deps.metrics.deleted(queue.name, counted);
+  if (result.failed.length > 0) {
+    deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');
+  }
 }
 
 /** The empty set, shared: a settle that keeps nothing makes none. */

@@ -1,28 +1,22 @@
 // One task queue's control loop: read the backlog, ask scaling.ts how many workers should be alive, and start
-// the difference (worker-burst.ts) within the queue's share of the worker limits.
+// the difference (scale-up.ts) within the queue's share of the worker limits.
 import { backoffMs } from '../util/backoff.ts';
-import { capText } from '../util/cap-text.ts';
-import { TEMPORAL_METRICS } from '../core/telemetry/metric-names.ts';
+import { TEMPORAL_METRICS, type MetricDef } from '../core/telemetry/metric-names.ts';
 import { MAX_READ_BACKOFF_MS } from './connection.ts';
 import type { TemporalConfig } from './options.ts';
 import { reportsPriorityBacklog } from './priority-backlog.ts';
+import { ScaleUp, type TargetDecision } from './scale-up.ts';
 import {
   aliveWorkers,
   decideScaling,
   initialScalingState,
-  recordInvocations,
-  type ScalingDecision,
   type ScalingLimits,
   type ScalingState,
   type TaskQueueObservation,
 } from './scaling.ts';
 import type { TaskQueueLoop } from './task-queue-context.ts';
 import { toTargets, type ScalingTarget, type TaskQueueStats } from './task-queue-stats.ts';
-import { invokeWorkers } from './worker-burst.ts';
 
-/** Retry caps: failed worker invocations are retried within a minute; refused ones within five. */
-const MAX_TRANSIENT_INVOKE_BACKOFF_MS = 60_000;
-const MAX_REFUSED_INVOKE_BACKOFF_MS = 300_000;
 /** Workers re-poll at least every minute (server long-poll expiry is 60 s); 75 s means nobody is listening. */
 const POLLER_RECENT_MS = 75_000;
 /** How long the server may serve cached task-queue statistics (matching.TaskQueueInfoByBuildIdTTL default). */
@@ -53,235 +47,170 @@ export function scalingLimits(config: TemporalConfig): ScalingLimits {
   };
 }
 
-/**
- * The function to invoke for a target: --temporal-function for an unversioned queue, and for every version
- * when --temporal-versions is empty; otherwise the version's mapped function, or undefined (no spillover:
- * invoking other code for a Build ID would run its workflows on the wrong version).
- */
-export function functionFor(config: TemporalConfig, target: ScalingTarget): string | undefined {
-  const buildId = target.version?.buildId;
-  if (buildId === undefined || Object.keys(config.versionFunctions).length === 0) return config.functionName;
-  return Object.hasOwn(config.versionFunctions, buildId) ? config.versionFunctions[buildId] : undefined;
+export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<void> {
+  const control = new TaskQueueControl(loop);
+  while (!signal.aborted) {
+    const stats = await control.read(signal);
+    if (stats === undefined) continue;
+    await control.act(stats, signal);
+    await loop.clock.sleep(loop.config.pollIntervalMs, signal);
+  }
 }
 
-export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<void> {
-  const { taskQueue, config, reader, budget, metrics, logger, clock, random } = loop;
-  const limits = scalingLimits(config);
-  const dimensions = { TaskQueue: taskQueue };
-  /** One scaling state per target: '' for the unversioned queue, else a Build ID. */
-  const states = new Map<string, ScalingState>();
-  const unmappedWarned = new Set<string>();
-  /** Each target's rate cap last logged while it bound, so the cap is logged once per change. */
-  const capLogged = new Map<string, number>();
-  /** Whether the server has shown a backlog per priority (priority-backlog.ts); once seen, trusted from then on. */
-  let perPriority = false;
-  let priorityFallbackLogged = false;
-  let statsUnknown = false;
-  let readFailures = 0;
-  let invokeFailures = 0;
-  let invokeBlockedUntil = 0;
+/** The backlog of a reading, over workflow and activity tasks. */
+interface Backlog {
+  readonly backlog: number;
+  readonly backlogAgeMs: number;
+  /** Whether the server sent every statistic of the reading. */
+  readonly known: boolean;
+}
 
-  while (!signal.aborted) {
+/** One task queue's control loop and what it remembers from one reading to the next. */
+class TaskQueueControl {
+  readonly #loop: TaskQueueLoop;
+  readonly #limits: ScalingLimits;
+  readonly #dimensions: { readonly TaskQueue: string };
+  /** One scaling state per target: '' for the unversioned queue, else a Build ID. */
+  readonly #states = new Map<string, ScalingState>();
+  readonly #scaleUp: ScaleUp;
+  /** Whether the server has shown a backlog per priority (priority-backlog.ts); once seen, trusted from then on. */
+  #perPriority = false;
+  #priorityFallbackLogged = false;
+  #statsUnknown = false;
+  #readFailures = 0;
+
+  constructor(loop: TaskQueueLoop) {
+    this.#loop = loop;
+    this.#limits = scalingLimits(loop.config);
+    this.#dimensions = { TaskQueue: loop.taskQueue };
+    this.#scaleUp = new ScaleUp(loop);
+  }
+
+  /** Reads the task queue's statistics; undefined when the read failed (after the retry's wait) or was aborted. */
+  async read(signal: AbortSignal): Promise<TaskQueueStats | undefined> {
+    const { taskQueue, config, reader, logger, clock, random } = this.#loop;
     let stats: TaskQueueStats;
     try {
       stats = await reader.read(taskQueue, signal);
     } catch (err) {
-      if (signal.aborted) break;
-      readFailures++;
-      const retryInMs = backoffMs(readFailures, config.pollIntervalMs, MAX_READ_BACKOFF_MS, random) + config.pollIntervalMs / 2;
-      logger.warn({ err, attempt: readFailures, retryInMs }, 'could not read task queue statistics; retrying');
+      if (signal.aborted) return undefined;
+      this.#readFailures++;
+      const retryInMs = backoffMs(this.#readFailures, config.pollIntervalMs, MAX_READ_BACKOFF_MS, random) + config.pollIntervalMs / 2;
+      logger.warn({ err, attempt: this.#readFailures, retryInMs }, 'could not read task queue statistics; retrying');
       await clock.sleep(retryInMs, signal);
-      continue;
+      return undefined;
     }
-    if (readFailures > 0) logger.info({ attempts: readFailures }, 'reading task queue statistics again');
-    readFailures = 0;
+    if (this.#readFailures > 0) logger.info({ attempts: this.#readFailures }, 'reading task queue statistics again');
+    this.#readFailures = 0;
+    return stats;
+  }
 
-    const now = clock.now();
-    const backlog = stats.workflow.backlog + stats.activity.backlog;
-    const backlogAgeMs = Math.max(stats.workflow.backlogAgeMs, stats.activity.backlogAgeMs);
-    const known = stats.workflow.known && stats.activity.known && stats.versions.every((v) => v.workflow.known && v.activity.known);
-    metrics.record({
-      name: TEMPORAL_METRICS.backlogKnown.cloudwatch,
-      unit: TEMPORAL_METRICS.backlogKnown.unit,
-      value: known ? 1 : 0,
-      dimensions,
-    });
+  /** Acts on one reading: records the backlog, decides each target's workers and starts those missing. */
+  async act(stats: TaskQueueStats, signal: AbortSignal): Promise<void> {
+    const now = this.#loop.clock.now();
+    const backlog = backlogOf(stats);
+    this.#recordBacklog(backlog);
+    this.#noteStatsKnown(stats, backlog);
+    this.#notePerPriority(stats, backlog);
+    const targets = toTargets(stats, this.#perPriority ? this.#loop.config.spillPriority : undefined);
+    const decided = this.#decide(targets, now);
+    const lost = decided.reduce((sum, d) => sum + d.decision.lostWorkers, 0) + this.#retireOthers(targets, stats, now);
+    let alive = 0;
+    for (const state of this.#states.values()) alive += aliveWorkers(state);
+    this.#reportWorkers(decided, alive, lost, backlog.backlog);
+    const { invoked, refused } = await this.#scaleUp.run(stats, decided, alive, this.#states, now, signal);
+    this.#record(TEMPORAL_METRICS.workersInvoked, invoked);
+    this.#record(TEMPORAL_METRICS.invocationsRefused, refused);
+  }
+
+  #recordBacklog({ backlog, backlogAgeMs, known }: Backlog): void {
+    this.#record(TEMPORAL_METRICS.backlogKnown, known ? 1 : 0);
     // Unknown is not zero: NaN takes the backlog gauge away (Prometheus drops the series, CloudWatch gets no datum).
-    metrics.record({
-      name: TEMPORAL_METRICS.backlog.cloudwatch,
-      unit: TEMPORAL_METRICS.backlog.unit,
-      value: known ? backlog : NaN,
-      dimensions,
-    });
-    if (known) {
-      metrics.record({
-        name: TEMPORAL_METRICS.backlogAge.cloudwatch,
-        unit: TEMPORAL_METRICS.backlogAge.unit,
-        value: backlogAgeMs,
-        dimensions,
-      });
-    }
-    if (known === statsUnknown) {
-      statsUnknown = !known;
-      if (statsUnknown) {
-        logger.warn(
-          { workflowStats: stats.workflow.known, activityStats: stats.activity.known },
-          'task queue statistics unknown (the server sent none; Temporal Cloud unloads a task queue without pollers for 5 minutes); no workers invoked on them',
-        );
-      } else {
-        logger.info({ backlog }, 'task queue statistics known again');
-      }
-    }
+    this.#record(TEMPORAL_METRICS.backlog, known ? backlog : NaN);
+    if (known) this.#record(TEMPORAL_METRICS.backlogAge, backlogAgeMs);
+  }
 
-    if (config.spillPriority !== undefined && !perPriority) {
-      const types = [stats.workflow, stats.activity, ...stats.versions.flatMap((v) => [v.workflow, v.activity])];
-      perPriority = types.some((t) => reportsPriorityBacklog(t.byPriority));
-      if (perPriority) {
-        logger.info(
-          { spillPriority: config.spillPriority },
-          'the server reports the backlog per priority; spilling over for priorities 1 to spillPriority only',
-        );
-      } else if (known && backlog > 0 && !priorityFallbackLogged) {
-        priorityFallbackLogged = true;
-        logger.warn(
-          { spillPriority: config.spillPriority, backlog },
-          'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
-        );
-      }
+  /** Logs when the statistics become unknown, and when they are known again. */
+  #noteStatsKnown(stats: TaskQueueStats, { backlog, known }: Backlog): void {
+    if (known !== this.#statsUnknown) return;
+    this.#statsUnknown = !known;
+    if (this.#statsUnknown) {
+      this.#loop.logger.warn(
+        { workflowStats: stats.workflow.known, activityStats: stats.activity.known },
+        'task queue statistics unknown (the server sent none; Temporal Cloud unloads a task queue without pollers for 5 minutes); no workers invoked on them',
+      );
+    } else {
+      this.#loop.logger.info({ backlog }, 'task queue statistics known again');
     }
-    const targets = toTargets(stats, perPriority ? config.spillPriority : undefined);
-    const decided: Array<{ target: ScalingTarget; decision: ScalingDecision }> = [];
+  }
+
+  /** With --temporal-spill-priority, looks for a backlog per priority until the server shows one. */
+  #notePerPriority(stats: TaskQueueStats, { backlog, known }: Backlog): void {
+    const { config, logger } = this.#loop;
+    if (config.spillPriority === undefined || this.#perPriority) return;
+    const types = [stats.workflow, stats.activity, ...stats.versions.flatMap((v) => [v.workflow, v.activity])];
+    this.#perPriority = types.some((t) => reportsPriorityBacklog(t.byPriority));
+    if (this.#perPriority) {
+      logger.info(
+        { spillPriority: config.spillPriority },
+        'the server reports the backlog per priority; spilling over for priorities 1 to spillPriority only',
+      );
+    } else if (known && backlog > 0 && !this.#priorityFallbackLogged) {
+      this.#priorityFallbackLogged = true;
+      logger.warn(
+        { spillPriority: config.spillPriority, backlog },
+        'no backlog reported outside the default priority yet (the classic matcher files every task there); spilling over for the whole backlog',
+      );
+    }
+  }
+
+  #decide(targets: readonly ScalingTarget[], now: number): TargetDecision[] {
+    const decided: TargetDecision[] = [];
     for (const target of targets) {
-      const decision = decideScaling(states.get(target.key) ?? initialScalingState, target.observation, limits, now);
-      states.set(target.key, decision.state);
+      const decision = decideScaling(this.#states.get(target.key) ?? initialScalingState, target.observation, this.#limits, now);
+      this.#states.set(target.key, decision.state);
       decided.push({ target, decision });
     }
-    // Versions no longer current or ramping get no new workers, but the ones they have still count until they go.
+    return decided;
+  }
+
+  /**
+   * Versions no longer current or ramping get no new workers, but the ones they have still count until they go.
+   * Returns how many of those workers were lost.
+   */
+  #retireOthers(targets: readonly ScalingTarget[], stats: TaskQueueStats, now: number): number {
     const allPollers = [...stats.workflow.pollerInfos, ...stats.activity.pollerInfos];
-    let alive = 0;
-    let lost = decided.reduce((sum, d) => sum + d.decision.lostWorkers, 0);
-    for (const [key, state] of states) {
+    let lost = 0;
+    for (const [key, state] of this.#states) {
       if (targets.some((t) => t.key === key)) continue;
-      const retired = decideScaling(state, { ...IDLE, pollers: allPollers }, limits, now);
+      const retired = decideScaling(state, { ...IDLE, pollers: allPollers }, this.#limits, now);
       lost += retired.lostWorkers;
-      if (retired.state.workers.length === 0) states.delete(key);
-      else states.set(key, retired.state);
+      if (retired.state.workers.length === 0) this.#states.delete(key);
+      else this.#states.set(key, retired.state);
     }
-    for (const state of states.values()) alive += aliveWorkers(state);
+    return lost;
+  }
+
+  #reportWorkers(decided: readonly TargetDecision[], alive: number, lost: number, backlog: number): void {
+    const { taskQueue, budget, logger } = this.#loop;
     const wanted = decided.reduce((sum, d) => sum + d.decision.desiredWorkers, 0);
     budget.report(taskQueue, alive, wanted);
-    metrics.record({ name: TEMPORAL_METRICS.workersAlive.cloudwatch, unit: TEMPORAL_METRICS.workersAlive.unit, value: alive, dimensions });
-    metrics.record({ name: TEMPORAL_METRICS.workersLost.cloudwatch, unit: TEMPORAL_METRICS.workersLost.unit, value: lost, dimensions });
+    this.#record(TEMPORAL_METRICS.workersAlive, alive);
+    this.#record(TEMPORAL_METRICS.workersLost, lost);
     if (lost > 0) logger.info({ workersLost: lost, liveWorkers: alive, backlog }, 'workers stopped polling before their lifetime ended');
-
-    let invoked = 0;
-    let refused = 0;
-    let room = config.maxWorkers - alive;
-    for (const { target, decision } of decided) {
-      const facts = {
-        backlog: target.observation.backlog,
-        backlogAgeMs: target.observation.backlogAgeMs,
-        ...(target.version !== undefined ? { buildId: target.version.buildId } : {}),
-        liveWorkers: decision.liveWorkers,
-        desiredWorkers: decision.desiredWorkers,
-        reason: decision.reason,
-      };
-      logger.debug(facts, 'task queue observed');
-      const cap = decision.rateCap;
-      if (cap?.binds && capLogged.get(target.key) !== cap.workers) {
-        capLogged.set(target.key, cap.workers);
-        logger.info(
-          {
-            ...facts,
-            rateCapWorkers: cap.workers,
-            workflowRateLimitPerSec: stats.workflow.rateLimitPerSec,
-            activityRateLimitPerSec: stats.activity.rateLimitPerSec,
-          },
-          'workers capped by what the task queue rate limit can keep busy',
-        );
-      } else if (cap?.binds !== true && target.observation.statsKnown) {
-        capLogged.delete(target.key);
-      }
-      if (decision.invoke <= 0 || signal.aborted) continue;
-      const functionName = functionFor(config, target);
-      if (functionName === undefined) {
-        const buildId = target.version?.buildId ?? '';
-        if (!unmappedWarned.has(buildId)) {
-          unmappedWarned.add(buildId);
-          logger.warn(
-            { ...facts, deploymentName: target.version?.deploymentName },
-            '--temporal-versions maps no function to this Build ID; no spillover for it',
-          );
-        }
-        continue;
-      }
-      if (now < invokeBlockedUntil) {
-        logger.debug({ ...facts, retryInMs: invokeBlockedUntil - now }, 'scale-up postponed after refused invocations');
-        continue;
-      }
-      // Versions of one queue share its maximum evenly, so a current version cannot starve a ramping one.
-      const share = Math.ceil(config.maxWorkers / decided.length) - decision.liveWorkers;
-      const request = Math.min(decision.invoke, room, decided.length > 1 ? share : room);
-      const granted = budget.claim(taskQueue, request);
-      if (granted < decision.invoke) {
-        logger.debug(
-          { ...facts, requested: decision.invoke, granted, maxWorkersTotal: config.maxWorkersTotal, totalAlive: budget.totalAlive() },
-          'scale-up held back by the worker limits',
-        );
-      }
-      if (granted <= 0) continue;
-      const result = await invokeWorkers(loop, functionName, target, granted, signal);
-      budget.release(taskQueue, granted - result.requestIds.length);
-      const count = result.requestIds.length;
-      invoked += count;
-      refused += result.refused;
-      room -= count;
-      states.set(target.key, recordInvocations(states.get(target.key) ?? initialScalingState, clock.now(), result.requestIds));
-      if (count > 0)
-        logger.info({ ...facts, function: functionName, workersInvoked: count, requestIds: result.requestIds }, 'workers invoked');
-      if (result.failure !== undefined) {
-        invokeFailures++;
-        const permanent = result.failure.kind === 'refused';
-        const retryInMs =
-          backoffMs(
-            invokeFailures,
-            Math.max(1_000, config.pollIntervalMs),
-            permanent ? MAX_REFUSED_INVOKE_BACKOFF_MS : MAX_TRANSIENT_INVOKE_BACKOFF_MS,
-            random,
-          ) + config.pollIntervalMs;
-        invokeBlockedUntil = clock.now() + retryInMs;
-        const context = {
-          ...facts,
-          function: functionName,
-          invocationsRefused: result.refused,
-          outcome: result.failure.kind,
-          code: result.failure.code,
-          // Lambda's refusal can quote the request or the function: capped as all such text (src/util/cap-text.ts).
-          errorMessage: capText(result.failure.message),
-          attempt: invokeFailures,
-          retryInMs,
-        };
-        if (permanent) logger.error(context, 'the worker function refused the invocation; retrying later');
-        else logger.warn(context, 'worker invocations failed; retrying later');
-      } else if (count > 0) {
-        invokeFailures = 0;
-      }
-    }
-    metrics.record({
-      name: TEMPORAL_METRICS.workersInvoked.cloudwatch,
-      unit: TEMPORAL_METRICS.workersInvoked.unit,
-      value: invoked,
-      dimensions,
-    });
-    metrics.record({
-      name: TEMPORAL_METRICS.invocationsRefused.cloudwatch,
-      unit: TEMPORAL_METRICS.invocationsRefused.unit,
-      value: refused,
-      dimensions,
-    });
-
-    await clock.sleep(config.pollIntervalMs, signal);
   }
+
+  #record(metric: MetricDef, value: number): void {
+    this.#loop.metrics.record({ name: metric.cloudwatch, unit: metric.unit, value, dimensions: this.#dimensions });
+  }
+}
+
+function backlogOf(stats: TaskQueueStats): Backlog {
+  return {
+    backlog: stats.workflow.backlog + stats.activity.backlog,
+    backlogAgeMs: Math.max(stats.workflow.backlogAgeMs, stats.activity.backlogAgeMs),
+    known: stats.workflow.known && stats.activity.known && stats.versions.every((v) => v.workflow.known && v.activity.known),
+  };
 }
 
 /** What a version no longer current or ramping looks like: nothing waits for it. */

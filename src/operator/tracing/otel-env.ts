@@ -7,6 +7,7 @@
  * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, whatever else is set. As the specification says, an
  * empty variable counts as unset.
  */
+import { httpUrl, integer, otelVars, parseKeyValues, type OtelVars } from './otel-vars.ts';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
 export type SamplerName = 'always_on' | 'always_off' | 'traceidratio';
@@ -69,130 +70,152 @@ export function describeProblem(p: OtelProblem): string {
 
 const DEFAULT_ENDPOINT = 'http://localhost:4318/';
 const TRACES_PATH = 'v1/traces';
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Resolves the settings, undefined when tracing is off; throws OtelConfigError listing every invalid variable. */
 export function resolveOtelEnv(env: NodeJS.ProcessEnv): OtelSettings | undefined {
   const problems: OtelProblem[] = [];
-  const read = (name: string): string | undefined => {
-    const v = env[name]?.trim();
-    return v === undefined || v === '' ? undefined : v;
-  };
-  const problem = (variable: string, value: string, reason: string): void => {
+  const vars = otelVars(env, (variable, value, reason) => {
     problems.push({ variable, value, reason });
-  };
+  });
+  if (!tracesOn(vars)) return finish(problems, undefined);
+  // Resolved in this order because OtelConfigError lists the problems in the order they are found.
+  const exporter = resolveExporter(vars);
+  const batch = resolveBatch(vars);
+  const sampler = resolveSampler(vars.read('OTEL_TRACES_SAMPLER'), vars.read('OTEL_TRACES_SAMPLER_ARG'), vars.problem);
+  const resourceAttributes = resolveResourceAttributes(vars);
+  const serviceName = vars.read('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'workerless';
+  return finish(problems, { serviceName, resourceAttributes, exporter, batch, sampler });
+}
 
-  const disabled = read('OTEL_SDK_DISABLED');
-  if (disabled !== undefined && !/^(true|false)$/i.test(disabled)) problem('OTEL_SDK_DISABLED', disabled, 'must be true or false');
-  if (disabled?.toLowerCase() === 'true') return finish(problems, undefined);
+/** Whether tracing is on (opt in); the variables that turn it off win over those that turn it on. */
+function tracesOn(vars: OtelVars): boolean {
+  const disabled = vars.read('OTEL_SDK_DISABLED');
+  if (disabled !== undefined && !/^(true|false)$/i.test(disabled)) vars.problem('OTEL_SDK_DISABLED', disabled, 'must be true or false');
+  if (disabled?.toLowerCase() === 'true') return false;
 
-  const exporters = read('OTEL_TRACES_EXPORTER')
+  const exporters = vars
+    .read('OTEL_TRACES_EXPORTER')
     ?.split(',')
     .map((e) => e.trim().toLowerCase())
     .filter((e) => e !== '');
   if (exporters?.some((e) => e !== 'otlp' && e !== 'none')) {
-    problem('OTEL_TRACES_EXPORTER', read('OTEL_TRACES_EXPORTER')!, 'must be otlp or none (workerless exports traces over OTLP only)');
+    vars.problem(
+      'OTEL_TRACES_EXPORTER',
+      vars.read('OTEL_TRACES_EXPORTER')!,
+      'must be otlp or none (workerless exports traces over OTLP only)',
+    );
   }
-  const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-  const endpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT');
   const off = exporters?.includes('none') === true;
-  const on = exporters?.includes('otlp') === true || tracesEndpoint !== undefined || endpoint !== undefined;
-  if (off || !on) return finish(problems, undefined);
+  const on =
+    exporters?.includes('otlp') === true ||
+    vars.read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined ||
+    vars.read('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined;
+  return on && !off;
+}
 
-  // The traces-specific variable wins over the general one, as the OTLP exporter specification says.
-  const pick = (suffix: string): { variable: string; value: string } | undefined => {
-    for (const variable of [`OTEL_EXPORTER_OTLP_TRACES_${suffix}`, `OTEL_EXPORTER_OTLP_${suffix}`]) {
-      const value = read(variable);
-      if (value !== undefined) return { variable, value };
-    }
-    return undefined;
+function resolveExporter(vars: OtelVars): OtelSettings['exporter'] {
+  // Properties are evaluated in order, so the problems keep the order of the fields.
+  return {
+    protocol: pickChoice(
+      vars,
+      'PROTOCOL',
+      ['http/protobuf', 'http/json'],
+      'http/protobuf',
+      'must be http/protobuf or http/json (grpc is not supported; OTLP/HTTP listens on port 4318)',
+    ),
+    url: resolveUrl(vars),
+    headers: resolveHeaders(vars),
+    timeoutMs: resolveTimeout(vars),
+    compression: pickChoice(vars, 'COMPRESSION', ['none', 'gzip'], 'none', 'must be gzip or none'),
   };
+}
 
-  let protocol: OtlpProtocol = 'http/protobuf';
-  const p = pick('PROTOCOL');
-  if (p) {
-    if (p.value === 'http/protobuf' || p.value === 'http/json') protocol = p.value;
-    else problem(p.variable, p.value, 'must be http/protobuf or http/json (grpc is not supported; OTLP/HTTP listens on port 4318)');
-  }
+/** A pick() that must be one of `allowed`; `fallback` when unset or invalid. */
+function pickChoice<T extends string>(vars: OtelVars, suffix: string, allowed: readonly T[], fallback: T, reason: string): T {
+  const p = vars.pick(suffix);
+  if (p === undefined) return fallback;
+  const choice = allowed.find((a) => a === p.value);
+  if (choice !== undefined) return choice;
+  vars.problem(p.variable, p.value, reason);
+  return fallback;
+}
 
-  // A signal-specific endpoint is used as is; the general one gets /v1/traces appended (OTLP exporter spec).
-  let url = `${DEFAULT_ENDPOINT}${TRACES_PATH}`;
+/** A signal-specific endpoint is used as is; the general one gets /v1/traces appended (OTLP exporter spec). */
+function resolveUrl(vars: OtelVars): string {
+  const tracesEndpoint = vars.read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = vars.read('OTEL_EXPORTER_OTLP_ENDPOINT');
   if (tracesEndpoint !== undefined) {
-    if (httpUrl(tracesEndpoint)) url = new URL(tracesEndpoint).href;
-    else problem('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint, 'must be an http:// or https:// URL');
+    if (httpUrl(tracesEndpoint)) return new URL(tracesEndpoint).href;
+    vars.problem('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint, 'must be an http:// or https:// URL');
   } else if (endpoint !== undefined) {
-    if (httpUrl(endpoint)) url = new URL(`${endpoint.endsWith('/') ? endpoint : `${endpoint}/`}${TRACES_PATH}`).href;
-    else problem('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint, 'must be an http:// or https:// URL');
+    if (httpUrl(endpoint)) return new URL(`${endpoint.endsWith('/') ? endpoint : `${endpoint}/`}${TRACES_PATH}`).href;
+    vars.problem('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint, 'must be an http:// or https:// URL');
   }
+  return `${DEFAULT_ENDPOINT}${TRACES_PATH}`;
+}
 
+function resolveHeaders(vars: OtelVars): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
-    const raw = read(variable);
+    const raw = vars.read(variable);
     if (raw === undefined) continue;
     // Header values are often API keys: a problem names the entry's key, never its value.
     const parsed = parseKeyValues(raw, (entry) =>
-      problem(variable, redact(entry), 'must be a comma-separated list of key=value (values percent-encoded)'),
+      vars.problem(variable, redact(entry), 'must be a comma-separated list of key=value (values percent-encoded)'),
     );
     Object.assign(headers, parsed);
   }
+  return headers;
+}
 
-  let timeoutMs = 10_000;
-  const t = pick('TIMEOUT');
-  if (t) {
-    const n = integer(t.value);
-    if (n !== undefined && n > 0) timeoutMs = n;
-    else problem(t.variable, t.value, 'must be a whole number of milliseconds greater than 0');
-  }
+function resolveTimeout(vars: OtelVars): number {
+  const t = vars.pick('TIMEOUT');
+  if (t === undefined) return DEFAULT_TIMEOUT_MS;
+  const n = integer(t.value);
+  if (n !== undefined && n > 0) return n;
+  vars.problem(t.variable, t.value, 'must be a whole number of milliseconds greater than 0');
+  return DEFAULT_TIMEOUT_MS;
+}
 
-  let compression: 'none' | 'gzip' = 'none';
-  const c = pick('COMPRESSION');
-  if (c) {
-    if (c.value === 'none' || c.value === 'gzip') compression = c.value;
-    else problem(c.variable, c.value, 'must be gzip or none');
-  }
-
-  const bsp = (variable: string, fallback: number, min: number): number => {
-    const raw = read(variable);
-    if (raw === undefined) return fallback;
-    const n = integer(raw);
-    if (n !== undefined && n >= min) return n;
-    problem(variable, raw, `must be a whole number of at least ${min}`);
-    return fallback;
-  };
+function resolveBatch(vars: OtelVars): OtelSettings['batch'] {
   const batch = {
-    scheduledDelayMs: bsp('OTEL_BSP_SCHEDULE_DELAY', 5_000, 0),
-    exportTimeoutMs: bsp('OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1),
-    maxQueueSize: bsp('OTEL_BSP_MAX_QUEUE_SIZE', 2_048, 1),
-    maxExportBatchSize: bsp('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1),
+    scheduledDelayMs: bspInteger(vars, 'OTEL_BSP_SCHEDULE_DELAY', 5_000, 0),
+    exportTimeoutMs: bspInteger(vars, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1),
+    maxQueueSize: bspInteger(vars, 'OTEL_BSP_MAX_QUEUE_SIZE', 2_048, 1),
+    maxExportBatchSize: bspInteger(vars, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512, 1),
   };
   if (batch.maxExportBatchSize > batch.maxQueueSize) {
-    problem(
+    vars.problem(
       'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
       String(batch.maxExportBatchSize),
       `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${batch.maxQueueSize})`,
     );
   }
+  return batch;
+}
 
-  const sampler = resolveSampler(read('OTEL_TRACES_SAMPLER'), read('OTEL_TRACES_SAMPLER_ARG'), problem);
+function bspInteger(vars: OtelVars, variable: string, fallback: number, min: number): number {
+  const raw = vars.read(variable);
+  if (raw === undefined) return fallback;
+  const n = integer(raw);
+  if (n !== undefined && n >= min) return n;
+  vars.problem(variable, raw, `must be a whole number of at least ${min}`);
+  return fallback;
+}
 
+function resolveResourceAttributes(vars: OtelVars): Record<string, string> {
   const resourceAttributes: Record<string, string> = {};
-  const rawResource = read('OTEL_RESOURCE_ATTRIBUTES');
-  if (rawResource !== undefined) {
+  const raw = vars.read('OTEL_RESOURCE_ATTRIBUTES');
+  if (raw !== undefined) {
     Object.assign(
       resourceAttributes,
-      parseKeyValues(rawResource, (entry) =>
-        problem('OTEL_RESOURCE_ATTRIBUTES', entry, 'must be a comma-separated list of key=value (values percent-encoded)'),
+      parseKeyValues(raw, (entry) =>
+        vars.problem('OTEL_RESOURCE_ATTRIBUTES', entry, 'must be a comma-separated list of key=value (values percent-encoded)'),
       ),
     );
   }
-  const serviceName = read('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'workerless';
-
-  return finish(problems, {
-    serviceName,
-    resourceAttributes,
-    exporter: { protocol, url, headers, timeoutMs, compression },
-    batch,
-    sampler,
-  });
+  return resourceAttributes;
 }
 
 function finish(problems: OtelProblem[], settings: OtelSettings | undefined): OtelSettings | undefined {
@@ -200,11 +223,7 @@ function finish(problems: OtelProblem[], settings: OtelSettings | undefined): Ot
   return settings === undefined ? undefined : deepFreeze(settings);
 }
 
-function resolveSampler(
-  name: string | undefined,
-  arg: string | undefined,
-  problem: (variable: string, value: string, reason: string) => void,
-): OtelSettings['sampler'] {
+function resolveSampler(name: string | undefined, arg: string | undefined, problem: OtelVars['problem']): OtelSettings['sampler'] {
   const n = name?.toLowerCase() ?? 'parentbased_always_on';
   const root = n.replace(/^parentbased_/, '');
   if (root !== 'always_on' && root !== 'always_off' && root !== 'traceidratio') {
@@ -219,42 +238,9 @@ function resolveSampler(
   return { name: root, ratio: 1 };
 }
 
-/** The W3C-baggage-like `key=value,key2=value2` list the OTEL_* variables use; values are percent-decoded. */
-function parseKeyValues(raw: string, bad: (entry: string) => void): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of raw.split(',')) {
-    if (entry.trim() === '') continue;
-    const eq = entry.indexOf('=');
-    const key = eq < 0 ? '' : entry.slice(0, eq).trim();
-    if (key === '') {
-      bad(entry.trim());
-      continue;
-    }
-    try {
-      out[key] = decodeURIComponent(entry.slice(eq + 1).trim());
-    } catch {
-      bad(entry.trim());
-    }
-  }
-  return out;
-}
-
 function redact(entry: string): string {
   const eq = entry.indexOf('=');
   return eq < 0 ? '***' : `${entry.slice(0, eq).trim()}=***`;
-}
-
-function httpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function integer(value: string): number | undefined {
-  return /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 function deepFreeze<T extends object>(o: T): T {
