@@ -215,7 +215,7 @@ describe('the Helm chart', { skip: noHelm }, () => {
 
   test('default values: Deployment, ServiceAccount, Service and PDB; probes, HTTP server, security, scrape annotations', () => {
     const docs = render('default-values.yaml');
-    assert.deepEqual(docs.map((d) => d.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
+    assert.deepEqual(docs.map((d) => d.kind).sort(), ['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount']);
     const { spec, pod, container } = deploymentOf(docs);
     assert.equal(spec.replicas, 1);
     assert.equal(container.image, 'workerless:0.1.0', 'the tag defaults to appVersion');
@@ -291,7 +291,7 @@ describe('the Helm chart', { skip: noHelm }, () => {
 
   test('the Service is optional: service.enabled=false renders none, and a ServiceMonitor, which selects it, refuses', () => {
     const docs = render('default-values.yaml', ['service.enabled=false']);
-    assert.deepEqual(docs.map((d) => d.kind).sort(), ['Deployment', 'PodDisruptionBudget', 'ServiceAccount']);
+    assert.deepEqual(docs.map((d) => d.kind).sort(), ['Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'ServiceAccount']);
     const { container } = deploymentOf(docs);
     assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http' }, 'the probes need no Service');
     const r = helmRun([
@@ -309,10 +309,10 @@ describe('the Helm chart', { skip: noHelm }, () => {
     assert.match(r.stderr, /serviceMonitor\.enabled needs service\.enabled/);
   });
 
-  test('networkPolicy: off by default; on, it admits only the listed peers, and only to the http port', () => {
-    assert.deepEqual(byKind(render('default-values.yaml'), 'NetworkPolicy'), [], 'off by default');
+  test("networkPolicy: on by default, admitting only Prometheus's pods and the node; it admits only the listed peers, and only to the http port", () => {
+    assert.deepEqual(byKind(render('default-values.yaml', ['networkPolicy.enabled=false']), 'NetworkPolicy'), [], 'can be turned off');
     interface Peer {
-      namespaceSelector?: { matchLabels: Record<string, string> };
+      namespaceSelector?: { matchLabels?: Record<string, string> };
       podSelector?: { matchLabels: Record<string, string> };
     }
     type PolicySpec = {
@@ -328,7 +328,9 @@ describe('the Helm chart', { skip: noHelm }, () => {
     assert.deepEqual(policy.policyTypes, ['Ingress']);
     assert.equal(policy.ingress.length, 1);
     assert.deepEqual(policy.ingress[0]?.ports, [{ port: 'http', protocol: 'TCP' }]);
+    const prometheus = { namespaceSelector: {}, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } };
     assert.deepEqual(policy.ingress[0]?.from, [
+      prometheus,
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
       { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'debug-shell' } } },
       {
@@ -336,8 +338,11 @@ describe('the Helm chart', { skip: noHelm }, () => {
         podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
       },
     ]);
+    // By default: Prometheus's pods, in any namespace, to the http port; the node (the kubelet's probes) always.
+    const byDefault = byKind(render('default-values.yaml'), 'NetworkPolicy')[0]?.spec as PolicySpec | undefined;
+    assert.deepEqual(byDefault?.ingress, [{ ports: [{ port: 'http', protocol: 'TCP' }], from: [prometheus] }]);
     // No peer listed: an empty ingress list, which admits nothing but the pod's node (the kubelet's probes).
-    const closed = byKind(render('default-values.yaml', ['networkPolicy.enabled=true']), 'NetworkPolicy')[0]?.spec as
+    const closed = byKind(render('default-values.yaml', ['networkPolicy.prometheusPodLabels=null']), 'NetworkPolicy')[0]?.spec as
       PolicySpec | undefined;
     assert.deepEqual(closed?.ingress, []);
     assert.deepEqual(closed?.policyTypes, ['Ingress']);
@@ -381,9 +386,9 @@ describe('the Helm chart', { skip: noHelm }, () => {
 
   test('the rendered Kubernetes resources pass kubernetes-validate --strict (offline schemas)', { skip: noValidator }, () => {
     for (const [name, docs, extra] of [
-      ['default', render('default-values.yaml'), []],
+      ['default', render('default-values.yaml'), ['NetworkPolicy']],
       ['all-features', render('all-features-values.yaml'), ['NetworkPolicy']],
-      ['network-policy-no-peers', render('default-values.yaml', ['networkPolicy.enabled=true']), ['NetworkPolicy']],
+      ['network-policy-no-peers', render('default-values.yaml', ['networkPolicy.prometheusPodLabels=null']), ['NetworkPolicy']],
     ] as const) {
       const core = docs.filter(
         (d) =>

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { capText } from '../../util/cap-text.ts';
 import { nodeHttp } from '../../util/node-http.ts';
+import { limitConnections } from './connection-limit.ts';
 import { hostChecker } from './host-check.ts';
 import { securityHeaders } from './security-headers.ts';
 
@@ -44,10 +45,7 @@ const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
  * above no longer cover (a request read, its answer never written).
  */
 const SOCKET_IDLE_TIMEOUT_MS = 10_000;
-/**
- * A refused connection (or a request for a foreign Host) is logged at most this often, with the count since the
- * last line: a flood is one line a minute.
- */
+/** A request for a foreign Host is logged at most this often, with the count since the last line: a flood is one line a minute. */
 const DROP_LOG_INTERVAL_MS = 60_000;
 
 export interface HttpServerHandle {
@@ -66,7 +64,10 @@ export async function startHttpServer(opts: {
   port: number;
   routes: HttpRoutes;
   logger: Logger;
-  /** Connections held at once (src/operator/http/fd-budget.ts); Node closes any further one as soon as it is accepted. */
+  /**
+   * Connections held at once (src/operator/http/fd-budget.ts); a further one takes the place of the one that has
+   * waited longest without a complete request (connection-limit.ts).
+   */
   maxConnections: number;
   /** --http-allowed-hosts: host names answered besides IP addresses, localhost and `host`. Default none. */
   allowedHosts?: readonly string[];
@@ -105,17 +106,7 @@ export async function startHttpServer(opts: {
   });
   // Without a 'timeout' listener Node destroys the socket.
   server.timeout = SOCKET_IDLE_TIMEOUT_MS;
-  server.maxConnections = maxConnections;
-  let dropped = 0;
-  let lastDropLog = -Infinity;
-  server.on('drop', () => {
-    dropped++;
-    const now = performance.now();
-    if (now - lastDropLog < DROP_LOG_INTERVAL_MS) return;
-    logger.warn({ maxConnections, dropped }, 'HTTP connections refused: the server holds its maximum');
-    dropped = 0;
-    lastDropLog = now;
-  });
+  limitConnections(server, maxConnections, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {

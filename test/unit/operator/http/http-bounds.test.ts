@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { awsSocketCeiling, socketsPerHost } from '../../../../src/aws/adapters.ts';
 import { HTTP_MAX_CONNECTIONS, RESERVED_FDS, fdBudget, parseOpenFileLimit } from '../../../../src/operator/http/fd-budget.ts';
 import { startHttpServer, type HttpRoutes } from '../../../../src/operator/http/server.ts';
-import { recordingLogger, silentLogger } from '../../../support/factories.ts';
+import { recordingLogger, silentLogger, until } from '../../../support/factories.ts';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max processes             96365                96365                processes
@@ -138,27 +138,55 @@ describe('the HTTP server bounds its clients', { concurrency: true, timeout: 30_
     }
   });
 
-  it('closes a connection over the cap at once, logs it once, and answers probes again once one closes', async () => {
+  it('when full of silent connections, a newcomer takes the place of the oldest, which is closed at once, and a probe is answered', async () => {
     const { logger, lines } = recordingLogger();
     const server = await startHttpServer({ host: '127.0.0.1', port: 0, logger, maxConnections: 3, routes: routes() });
+    const held = [await open(server.url), await open(server.url), await open(server.url)];
     try {
-      const held = await Promise.all([open(server.url), open(server.url), open(server.url)]);
+      const t0 = performance.now();
+      held.push(await open(server.url));
+      const closedAfter = (await held[0]!.closed) - t0;
+      assert.ok(closedAfter < 1_000, `the oldest closed after ${Math.round(closedAfter)} ms`);
+      assert.equal(held[0]!.received(), '', 'closed without an answer');
+      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      assert.equal(res.status, 200, 'a probe while every place was held by a silent connection');
+      await held[1]!.closed;
+      const closed = lines.filter((l) => l.msg === 'HTTP connections closed for a newcomer: they had sent no complete request in time');
+      assert.equal(closed.length, 1, 'one line for the burst');
+      assert.equal(closed[0]?.['maxConnections'], 3);
+    } finally {
+      for (const c of held) c.socket.destroy();
+      await server.close();
+    }
+  });
+
+  it('refuses a newcomer at once, and logs it once, only when every place has a request in flight', async () => {
+    const { logger, lines } = recordingLogger();
+    let asked = 0;
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      maxConnections: 3,
+      routes: routes({ metrics: () => (asked++, new Promise(() => {})) }),
+    });
+    const busy = [await open(server.url), await open(server.url), await open(server.url)];
+    try {
+      for (const c of busy) c.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await until(() => asked === 3, 5_000, 'the three requests');
       const t0 = performance.now();
       const over = [await open(server.url), await open(server.url)];
       for (const c of over) {
         const closedAfter = (await c.closed) - t0;
         assert.ok(closedAfter < 1_000, `over the cap, closed after ${Math.round(closedAfter)} ms`);
-        assert.equal(c.received(), '', 'dropped without an answer');
+        assert.equal(c.received(), '', 'refused without an answer');
       }
-      const refused = lines.filter((l) => l.msg === 'HTTP connections refused: the server holds its maximum');
+      const refused = lines.filter((l) => l.msg === 'HTTP connections refused: every place has a request in flight');
       assert.equal(refused.length, 1, 'one line for the burst');
       assert.equal(refused[0]?.['maxConnections'], 3);
-      held[0].socket.destroy();
-      await held[0].closed;
-      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-      assert.equal(res.status, 200);
-      for (const c of held) c.socket.destroy();
+      assert.equal(busy.filter((c) => c.socket.destroyed).length, 0, 'no request in flight was cut');
     } finally {
+      for (const c of busy) c.socket.destroy();
       await server.close();
     }
   });
