@@ -9,6 +9,7 @@ import {
   type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { DESTINATION_DEADLINE_MS, messageAttributesOf } from './destination-send.ts';
 import { AwsCallError, classifyAwsError, withDeadline } from './errors.ts';
 import {
   CALL_DEADLINE_MS,
@@ -85,8 +86,11 @@ export class SqsSdkSource implements MessageSource, QueueLookup, MessageSender {
       MessageBody: message.body,
       ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+      ...(message.attributes !== undefined ? { MessageAttributes: messageAttributesOf(message) } : {}),
     });
-    const out = await this.#call('SendMessage', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    const out = await this.#call('SendMessage', DESTINATION_DEADLINE_MS, signal, (abortSignal) =>
+      this.#client.send(command, { abortSignal }),
+    );
     return out.MessageId ?? '';
   }
 

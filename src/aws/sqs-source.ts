@@ -70,6 +70,8 @@ export interface OutgoingMessage {
   readonly body: string;
   readonly groupId?: string | undefined;
   readonly deduplicationId?: string | undefined;
+  /** String message attributes, by name. */
+  readonly attributes?: Readonly<Record<string, string>> | undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
+import { DESTINATION_DEADLINE_MS } from '../aws/destination-send.ts';
 import { callErrorOf } from '../aws/errors.ts';
 import type { ResolvedQueue } from '../aws/sqs-source.ts';
 import type { DispatchMetrics } from '../operator/metrics/dispatch-metrics.ts';
@@ -41,6 +42,9 @@ export interface DeliverDeps {
   readonly mark: (activity: string, deadlineMs: number) => void;
 }
 
+/** A send has its deadline (src/aws/destination-send.ts); the loop is not stuck until a little after it. */
+const SEND_ACTIVITY_MS = DESTINATION_DEADLINE_MS + 5_000;
+
 /**
  * Of the messages kept after an invocation (`kept`, in batch order; `failed`: the ids that failed themselves),
  * picks those on their last allowed receive (pickForDestination), sends a record of each to the queue's failure
@@ -76,7 +80,7 @@ export async function deliverFailures(
       maxAttempts: route.maxAttempts,
       nowMs: deps.wallNow(),
     });
-    deps.mark('failure destination', SETTLE_DEADLINE_MS);
+    deps.mark('failure destination', SEND_ACTIVITY_MS);
     try {
       await deps.send(route.destination, destinationMessage(record, route.destination));
       accepted.push(m);
