@@ -89,8 +89,12 @@ export function pickForDestination(kept: readonly Message[], failed: ReadonlySet
 
 /** Why the messages of an invocation failed, as the record tells it. */
 export interface FailureReason {
-  /** function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response; invoke-rejected: Lambda refused the Invoke. */
-  readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected';
+  /**
+   * function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response; invoke-rejected:
+   * Lambda refused the Invoke; retries-exhausted: received more often than allowed, with no failure known to this
+   * process (src/invoke/exhausted.ts).
+   */
+  readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected' | 'retries-exhausted';
   readonly errorType: string;
   /** Text from the function or from Lambda: capped when the record is built. */
   readonly errorMessage: string;
