@@ -1,6 +1,7 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { AwsCallError, classifyAwsError, withDeadline } from '../core/errors.ts';
-import { CALL_DEADLINE_MS, type OutgoingMessage } from '../core/queue.ts';
+import { DESTINATION_DEADLINE_MS, type OutgoingMessage } from '../core/queue.ts';
+import { messageAttributesOf } from './destination-send.ts';
 
 /**
  * SNS Publish on the AWS SDK's SNSClient, for a failure destination that is a topic. Only loaded when one is
@@ -22,8 +23,9 @@ export class SnsPublisher {
       Message: message.body,
       ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+      ...(message.attributes !== undefined ? { MessageAttributes: messageAttributesOf(message) } : {}),
     });
-    const abortSignal = withDeadline(CALL_DEADLINE_MS, signal);
+    const abortSignal = withDeadline(DESTINATION_DEADLINE_MS, signal);
     try {
       return (await this.#client.send(command, { abortSignal })).MessageId ?? '';
     } catch (err) {

@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError } from '../core/errors.ts';
 import { RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
+import { messageAttributesOf } from './destination-send.ts';
 import { postWithSdkRetries } from './sdk-retry.ts';
 import { CallDeadlines, joinPath, type SignedHttp } from './signed-http.ts';
 import {
   CALL_DEADLINE_MS,
+  DESTINATION_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
@@ -91,8 +93,9 @@ export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender 
       MessageBody: message.body,
       ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+      ...(message.attributes !== undefined ? { MessageAttributes: messageAttributesOf(message) } : {}),
     });
-    const out = await this.#call(queueUrl, 'SendMessage', CALL_DEADLINE_MS, signal, input);
+    const out = await this.#call(queueUrl, 'SendMessage', DESTINATION_DEADLINE_MS, signal, input);
     // The SDK (middleware-sdk-sqs's sendMessageMiddleware) checks MD5OfMessageBody against the body it sent and
     // throws "InvalidChecksumError" when it differs or is missing: so does the lean path.
     if (out['MD5OfMessageBody'] !== createHash('md5').update(message.body).digest('hex')) {

@@ -10,8 +10,10 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { AwsCallError, classifyAwsError, withDeadline } from '../core/errors.ts';
+import { messageAttributesOf } from './destination-send.ts';
 import {
   CALL_DEADLINE_MS,
+  DESTINATION_DEADLINE_MS,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
@@ -85,8 +87,11 @@ export class SqsSdkSource implements MessageSource, QueueLookup, MessageSender {
       MessageBody: message.body,
       ...(message.groupId !== undefined ? { MessageGroupId: message.groupId } : {}),
       ...(message.deduplicationId !== undefined ? { MessageDeduplicationId: message.deduplicationId } : {}),
+      ...(message.attributes !== undefined ? { MessageAttributes: messageAttributesOf(message) } : {}),
     });
-    const out = await this.#call('SendMessage', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    const out = await this.#call('SendMessage', DESTINATION_DEADLINE_MS, signal, (abortSignal) =>
+      this.#client.send(command, { abortSignal }),
+    );
     return out.MessageId ?? '';
   }
 

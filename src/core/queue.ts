@@ -66,6 +66,8 @@ export interface OutgoingMessage {
   readonly body: string;
   readonly groupId?: string | undefined;
   readonly deduplicationId?: string | undefined;
+  /** String message attributes, by name. */
+  readonly attributes?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -104,3 +106,16 @@ export interface QueueLookup {
   /** GetQueueAttributes: the named attributes of the queue at this URL. */
   queueAttributes(url: string, names: readonly string[], signal?: AbortSignal): Promise<Record<string, string>>;
 }
+
+/**
+ * The deadline of one SendMessage or Publish to a failure destination, the SDK's retries (3 attempts) inside it.
+ * Neither the SendMessage (SQS) nor the Publish (SNS) API reference bounds how long a call can take, so the
+ * clients' own limits say when an answer is not coming: the AWS CLI and botocore give up reading after 60 s
+ * (`--cli-read-timeout`, default 60, AWS CLI Command Reference; `read_timeout`, botocore's Config reference); the
+ * AWS SDK for JavaScript v3 has no request timeout by default and closes an idle socket only after 900 s for SQS
+ * and 300 s for SNS (each client's runtime config, `defaultSocketTimeout`, @aws-sdk/client-sqs and client-sns
+ * 3.1169). 60 s is what the AWS CLI allows one call, where the 5 s of the other SQS calls cut a slow but
+ * accepted send and made the record go again. A send given up even so is recognised by its deduplication key
+ * (src/settle/failure-destination.ts).
+ */
+export const DESTINATION_DEADLINE_MS = 60_000;

@@ -21,6 +21,8 @@ import { retryBackoffFor, type RetryBackoff } from '../settle/retry-backoff.ts';
 import { setRetryBackoff } from '../settle/set-retry-backoff.ts';
 import { settleChunk } from '../settle/settle-chunk.ts';
 import { deliverFailures, type DestinationSender, type FailureRoute } from '../settle/deliver-failures.ts';
+import type { FailureReasons } from '../settle/failure-reasons.ts';
+import { settleExhausted } from '../settle/settle-exhausted.ts';
 import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
@@ -81,6 +83,8 @@ export interface BatchDeps {
   readonly failureRoute: (queue: ResolvedQueue) => FailureRoute | undefined;
   /** Sends failure records; undefined: no failure destination is used. */
   readonly sendFailure: DestinationSender | undefined;
+  /** Why the messages whose record was refused failed, for their next record. */
+  readonly failureReasons?: FailureReasons | undefined;
   /** Wall-clock time, for the failure records. */
   readonly wallNow: () => number;
 }
@@ -103,7 +107,8 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
     const options = deps.queueOptions?.get(queue.name);
     // A queue without a filter has no filter step (an async call per batch); named fields, not a spread of every
     // dependency.
-    const messages = options?.filter ? await filterBatch(batch, { options, log, metrics, tracer, deleter, mark }) : batch.messages;
+    const filtered = options?.filter ? await filterBatch(batch, { options, log, metrics, tracer, deleter, mark }) : batch.messages;
+    const messages = await leaveExhausted(batch, filtered, deps, mark);
     current = messages;
     // Without tenants, one run and no step of its own (it runs per batch).
     const runs = deps.tenantIdFrom === undefined ? [{ messages }] : await splitTenants(batch, messages, deps.tenantIdFrom, deps);
@@ -135,6 +140,28 @@ export async function processBatch(batch: Batch, halt: AbortSignal, deps: BatchD
   } finally {
     await batch.lease.end();
   }
+}
+
+/**
+ * The messages to invoke: on a queue with a failure destination, those received more often than allowed are not
+ * invoked again but sent there (src/settle/settle-exhausted.ts).
+ */
+async function leaveExhausted(
+  batch: Batch,
+  messages: Message[],
+  deps: BatchDeps,
+  mark: (activity: string, deadlineMs: number) => void,
+): Promise<Message[]> {
+  const route = deps.sendFailure && deps.failureRoute(batch.queue);
+  if (!route || !deps.sendFailure) return messages;
+  const send = deps.sendFailure;
+  const policy = retryBackoffFor(deps.queueOptions?.get(batch.queue.name)?.retryBackoff, deps.retryBackoff);
+  return settleExhausted(batch, messages, route, {
+    ...deps,
+    send,
+    mark,
+    backOff: (left) => setRetryBackoff(batch, left, { ...deps, policy, mark }),
+  });
 }
 
 /**

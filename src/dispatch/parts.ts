@@ -5,6 +5,7 @@ import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
 import { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import { noopTracer } from '../core/telemetry/tracer.ts';
 import { Receiver } from '../receive/receiver.ts';
+import { FailureReasons } from '../settle/failure-reasons.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { QueueVisibility } from './queue-visibility.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
@@ -157,6 +158,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     invoke,
     failureRoute: (queue) => failureRoute.of(queue, visibility.maxReceiveCount(queue)),
     sendFailure: deps.sendFailure,
+    failureReasons: new FailureReasons(),
     // The failure record's timestamps are wall-clock time; durations and deadlines stay on the monotonic clock.
     wallNow: Date.now,
   };

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { callErrorOf } from '../core/errors.ts';
-import type { ResolvedQueue } from '../core/queue.ts';
+import { DESTINATION_DEADLINE_MS, type ResolvedQueue } from '../core/queue.ts';
 import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import { capText } from '../util/cap-text.ts';
 import type { DeleteBatcher } from './delete-batcher.ts';
@@ -14,6 +14,7 @@ import {
   type FailureDestination,
   type FailureReason,
 } from './failure-destination.ts';
+import type { FailureReasons } from './failure-reasons.ts';
 import { ids, receipts } from './receipts.ts';
 import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
@@ -39,14 +40,21 @@ export interface DeliverDeps {
   /** Wall-clock time for the record's timestamp. */
   readonly wallNow: () => number;
   readonly mark: (activity: string, deadlineMs: number) => void;
+  /** Keeps the reason of each message whose record was refused, for its next record (src/settle/failure-reasons.ts). */
+  readonly failureReasons?: FailureReasons | undefined;
 }
 
+/** A send has its deadline (src/aws/destination-send.ts); the loop is not stuck until a little after it. */
+const SEND_ACTIVITY_MS = DESTINATION_DEADLINE_MS + 5_000;
+
 /**
- * Of the messages kept after an invocation (`kept`, in batch order; `failed`: the ids that failed themselves),
- * picks those on their last allowed receive (pickForDestination), sends a record of each to the queue's failure
- * destination, one at a time and in batch order, then deletes the ones the destination accepted. Returns those, which are settled; the rest stay on the queue under its own rules (its redrive
- * moves them to the DLQ), so nothing is lost while the destination is down. The lease keeps every one of them
- * invisible meanwhile.
+ * Of the messages kept after an invocation (`kept`, in batch order; `failed`: the ids that failed themselves;
+ * `reason`: why they failed, or each one's reason), picks those on their last allowed receive
+ * (pickForDestination), sends a record of each to the queue's failure destination, one at a time and in batch
+ * order, then deletes the ones the destination accepted. Returns those, which are settled; the rest stay on the
+ * queue under its own rules (its redrive moves them to the DLQ; without one, they come back past their allowed
+ * receives and src/settle/settle-exhausted.ts sends them again, uninvoked), so nothing is lost while the
+ * destination is down. The lease keeps every one of them invisible meanwhile.
  *
  * On a FIFO source, a message whose group already had a send refused is not sent: its record must not arrive
  * before the one it follows.
@@ -55,7 +63,7 @@ export async function deliverFailures(
   batch: { readonly queue: ResolvedQueue; readonly lease: Pick<VisibilityLease, 'expiresAt'> },
   kept: readonly Message[],
   failed: ReadonlySet<string>,
-  reason: FailureReason,
+  reason: FailureReason | ((m: Message) => FailureReason),
   route: FailureRoute,
   deps: DeliverDeps,
 ): Promise<Message[]> {
@@ -65,25 +73,30 @@ export async function deliverFailures(
   const accepted: Message[] = [];
   const refused: { id: string; code: string; message: string }[] = [];
   const blockedGroups = new Set<string>();
+  const reasonOf = typeof reason === 'function' ? reason : () => reason;
   for (const m of messages) {
     const group = m.Attributes?.MessageGroupId ?? '';
     if (queue.fifo && blockedGroups.has(group)) {
       refused.push({ id: m.MessageId ?? '', code: 'GroupBlocked', message: 'an earlier message of its group was not accepted' });
       continue;
     }
-    const record = failureRecord(m, queue, reason, {
+    const why = reasonOf(m);
+    const record = failureRecord(m, queue, why, {
       functionName: deps.functionName,
       maxAttempts: route.maxAttempts,
       nowMs: deps.wallNow(),
     });
-    deps.mark('failure destination', SETTLE_DEADLINE_MS);
+    deps.mark('failure destination', SEND_ACTIVITY_MS);
     try {
       await deps.send(route.destination, destinationMessage(record, route.destination));
       accepted.push(m);
+      deps.failureReasons?.forget(queue.arn, m.MessageId ?? '');
     } catch (err) {
       const e = callErrorOf(err);
       refused.push({ id: m.MessageId ?? '', code: e.code, message: capText(e.message) });
       blockedGroups.add(group);
+      // The message comes back past its allowed receives and is not invoked again: its next record tells this.
+      deps.failureReasons?.remember(queue.arn, m.MessageId ?? '', why);
     }
   }
   const context = { queue: queue.name, function: deps.functionName, destination: destinationName(route.destination) };
@@ -97,7 +110,7 @@ export async function deliverFailures(
   if (accepted.length === 0) return [];
   deps.metrics.failureDelivered(queue.name, accepted.length);
   deps.log.warn(
-    { ...context, messageIds: ids(accepted), errorType: capText(reason.errorType), attempts: route.maxAttempts },
+    { ...context, messageIds: ids(accepted), errorType: capText(reasonOf(accepted[0]!).errorType), attempts: route.maxAttempts },
     'failed messages sent to the failure destination; deleting them',
   );
   deps.mark('delete', SETTLE_DEADLINE_MS);

@@ -9,6 +9,7 @@
  * receive would take its ApproximateReceiveCount past it: "Using dead-letter queues", SQS Developer Guide), or
  * --max-attempts on a queue without a redrive policy.
  */
+import { createHash } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-event.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
@@ -87,8 +88,12 @@ export function pickForDestination(kept: readonly Message[], failed: ReadonlySet
 
 /** Why the messages of an invocation failed, as the record tells it. */
 export interface FailureReason {
-  /** function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response: the function ran, its answer was unusable; invoke-rejected: Lambda refused the Invoke. */
-  readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected';
+  /**
+   * function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response; invoke-rejected:
+   * Lambda refused the Invoke; retries-exhausted: received more often than allowed, with no failure known to this
+   * process (src/invoke/exhausted.ts).
+   */
+  readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected' | 'retries-exhausted';
   readonly errorType: string;
   /** Text from the function or from Lambda: capped when the record is built. */
   readonly errorMessage: string;
@@ -153,21 +158,45 @@ export interface DestinationMessage {
   readonly groupId?: string | undefined;
   /** FIFO destinations only: a resend after a crash (the delete never happened) is dropped by SQS or SNS. */
   readonly deduplicationId?: string | undefined;
+  /** Message attributes (String), on every destination: the record's deduplication key. */
+  readonly attributes?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
- * One message for the destination. A FIFO destination needs a MessageGroupId and a MessageDeduplicationId
- * (SendMessage and Publish API references): the group is the source message's own (so a FIFO source keeps its
- * group order), else the source queue's name; the deduplication id is the source message id, so a record sent
- * again within SQS's 5-minute deduplication interval is dropped. A standard destination gets neither.
+ * The message attribute that carries a record's deduplication key. SQS and SNS allow letters, digits, `_`, `-`
+ * and `.` in an attribute name, and reserve the `AWS.` and `Amazon.` prefixes ("Amazon SQS message attributes",
+ * SQS Developer Guide).
+ */
+export const DEDUPLICATION_ATTRIBUTE = 'workerless-deduplication-id';
+
+/**
+ * A failure record's deduplication key: the SHA-256 (hex) of the source queue's ARN and the message id. It is the
+ * same for every record of one message, whichever process sends it and however often (a send given up at its
+ * deadline that the destination had accepted, a crash between the send and the delete), and differs between
+ * queues; 64 characters, within the 128 alphanumerics MessageDeduplicationId allows (SendMessage API reference).
+ */
+export function deduplicationKey(queueArn: string, messageId: string): string {
+  return createHash('sha256').update(`${queueArn}\n${messageId}`).digest('hex');
+}
+
+/**
+ * One message for the destination. Every record carries its deduplication key as the message attribute
+ * DEDUPLICATION_ATTRIBUTE, so a consumer of a standard destination (at least once) can recognise a record sent
+ * again. A FIFO destination also needs a MessageGroupId and a MessageDeduplicationId (SendMessage and Publish API
+ * references): the group is the source message's own (so a FIFO source keeps its group order), else the source
+ * queue's name; the deduplication id is the key, so SQS or SNS drops a record sent again within the 5-minute
+ * deduplication interval.
  */
 export function destinationMessage(record: FailureRecord, destination: FailureDestination): DestinationMessage {
   const body = JSON.stringify(record);
-  if (!destination.fifo) return { body };
+  const key = deduplicationKey(record.queue.arn, record.record.messageId);
+  const attributes = { [DEDUPLICATION_ATTRIBUTE]: key };
+  if (!destination.fifo) return { body, attributes };
   return {
     body,
     groupId: record.record.attributes['MessageGroupId'] ?? record.queue.name,
-    deduplicationId: record.record.messageId,
+    deduplicationId: key,
+    attributes,
   };
 }
 

@@ -22,6 +22,7 @@ import { until } from '../support/factories.ts';
 import { eventRecords, functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
+import { DEDUPLICATION_ATTRIBUTE, deduplicationKey } from '../../src/settle/failure-destination.ts';
 
 /** The record as docs/delivery.md#failure-destination documents it. */
 interface FailureRecordJson {
@@ -202,9 +203,15 @@ describe('failure destination against LocalStack', () => {
       got.map((m) => m.Attributes?.['MessageGroupId']),
       ['g1', 'g1', 'g1'],
     );
+    // The deduplication key of each record: the source queue's ARN and message id (docs/delivery.md#failure-destination).
+    const keys = ids.map((id) => deduplicationKey(q.arn, id));
     assert.deepEqual(
       got.map((m) => m.Attributes?.['MessageDeduplicationId']),
-      ids,
+      keys,
+    );
+    assert.deepEqual(
+      got.map((m) => m.MessageAttributes?.[DEDUPLICATION_ATTRIBUTE]?.StringValue),
+      keys,
     );
   });
 

@@ -153,6 +153,10 @@ describe('lean against the SDK', () => {
       ['Invoke (RequestResponse)', (aws) => aws.invoker('my-fn:live').invoke('{"Records":[{"body":"é"}]}')],
       ['SendMessage (a failure record)', (aws) => aws.sqs.sendMessage(q.url, { body: '{"record":{"body":"é"}}' })],
       [
+        'SendMessage (with a String message attribute)',
+        (aws) => aws.sqs.sendMessage(q.url, { body: 'x', attributes: { 'workerless-deduplication-id': 'ab12' } }),
+      ],
+      [
         'SendMessage (to a FIFO queue)',
         (aws) =>
           aws.sqs.sendMessage(`${q.url}.fifo`, { body: 'x', groupId: 'g-1', deduplicationId: '059f36b4-87a3-44ab-83d2-661975830a7d' }),

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   allowedReceives,
+  DEDUPLICATION_ATTRIBUTE,
+  deduplicationKey,
   destinationMessage,
   failureRecord,
   maxReceiveCountOf,
@@ -161,20 +164,37 @@ describe('destinationMessage', () => {
   const reason: FailureReason = { kind: 'item-failure', errorType: 'BatchItemFailure', errorMessage: '', requestId: 'r' };
   const record = (m = counted('m-7', 3, 'g1')) => failureRecord(m, q, reason, { functionName: 'fn', maxAttempts: 3, nowMs: 0 });
 
-  it('a FIFO destination gets the source group and the source message id as deduplication id', () => {
+  it('a FIFO destination gets the source group, and the key of the source queue and message id as deduplication id', () => {
     const out = destinationMessage(record(), { kind: 'sqs', url: 'http://h/1/d.fifo', fifo: true });
     assert.equal(out.groupId, 'g1');
-    assert.equal(out.deduplicationId, 'm-7');
+    assert.equal(out.deduplicationId, createHash('sha256').update(`${q.arn}\nm-7`).digest('hex'));
+    assert.deepEqual(out.attributes, { [DEDUPLICATION_ATTRIBUTE]: out.deduplicationId });
     assert.equal((JSON.parse(out.body) as { record: { messageId: string } }).record.messageId, 'm-7');
   });
 
-  it('a standard source without a group: the source queue name as group; a standard destination gets neither', () => {
+  it('the deduplication key: the same for every record of a message, different across messages and queues, and a valid MessageDeduplicationId', () => {
+    const key = deduplicationKey(q.arn, 'm-7');
+    assert.equal(
+      destinationMessage(record(), { kind: 'sqs', url: 'http://h/1/d', fifo: false }).attributes?.[DEDUPLICATION_ATTRIBUTE],
+      key,
+    );
+    assert.equal(deduplicationKey(q.arn, 'm-7'), key);
+    assert.notEqual(deduplicationKey(q.arn, 'm-8'), key);
+    assert.notEqual(deduplicationKey(queue('other').arn, 'm-7'), key);
+    // SendMessage API reference: MessageDeduplicationId, up to 128 alphanumeric and punctuation characters.
+    assert.match(key, /^[0-9a-f]{64}$/);
+    // SQS Developer Guide, message attributes: letters, digits, _ - . ; no AWS. or Amazon. prefix; at most 256.
+    assert.match(DEDUPLICATION_ATTRIBUTE, /^(?!AWS\.|Amazon\.)[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}[A-Za-z0-9_-]$/i);
+  });
+
+  it('a standard source without a group: the source queue name as group; a standard destination gets neither id, only the key', () => {
     const plain = record(counted('m-8', 3));
     assert.equal(
       destinationMessage(plain, { kind: 'sns', arn: 'arn:aws:sns:us-east-1:123456789012:t.fifo', fifo: true }).groupId,
       'src.fifo',
     );
     const std = destinationMessage(plain, { kind: 'sqs', url: 'http://h/1/d', fifo: false });
-    assert.deepEqual(Object.keys(std), ['body']);
+    assert.deepEqual(Object.keys(std), ['body', 'attributes']);
+    assert.deepEqual(std.attributes, { [DEDUPLICATION_ATTRIBUTE]: deduplicationKey(q.arn, 'm-8') });
   });
 });
