@@ -13,7 +13,8 @@ import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
 import { explainAwsError, type Checked } from './check-errors.ts';
-import { checkFunction, checkFunctionDryRun, concurrencyLine, dryRunParams, functionLoads, readReserved } from './function-checks.ts';
+import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, readReserved } from './function-checks.ts';
+import { dryRunParams } from './dry-run.ts';
 import { checkTemporal } from './temporal-check.ts';
 import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 

@@ -3,17 +3,12 @@
 // (GetFunctionConcurrency) against the routes' --concurrency x --replicas (function-fit.ts decides each comparison).
 import { callErrorOf, unreachableReason, type ClassifiedError } from '../core/errors.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
-import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
 import type { InvokeError, InvokeParams } from '../core/function-invoker.ts';
 import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfiguration, type FunctionLoad } from './function-fit.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { asResult } from './queue-checks.ts';
 import { CREDENTIAL_ERRORS, explainAwsError, type Checked } from './check-errors.ts';
 import type { CheckPorts, CheckResult } from './check-ports.ts';
-/** A tenant-isolated function's DryRun names a tenant, as the run's start-up check does (src/daemon/function-check.ts). */
-export function dryRunParams(route: RouteConfig): InvokeParams | undefined {
-  return route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
-}
 
 export async function checkFunctionDryRun(
   ports: CheckPorts,

@@ -3,16 +3,6 @@ import { NETWORK_HINT, StartupError, firstLine } from '../core/errors.ts';
 import type { FunctionInvoker, InvokeParams } from '../core/function-invoker.ts';
 
 /**
- * The tenant id of the start-up DryRun against a function in tenant isolation mode. Such a function needs a tenant id
- * on every Invoke ("When invoking a function that has tenant isolation enabled, you must provide a tenant-id
- * parameter": AWS Lambda Developer Guide, "Invoking Lambda functions with tenant isolation"), and a DryRun is an
- * Invoke that validates its parameter values without running the function (Invoke API reference,
- * InvocationType). So the DryRun names a tenant; no environment is created for it, since nothing runs. It is a
- * name of its own, so a tenant's logs and a condition on the tenant id can tell it from real tenants.
- */
-export const DRY_RUN_TENANT_ID = 'workerless-dry-run';
-
-/**
  * Start-up check with InvocationType DryRun: proves the function exists and that we may invoke it, without
  * running it and without any IAM right beyond lambda:InvokeFunction. Throws a StartupError with one line.
  * `what` names the function in that line (default "function"; spillover says "Temporal worker function");

@@ -7,7 +7,8 @@ import { type ResolvedQueue } from '../core/queue.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
-import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
+import { checkFunction } from './function-check.ts';
+import { DRY_RUN_TENANT_ID } from '../check/dry-run.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
 
 /** A route whose queues and function passed the start-up checks. */
