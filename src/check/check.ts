@@ -15,6 +15,7 @@ import { QUEUE_CHECKS } from './queue-checks.ts';
 import { explainAwsError, type Checked } from './check-errors.ts';
 import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, readReserved } from './function-checks.ts';
 import { dryRunParams } from './dry-run.ts';
+import { checkLine } from './check-line.ts';
 import { checkTemporal } from './temporal-check.ts';
 import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 
@@ -85,9 +86,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
  */
 export function formatReport(report: CheckReport): string[] {
   return [
-    ...report.results.map((r) =>
-      !r.ok ? `FAIL ${r.name}: ${r.detail}` : r.warning ? `warn ${r.name}: ${r.detail}` : `ok   ${r.name} (${r.detail})`,
-    ),
+    ...report.results.map((r) => (!r.ok ? `FAIL ${checkLine(r)}` : r.warning ? `warn ${checkLine(r)}` : `ok   ${r.name} (${r.detail})`)),
     ...report.notes.map((n) => `note ${n}`),
   ];
 }

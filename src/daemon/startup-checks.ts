@@ -8,7 +8,7 @@ import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { checkFunction } from './function-check.ts';
-import { DRY_RUN_TENANT_ID } from '../check/dry-run.ts';
+import { dryRunParams } from '../check/dry-run.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
 
 /** A route whose queues and function passed the start-up checks. */
@@ -41,8 +41,7 @@ export async function runStartupChecks(
     config.routes.map(async (route) => {
       const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
       const invoker = aws.invoker(route.functionName);
-      const params = route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
-      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, params);
+      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, dryRunParams(route));
       return { route, queues, invoker };
     }),
   );

@@ -130,7 +130,7 @@ describe('test Lambda endpoint: tenant isolation mode', () => {
         await assert.rejects(checkFunction(invoker, 'isolated', undefined, 'function', endpoint.url), {
           name: 'StartupError',
           message:
-            /^cannot invoke function "isolated": InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)$/,
+            /^function isolated: cannot invoke: InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)$/,
         });
       });
     }

@@ -213,7 +213,7 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
     try {
       const { code } = await run.exited;
       assert.equal(code, 1, run.stderr());
-      assert.equal(run.stderr(), 'workerless: Temporal worker function "no-such-worker" does not exist (ResourceNotFoundException)\n');
+      assert.equal(run.stderr(), 'workerless: Temporal worker function no-such-worker: does not exist (ResourceNotFoundException)\n');
       assert.ok(!run.logs().some((l) => l['msg'] === 'workerless started'), 'did not start');
       assert.ok(!run.stdout().includes('    at '), 'no stack trace');
       assert.deepEqual(

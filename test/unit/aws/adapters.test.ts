@@ -164,17 +164,17 @@ describe('LambdaSdkInvoker', () => {
       }),
     );
     const invoker = new LambdaSdkInvoker(new LambdaClient({ region }), 'nope');
-    await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function "nope" does not exist (ResourceNotFoundException)' });
+    await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function nope: does not exist (ResourceNotFoundException)' });
     assert.equal(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.InvocationType, 'DryRun');
     lambda
       .on(InvokeCommand)
       .rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }));
     await assert.rejects(checkFunction(invoker, 'nope'), {
-      message: 'cannot invoke function "nope": AccessDeniedException: User is not authorized',
+      message: 'function nope: cannot invoke: access denied (needs lambda:InvokeFunction)',
     });
     // The spillover function's check says which function it was.
     await assert.rejects(checkFunction(invoker, 'nope', undefined, 'Temporal worker function'), {
-      message: 'cannot invoke Temporal worker function "nope": AccessDeniedException: User is not authorized',
+      message: 'Temporal worker function nope: cannot invoke: access denied (needs lambda:InvokeFunction)',
     });
     lambda.restore();
   });

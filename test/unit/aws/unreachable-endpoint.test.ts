@@ -51,7 +51,7 @@ describe('unreachable endpoints are named', () => {
   it('at start-up, for a function: the Lambda endpoint', async () => {
     const invoker = { invoke: () => Promise.reject(new Error('unused')), dryRun: notFound };
     await assert.rejects(checkFunction(invoker, 'worker', undefined, 'function', 'https://lambda.eusc-de-east-1.amazonaws.eu'), {
-      message: `cannot reach Lambda at https://lambda.eusc-de-east-1.amazonaws.eu to check function "worker": ENOTFOUND ${HINT}`,
+      message: `function worker: cannot reach Lambda at https://lambda.eusc-de-east-1.amazonaws.eu: ENOTFOUND ${HINT}`,
     });
   });
 
