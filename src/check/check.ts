@@ -8,10 +8,10 @@
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
-import { QueueResolveError } from '../aws/resolve-queues.ts';
 import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
+import { queueResolveVerdict } from './queue-resolve.ts';
 import { explainAwsError, type Checked } from './check-errors.ts';
 import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, readReserved } from './function-checks.ts';
 import { dryRunParams } from './dry-run.ts';
@@ -117,15 +117,7 @@ async function checkQueue(
         : `visibility ${visibilitySec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
     return { result: { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` }, resolved: q };
   } catch (err) {
-    if (!(err instanceof QueueResolveError))
-      return { result: { name, ok: false, detail: err instanceof Error ? err.message : String(err) } };
-    const e = err.error;
-    if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
-      return { result: { name, ok: false, detail: `does not exist (${e.code})` } };
-    }
-    // GetQueueAttributes is never tried when GetQueueUrl is refused, so both may be missing.
-    const actions = err.operation === 'GetQueueUrl' ? ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'] : ['sqs:GetQueueAttributes'];
-    return { result: { name, ok: false, ...explainAwsError(e, 'SQS', actions, err.endpoint) } };
+    return { result: queueResolveVerdict(name, err) };
   }
 }
 
