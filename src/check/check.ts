@@ -117,7 +117,7 @@ async function checkQueue(
         : `visibility ${visibilitySec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
     return { result: { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` }, resolved: q };
   } catch (err) {
-    return { result: queueResolveVerdict(name, err) };
+    return { result: queueResolveVerdict(spec.ref, err) };
   }
 }
 
