@@ -1,5 +1,5 @@
 import { sqsCallOrigin, type ServiceEndpoint } from './endpoints.ts';
-import { callErrorOf, firstLine, NETWORK_HINT, StartupError, unreachableReason, type ClassifiedError } from '../core/errors.ts';
+import { callErrorOf, firstLine, StartupError, type ClassifiedError } from '../core/errors.ts';
 import type { QueueLookup, ResolvedQueue } from '../core/queue.ts';
 import { queueNameOf } from '../core/queue.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
@@ -8,7 +8,10 @@ import { maxReceiveCountOf } from '../settle/failure-destination.ts';
 /** The SQS calls that resolve a queue, named for the IAM action each needs (sqs:GetQueueUrl, sqs:GetQueueAttributes). */
 export type ResolveOperation = 'GetQueueUrl' | 'GetQueueAttributes';
 
-/** A queue that could not be resolved: which call failed and how, so `workerless check` can name the missing IAM action. */
+/**
+ * A queue that could not be resolved: which call failed and how, so that `workerless check` and the start-up
+ * (check/queue-resolve.ts reads it for both) can say what it means and name the missing IAM action.
+ */
 export class QueueResolveError extends StartupError {
   readonly ref: string;
   readonly operation: ResolveOperation;
@@ -17,7 +20,7 @@ export class QueueResolveError extends StartupError {
   readonly endpoint: string | undefined;
 
   constructor(ref: string, operation: ResolveOperation, error: ClassifiedError, endpoint?: string) {
-    super(explainQueueError(ref, error, endpoint));
+    super(`${operation} for queue "${ref}": ${error.code}: ${firstLine(error.message)}`);
     this.ref = ref;
     this.operation = operation;
     this.error = error;
@@ -29,23 +32,11 @@ export class QueueResolveError extends StartupError {
 export const RESOLVE_ATTRIBUTES = ['QueueArn', 'VisibilityTimeout', 'FifoQueue', 'RedrivePolicy'] as const;
 
 /**
- * Resolves names to URLs (GetQueueUrl) and reads each queue's ARN, FIFO flag, visibility timeout and redrive
- * policy (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion.
- * Any failure here is fatal: the daemon must not start with a queue it cannot read.
- */
-export async function resolveQueues(
-  lookup: QueueLookup,
-  specs: readonly QueueSpec[],
-  visibilityTimeoutOverrideSec: number | undefined,
-  signal?: AbortSignal,
-  endpoint?: ServiceEndpoint,
-): Promise<ResolvedQueue[]> {
-  return Promise.all(specs.map((spec) => resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal, endpoint)));
-}
-
-/**
- * Resolves one queue (see resolveQueues); throws a StartupError, a QueueResolveError when an SQS call failed.
- * `endpoint`: the run's SQS endpoint, so that an error names where the failed call went.
+ * Resolves a name to its URL (GetQueueUrl) and reads the queue's ARN, FIFO flag, visibility timeout and redrive
+ * policy (GetQueueAttributes), so that every payload carries the queue's real eventSourceARN and awsRegion. Throws
+ * a QueueResolveError when an SQS call failed, a StartupError (whose message is what is wrong with the queue, named
+ * by the caller) when its answer cannot be used. `endpoint`: the run's SQS endpoint, so that an error names where
+ * the failed call went.
  */
 export async function resolveQueue(
   lookup: QueueLookup,
@@ -65,7 +56,7 @@ export async function resolveQueue(
     const attrs = await lookup.queueAttributes(url, RESOLVE_ATTRIBUTES, signal);
     const arn = attrs['QueueArn'] ?? '';
     const region = arn.split(':')[3] ?? '';
-    if (!arn || !region) throw new StartupError(`queue "${spec.ref}" has no usable QueueArn (got "${arn}")`);
+    if (!arn || !region) throw new StartupError(`has no usable QueueArn (got "${arn}")`);
     return {
       name,
       url,
@@ -85,14 +76,4 @@ export async function resolveQueue(
 /** The field only when the queue has a redrive policy, so a queue without one reads as it always has. */
 function withMaxReceiveCount(n: number | undefined): { maxReceiveCount?: number } {
   return n === undefined ? {} : { maxReceiveCount: n };
-}
-
-/** One line; "cannot reach" names the endpoint that was tried when it is known. */
-export function explainQueueError(ref: string, e: ClassifiedError, endpoint?: string): string {
-  if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
-    return `queue "${ref}" does not exist (${e.code})`;
-  }
-  const unreachable = unreachableReason(e);
-  if (unreachable) return `cannot reach SQS${endpoint ? ` at ${endpoint}` : ''} for queue "${ref}": ${unreachable} (${NETWORK_HINT})`;
-  return `cannot read queue "${ref}": ${e.code}: ${firstLine(e.message)}`;
 }

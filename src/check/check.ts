@@ -8,12 +8,14 @@
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
-import { QueueResolveError } from '../aws/resolve-queues.ts';
 import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
+import { queueResolveVerdict } from './queue-resolve.ts';
 import { explainAwsError, type Checked } from './check-errors.ts';
-import { checkFunction, checkFunctionDryRun, concurrencyLine, dryRunParams, functionLoads, readReserved } from './function-checks.ts';
+import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, readReserved } from './function-checks.ts';
+import { dryRunParams } from './dry-run.ts';
+import { checkLine } from './check-line.ts';
 import { checkTemporal } from './temporal-check.ts';
 import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 
@@ -84,9 +86,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
  */
 export function formatReport(report: CheckReport): string[] {
   return [
-    ...report.results.map((r) =>
-      !r.ok ? `FAIL ${r.name}: ${r.detail}` : r.warning ? `warn ${r.name}: ${r.detail}` : `ok   ${r.name} (${r.detail})`,
-    ),
+    ...report.results.map((r) => (!r.ok ? `FAIL ${checkLine(r)}` : r.warning ? `warn ${checkLine(r)}` : `ok   ${r.name} (${r.detail})`)),
     ...report.notes.map((n) => `note ${n}`),
   ];
 }
@@ -117,15 +117,7 @@ async function checkQueue(
         : `visibility ${visibilitySec} s${visibilityOverrideSec !== undefined ? ' (--visibility-timeout)' : ''}`;
     return { result: { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` }, resolved: q };
   } catch (err) {
-    if (!(err instanceof QueueResolveError))
-      return { result: { name, ok: false, detail: err instanceof Error ? err.message : String(err) } };
-    const e = err.error;
-    if (e.code === 'QueueDoesNotExist' || e.code === 'AWS.SimpleQueueService.NonExistentQueue') {
-      return { result: { name, ok: false, detail: `does not exist (${e.code})` } };
-    }
-    // GetQueueAttributes is never tried when GetQueueUrl is refused, so both may be missing.
-    const actions = err.operation === 'GetQueueUrl' ? ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'] : ['sqs:GetQueueAttributes'];
-    return { result: { name, ok: false, ...explainAwsError(e, 'SQS', actions, err.endpoint) } };
+    return { result: queueResolveVerdict(spec.ref, err) };
   }
 }
 

@@ -3,18 +3,15 @@
 // (GetFunctionConcurrency) against the routes' --concurrency x --replicas (function-fit.ts decides each comparison).
 import { callErrorOf, unreachableReason, type ClassifiedError } from '../core/errors.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
-import { DRY_RUN_TENANT_ID } from '../daemon/function-check.ts';
-import type { InvokeError, InvokeParams } from '../core/function-invoker.ts';
+import type { InvokeParams } from '../core/function-invoker.ts';
 import { concurrencyFit, describeFunction, LATEST_PUBLISHED, type FunctionConfiguration, type FunctionLoad } from './function-fit.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { asResult } from './queue-checks.ts';
+import { dryRunVerdict } from './dry-run.ts';
 import { CREDENTIAL_ERRORS, explainAwsError, type Checked } from './check-errors.ts';
 import type { CheckPorts, CheckResult } from './check-ports.ts';
-/** A tenant-isolated function's DryRun names a tenant, as the run's start-up check does (src/daemon/function-check.ts). */
-export function dryRunParams(route: RouteConfig): InvokeParams | undefined {
-  return route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
-}
 
+/** The function's DryRun line (dry-run.ts reads the answer, as the daemon's start-up does). */
 export async function checkFunctionDryRun(
   ports: CheckPorts,
   what: string,
@@ -22,16 +19,7 @@ export async function checkFunctionDryRun(
   signal: AbortSignal,
   params?: InvokeParams,
 ): Promise<Checked> {
-  const name = `${what} ${functionName}`;
-  const outcome = await ports.dryRun(functionName, signal, params);
-  if (outcome.ok)
-    return { name, ok: true, detail: `DryRun invoke allowed${params?.tenantId !== undefined ? ` (tenant ${params.tenantId})` : ''}` };
-  const e: InvokeError = outcome.error;
-  // A throttled dry run still proves the function exists and may be invoked.
-  if (e.kind === 'throttled')
-    return { name, ok: true, detail: `DryRun invoke throttled (${e.code}), which proves it exists and may be invoked` };
-  if (e.code === 'ResourceNotFoundException') return { name, ok: false, detail: `does not exist (${e.code})` };
-  return { name, ok: false, ...explainAwsError(e, 'Lambda', ['lambda:InvokeFunction'], ports.endpoints?.lambda) };
+  return dryRunVerdict(what, functionName, await ports.dryRun(functionName, signal, params), params, ports.endpoints?.lambda);
 }
 
 /** A route's function: its DryRun line, its configuration line, and the configuration of the version it runs. */

@@ -1,23 +1,12 @@
-import { unreachableReason } from '../core/errors.ts';
-import { NETWORK_HINT, StartupError, firstLine } from '../core/errors.ts';
 import type { FunctionInvoker, InvokeParams } from '../core/function-invoker.ts';
+import { mustPass } from '../check/check-line.ts';
+import { dryRunVerdict } from '../check/dry-run.ts';
 
 /**
- * The tenant id of the start-up DryRun against a function in tenant isolation mode. Such a function needs a tenant id
- * on every Invoke ("When invoking a function that has tenant isolation enabled, you must provide a tenant-id
- * parameter": AWS Lambda Developer Guide, "Invoking Lambda functions with tenant isolation"), and a DryRun is an
- * Invoke that validates its parameter values without running the function (Invoke API reference,
- * InvocationType). So the DryRun names a tenant; no environment is created for it, since nothing runs. It is a
- * name of its own, so a tenant's logs and a condition on the tenant id can tell it from real tenants.
- */
-export const DRY_RUN_TENANT_ID = 'workerless-dry-run';
-
-/**
- * Start-up check with InvocationType DryRun: proves the function exists and that we may invoke it, without
- * running it and without any IAM right beyond lambda:InvokeFunction. Throws a StartupError with one line.
- * `what` names the function in that line (default "function"; spillover says "Temporal worker function");
- * `endpoint`, the Lambda endpoint, is named when it cannot be reached. `params`: what the DryRun carries (the tenant
- * id of a tenant-isolated function: DRY_RUN_TENANT_ID).
+ * The start-up DryRun of a function: `workerless check`'s DryRun line (check/dry-run.ts), which must pass; throws a
+ * StartupError with that line when it does not. `what` names the function in that line (default "function";
+ * spillover says "Temporal worker function"); `endpoint`, the Lambda endpoint, is named when it cannot be reached.
+ * `params`: what the DryRun carries (the tenant id of a tenant-isolated function: dryRunParams).
  */
 export async function checkFunction(
   invoker: FunctionInvoker,
@@ -27,21 +16,5 @@ export async function checkFunction(
   endpoint?: string,
   params?: InvokeParams,
 ): Promise<void> {
-  const outcome = await invoker.dryRun(signal, params);
-  if (outcome.ok) return;
-  const e = outcome.error;
-  // Throttling during a dry run still proves the function exists.
-  if (e.kind === 'throttled') return;
-  if (e.code === 'ResourceNotFoundException')
-    throw new StartupError(`${what} "${functionName}" does not exist (ResourceNotFoundException)`);
-  const unreachable = unreachableReason(e);
-  if (unreachable) {
-    const at = endpoint ? ` at ${endpoint}` : '';
-    throw new StartupError(`cannot reach Lambda${at} to check ${what} "${functionName}": ${unreachable} (${NETWORK_HINT})`);
-  }
-  // A function in tenant isolation mode refuses an Invoke without a tenant id as an invalid parameter.
-  const hint = e.code === 'InvalidParameterValueException' && params?.tenantId === undefined ? TENANT_HINT : '';
-  throw new StartupError(`cannot invoke ${what} "${functionName}": ${e.code}: ${firstLine(e.message)}${hint}`);
+  mustPass(dryRunVerdict(what, functionName, await invoker.dryRun(signal, params), params, endpoint));
 }
-
-const TENANT_HINT = ' (if the function is in tenant isolation mode, set --tenant-id-from)';

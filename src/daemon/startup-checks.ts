@@ -1,13 +1,19 @@
 import type { Logger } from 'pino';
 import type { AwsAdapters } from '../aws/adapters.ts';
 import type { AwsEndpoints } from '../aws/endpoints.ts';
-import { resolveQueues } from '../aws/resolve-queues.ts';
+import type { ServiceEndpoint } from '../aws/endpoints.ts';
+import { resolveQueue } from '../aws/resolve-queues.ts';
+import { mustPass } from '../check/check-line.ts';
+import { queueResolveVerdict } from '../check/queue-resolve.ts';
+import type { QueueLookup } from '../core/queue.ts';
+import type { QueueSpec } from '../receive/queue-order.ts';
 import { StartupError } from '../core/errors.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
 import type { Config } from '../config/config.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
-import { DRY_RUN_TENANT_ID, checkFunction } from './function-check.ts';
+import { checkFunction } from './function-check.ts';
+import { dryRunParams } from '../check/dry-run.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
 
 /** A route whose queues and function passed the start-up checks. */
@@ -40,8 +46,7 @@ export async function runStartupChecks(
     config.routes.map(async (route) => {
       const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
       const invoker = aws.invoker(route.functionName);
-      const params = route.tenantIdFrom !== undefined ? { tenantId: DRY_RUN_TENANT_ID } : undefined;
-      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, params);
+      await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, dryRunParams(route));
       return { route, queues, invoker };
     }),
   );
@@ -58,6 +63,27 @@ export async function runStartupChecks(
   if (spillFn !== undefined)
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
+}
+
+/**
+ * The route's queues, resolved (aws/resolve-queues.ts) with its --visibility-timeout. A queue that cannot be is
+ * `workerless check`'s queue line that must pass: throws a StartupError with that line (check/queue-resolve.ts).
+ */
+export async function resolveQueues(
+  lookup: QueueLookup,
+  specs: readonly QueueSpec[],
+  visibilityTimeoutOverrideSec: number | undefined,
+  signal?: AbortSignal,
+  endpoint?: ServiceEndpoint,
+): Promise<ResolvedQueue[]> {
+  return Promise.all(
+    specs.map((spec) =>
+      resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal, endpoint).catch((err: unknown) => {
+        mustPass(queueResolveVerdict(spec.ref, err));
+        throw err;
+      }),
+    ),
+  );
 }
 
 /**

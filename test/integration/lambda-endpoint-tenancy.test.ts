@@ -13,7 +13,8 @@ import { InvalidParameterValueException, InvokeCommand, LambdaClient } from '@aw
 import { lambdaClient } from '../support/aws.ts';
 import { createAwsAdapters, type AwsAdapters, type AwsClientKind } from '../../src/aws/adapters.ts';
 import { resolveAwsEndpoints } from '../../src/aws/endpoints.ts';
-import { DRY_RUN_TENANT_ID, checkFunction } from '../../src/daemon/function-check.ts';
+import { checkFunction } from '../../src/daemon/function-check.ts';
+import { DRY_RUN_TENANT_ID } from '../../src/check/dry-run.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 
@@ -129,7 +130,7 @@ describe('test Lambda endpoint: tenant isolation mode', () => {
         await assert.rejects(checkFunction(invoker, 'isolated', undefined, 'function', endpoint.url), {
           name: 'StartupError',
           message:
-            /^cannot invoke function "isolated": InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)$/,
+            /^function isolated: cannot invoke: InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)$/,
         });
       });
     }

@@ -173,7 +173,7 @@ describe('SQS conformance: the daemon against LocalStack, ElasticMQ and moto', {
           assert.equal(code, 1, `--aws-client ${awsClient}`);
           assert.equal(
             run.stderr(),
-            'workerless: queue "wl-conf-no-such-queue" does not exist (QueueDoesNotExist)\n',
+            'workerless: queue wl-conf-no-such-queue: does not exist (QueueDoesNotExist)\n',
             `--aws-client ${awsClient}`,
           );
         }

@@ -217,7 +217,7 @@ describe('tenant-isolated functions (--tenant-id-from, issue 22)', { timeout: 18
     assert.equal(code, 1, daemon.stderr());
     assert.match(
       daemon.stderr(),
-      /^workerless: cannot invoke function "saas": InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)\n$/,
+      /^workerless: function saas: cannot invoke: InvalidParameterValueException: .*\(if the function is in tenant isolation mode, set --tenant-id-from\)\n$/,
     );
     assert.ok(!daemon.stdout().includes('    at '), 'no stack trace');
     assert.equal(endpoint.invocations.length, 0);

@@ -49,7 +49,7 @@ describe('AWS environments, through the CLI', () => {
         [resolved['region'], resolved['regionFrom'], resolved['sqs'], resolved['lambda'], resolved['awsClient']],
         ['ap-southeast-2', 'region of profile "work" in the shared config', endpoint, endpoint, client],
       );
-      assert.equal(run.stderr(), `workerless: cannot reach SQS at ${endpoint} for queue "jobs": ECONNREFUSED ${HINT}\n`);
+      assert.equal(run.stderr(), `workerless: queue jobs: cannot reach SQS at ${endpoint}: ECONNREFUSED ${HINT}\n`);
     });
   }
 
@@ -111,6 +111,6 @@ describe('AWS environments, through the CLI', () => {
       ),
       JSON.stringify(warnings),
     );
-    assert.match(run.stderr(), new RegExp(`^workerless: cannot reach SQS at ${endpoint} for queue "jobs": (ENOTFOUND|EAI_AGAIN) `));
+    assert.match(run.stderr(), new RegExp(`^workerless: queue jobs: cannot reach SQS at ${endpoint}: (ENOTFOUND|EAI_AGAIN) `));
   });
 });

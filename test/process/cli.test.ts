@@ -140,7 +140,7 @@ describe('the workerless CLI as a process', () => {
     assert.equal(code, 1);
     assert.equal(
       run.stderr(),
-      'workerless: cannot reach SQS at http://127.0.0.1:9 for queue "q": ECONNREFUSED (check --endpoint-url / --region and the network)\n',
+      'workerless: queue q: cannot reach SQS at http://127.0.0.1:9: ECONNREFUSED (check --endpoint-url / --region and the network)\n',
     );
     assert.ok(!run.stdout().includes('    at '), 'no stack trace');
   });
@@ -213,7 +213,7 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
     try {
       const { code } = await run.exited;
       assert.equal(code, 1, run.stderr());
-      assert.equal(run.stderr(), 'workerless: Temporal worker function "no-such-worker" does not exist (ResourceNotFoundException)\n');
+      assert.equal(run.stderr(), 'workerless: Temporal worker function no-such-worker: does not exist (ResourceNotFoundException)\n');
       assert.ok(!run.logs().some((l) => l['msg'] === 'workerless started'), 'did not start');
       assert.ok(!run.stdout().includes('    at '), 'no stack trace');
       assert.deepEqual(

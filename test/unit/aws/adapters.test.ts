@@ -19,7 +19,7 @@ import { CloudWatchMetrics } from '../../../src/operator/metrics/cloudwatch.ts';
 import { CloudWatchSdkPublisher } from '../../../src/operator/metrics/cloudwatch-sdk.ts';
 import { SqsSdkSource } from '../../../src/aws/sqs-sdk-source.ts';
 import { StartupError } from '../../../src/core/errors.ts';
-import { resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { resolveQueues } from '../../../src/daemon/startup-checks.ts';
 import { queue, silentLogger } from '../../support/factories.ts';
 
 const region = 'us-east-1';
@@ -108,7 +108,7 @@ describe('resolveQueues', () => {
       resolveQueues(new SqsSdkSource(new SQSClient({ region })), [{ ref: 'nope', weight: 1 }], undefined),
       (err: unknown) => {
         assert.ok(err instanceof StartupError);
-        assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
+        assert.equal(err.message, 'queue nope: does not exist (QueueDoesNotExist)');
         return true;
       },
     );
@@ -116,7 +116,7 @@ describe('resolveQueues', () => {
       .on(GetQueueUrlCommand, { QueueName: 'far' })
       .rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
     await assert.rejects(resolveQueues(new SqsSdkSource(new SQSClient({ region })), [{ ref: 'far', weight: 1 }], undefined), {
-      message: 'cannot reach SQS for queue "far": ECONNREFUSED (check --endpoint-url / --region and the network)',
+      message: 'queue far: cannot reach SQS: ECONNREFUSED (check --endpoint-url / --region and the network)',
     });
     sqs.restore();
   });
@@ -164,17 +164,17 @@ describe('LambdaSdkInvoker', () => {
       }),
     );
     const invoker = new LambdaSdkInvoker(new LambdaClient({ region }), 'nope');
-    await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function "nope" does not exist (ResourceNotFoundException)' });
+    await assert.rejects(checkFunction(invoker, 'nope'), { message: 'function nope: does not exist (ResourceNotFoundException)' });
     assert.equal(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.InvocationType, 'DryRun');
     lambda
       .on(InvokeCommand)
       .rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } }));
     await assert.rejects(checkFunction(invoker, 'nope'), {
-      message: 'cannot invoke function "nope": AccessDeniedException: User is not authorized',
+      message: 'function nope: cannot invoke: access denied (needs lambda:InvokeFunction)',
     });
     // The spillover function's check says which function it was.
     await assert.rejects(checkFunction(invoker, 'nope', undefined, 'Temporal worker function'), {
-      message: 'cannot invoke Temporal worker function "nope": AccessDeniedException: User is not authorized',
+      message: 'Temporal worker function nope: cannot invoke: access denied (needs lambda:InvokeFunction)',
     });
     lambda.restore();
   });

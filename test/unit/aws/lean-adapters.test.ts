@@ -9,7 +9,7 @@ import { AwsCallError } from '../../../src/core/errors.ts';
 import { sanitizeErrorCode, SignedHttp } from '../../../src/aws/signed-http.ts';
 import { LambdaHttpInvoker } from '../../../src/aws/lambda-http-invoker.ts';
 import { SqsHttpSource } from '../../../src/aws/sqs-http-source.ts';
-import { QueueResolveError, resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { QueueResolveError, resolveQueue } from '../../../src/aws/resolve-queues.ts';
 import { queueAt } from '../../support/factories.ts';
 import { RecordingServer } from '../../support/recording-server.ts';
 
@@ -156,17 +156,20 @@ describe('lean adapters', () => {
       res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }));
     };
     const source = new SqsHttpSource(http, { url: origin, custom: true });
-    assert.deepEqual(await resolveQueues(source, [{ ref: 'jobs', weight: 2 }], undefined), [
-      {
-        name: 'jobs',
-        url,
-        arn: 'arn:aws:sqs:eu-west-1:000000000000:jobs',
-        region: 'eu-west-1',
-        fifo: false,
-        visibilityTimeoutSec: 90,
-        weight: 2,
-      },
-    ]);
+    assert.deepEqual(
+      [await resolveQueue(source, { ref: 'jobs', weight: 2 }, undefined)],
+      [
+        {
+          name: 'jobs',
+          url,
+          arn: 'arn:aws:sqs:eu-west-1:000000000000:jobs',
+          region: 'eu-west-1',
+          fifo: false,
+          visibilityTimeoutSec: 90,
+          weight: 2,
+        },
+      ],
+    );
     assert.deepEqual(
       seen.map((r): unknown[] => [r.headers['x-amz-target'], JSON.parse(r.body)]),
       [
@@ -177,10 +180,10 @@ describe('lean adapters', () => {
         ],
       ],
     );
-    await assert.rejects(resolveQueues(source, [{ ref: 'nope', weight: 1 }], undefined), (err: unknown) => {
+    await assert.rejects(resolveQueue(source, { ref: 'nope', weight: 1 }, undefined), (err: unknown) => {
       assert.ok(err instanceof QueueResolveError);
       assert.equal(err.operation, 'GetQueueUrl');
-      assert.equal(err.message, 'queue "nope" does not exist (QueueDoesNotExist)');
+      assert.equal(err.error.code, 'QueueDoesNotExist');
       return true;
     });
     // Without a configured endpoint, GetQueueUrl goes to the regional endpoint and GetQueueAttributes to the queue URL's host.

@@ -8,7 +8,9 @@ import { type CheckPorts } from '../../../src/check/check-ports.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';
-import { QueueResolveError, resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { resolveQueue } from '../../../src/aws/resolve-queues.ts';
+import { StartupError } from '../../../src/core/errors.ts';
+import { resolveQueues } from '../../../src/daemon/startup-checks.ts';
 import { type QueueLookup } from '../../../src/core/queue.ts';
 import type { InvokeResult } from '../../../src/core/function-invoker.ts';
 
@@ -33,25 +35,25 @@ describe('unreachable endpoints are named', () => {
     const message = async (ref: string, endpoint: typeof regional) =>
       resolveQueues(unreachable, [{ ref, weight: 1 }], undefined, undefined, endpoint).then(
         () => assert.fail('resolved'),
-        (err: unknown) => (assert.ok(err instanceof QueueResolveError), err.message),
+        (err: unknown) => (assert.ok(err instanceof StartupError), err.message),
       );
     assert.equal(
       await message('jobs', regional),
-      `cannot reach SQS at https://sqs-fips.us-gov-west-1.amazonaws.com for queue "jobs": ECONNREFUSED ${HINT}`,
+      `queue jobs: cannot reach SQS at https://sqs-fips.us-gov-west-1.amazonaws.com: ECONNREFUSED ${HINT}`,
     );
     // A queue URL: the SDK sends the call to its host unless an endpoint is configured.
     const url = 'https://sqs.us-gov-east-1.amazonaws.com/123456789012/jobs';
     assert.equal(
       await message(url, regional),
-      `cannot reach SQS at https://sqs.us-gov-east-1.amazonaws.com for queue "${url}": ECONNREFUSED ${HINT}`,
+      `queue jobs: cannot reach SQS at https://sqs.us-gov-east-1.amazonaws.com: ECONNREFUSED ${HINT}`,
     );
-    assert.equal(await message(url, local), `cannot reach SQS at http://127.0.0.1:4566 for queue "${url}": ECONNREFUSED ${HINT}`);
+    assert.equal(await message(url, local), `queue jobs: cannot reach SQS at http://127.0.0.1:4566: ECONNREFUSED ${HINT}`);
   });
 
   it('at start-up, for a function: the Lambda endpoint', async () => {
     const invoker = { invoke: () => Promise.reject(new Error('unused')), dryRun: notFound };
     await assert.rejects(checkFunction(invoker, 'worker', undefined, 'function', 'https://lambda.eusc-de-east-1.amazonaws.eu'), {
-      message: `cannot reach Lambda at https://lambda.eusc-de-east-1.amazonaws.eu to check function "worker": ENOTFOUND ${HINT}`,
+      message: `function worker: cannot reach Lambda at https://lambda.eusc-de-east-1.amazonaws.eu: ENOTFOUND ${HINT}`,
     });
   });
 
@@ -60,7 +62,7 @@ describe('unreachable endpoints are named', () => {
     const r = resolveConfig(collectOptions(['--function', 'f', '--queues', 'a,b'], env, OPTIONS).raw, env);
     assert.ok(r.ok);
     const ports: CheckPorts = {
-      resolveQueue: (spec) => resolveQueues(unreachable, [spec], undefined, undefined, regional).then(([q]) => q!),
+      resolveQueue: (spec) => resolveQueue(unreachable, spec, undefined, undefined, regional),
       dryRun: notFound,
       // Lambda's reads fail as its DryRun did, which already says so: no line of their own.
       functionConfiguration: () => Promise.reject(unresolved),

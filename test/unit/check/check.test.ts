@@ -127,7 +127,7 @@ describe('runChecks', () => {
         'ok   queue q (http://sqs/q, fifo: no, visibility 30 s)',
         'ok   function f (DryRun invoke throttled (TooManyRequestsException), which proves it exists and may be invoked)',
         'ok   function f configuration (timeout 5 s, runs $LATEST)',
-        'FAIL Temporal worker function w: access denied (needs lambda:InvokeFunction)',
+        'FAIL Temporal worker function w: cannot invoke: access denied (needs lambda:InvokeFunction)',
         "ok   queue q visibility (30 s is at least 6x function f's timeout of 5 s)",
         `ok   function f concurrency (--concurrency 10 x 1 replica = 10; ${NO_RESERVED})`,
         'ok   temporal task queue tq (namespace default at localhost:7233, backlog 6)',

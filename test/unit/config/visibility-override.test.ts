@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveQueues } from '../../../src/aws/resolve-queues.ts';
+import { resolveQueues } from '../../../src/daemon/startup-checks.ts';
 import { type QueueLookup } from '../../../src/core/queue.ts';
 import { collectOptions } from '../../../src/config/cli.ts';
 import { OPTIONS, resolveConfig } from '../../../src/config/config.ts';
