@@ -3,15 +3,17 @@
 // which took about 40 MiB off the peak RSS at concurrency 100 and about 130 MiB at 10,000, at no measurable CPU
 // cost (bench/README.md). --heap-growing-percent=10: full collections come before promoted garbage piles up in the
 // old space, for runs of up to 100 loops (src/daemon/heap-growth.ts; larger runs get V8's own growth back at
-// start-up). The Docker image's entrypoint and `npm start` pass the same flags.
+// start-up). The image's entrypoint and `npm start` pass the same flags; started otherwise, it adds them (node-flags.ts).
 // main.ts parses the command line and the configuration, then hands the process to one of the two commands:
 // the daemon (src/daemon/daemon.ts) or `workerless check` (src/check/run-check.ts). It is the one module that
 // touches `process` (argv, env, signals, stdio, exit codes); the commands get what they need from it as a port.
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
 import { restoreV8HeapGrowth } from './daemon/heap-growth.ts';
+import { ensureNodeFlags } from './daemon/node-flags.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.ts';
 
+const nodeFlagWarnings = ensureNodeFlags(process); // first, before the heap grows: restarts Node with its flags, or warns
 /**
  * The root controller, and signal handlers installed before any dependency is loaded: everything else is
  * imported dynamically below, so a SIGTERM that arrives while Node is still loading the AWS SDK is a clean
@@ -73,7 +75,7 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
   const queueRefs = config.routes.flatMap((route) => route.queues.queues.map((q) => q.ref));
-  const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
+  const warnings = [...nodeFlagWarnings, ...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
   if (check) {
     const { runCheck } = await import('./check/run-check.ts');
     return runCheck(config, endpoints, warnings, {
