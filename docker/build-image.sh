@@ -13,10 +13,14 @@ IMAGE="${IMAGE:-workerless:test}"
 
 "$here/ensure-engine.sh"
 "$here/build-base-image.sh"
+# The stand-in has the tag of the Dockerfile's base image but not its registry digest: build from the tag.
+base="$(sed -n "s/^ARG NODE_IMAGE=//p" "$root/Dockerfile" | head -n 1)"
+base="${NODE_IMAGE:-${base%%@*}}"
 
 version="$(sed -n -E 's/^[[:space:]]*"version":[[:space:]]*"([^"]+)".*/\1/p' "$root/package.json" | head -n 1 || true)"
 start=$(date +%s)
-DOCKER_BUILDKIT=0 docker build --network host --force-rm --build-arg "VERSION=${version:-unknown}" -t "$IMAGE" "$@" "$root"
+DOCKER_BUILDKIT=0 docker build --network host --force-rm --build-arg "VERSION=${version:-unknown}" \
+  --build-arg "NODE_IMAGE=$base" -t "$IMAGE" "$@" "$root"
 echo "build-image: built $IMAGE in $(( $(date +%s) - start )) s;" \
   "size $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2
 # The classic builder leaves each stage's result as an untagged image; recent ones are the next build's cache,

@@ -1,17 +1,16 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=10
-// --max-semi-space-size=8: V8's young generation stops at 2 x 8 MiB instead of growing to 2 x 32 MiB under load,
-// which took about 40 MiB off the peak RSS at concurrency 100 and about 130 MiB at 10,000, at no measurable CPU
-// cost (bench/README.md). --heap-growing-percent=10: full collections come before promoted garbage piles up in the
-// old space, for runs of up to 100 loops (src/daemon/heap-growth.ts; larger runs get V8's own growth back at
-// start-up). The Docker image's entrypoint and `npm start` pass the same flags.
+// The #! line's V8 flags, and why each (young generation capped, full collections before promoted garbage piles
+// up): src/daemon/node-flags.ts, which also adds them when Node was started without them.
 // main.ts parses the command line and the configuration, then hands the process to one of the two commands:
 // the daemon (src/daemon/daemon.ts) or `workerless check` (src/check/run-check.ts). It is the one module that
 // touches `process` (argv, env, signals, stdio, exit codes); the commands get what they need from it as a port.
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
 import { restoreV8HeapGrowth } from './daemon/heap-growth.ts';
+import { ensureNodeFlags } from './daemon/node-flags.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './core/exit-codes.ts';
 
+const nodeFlagWarnings = ensureNodeFlags(process); // first, before the heap grows: restarts Node with its flags, or warns
 /**
  * The root controller, and signal handlers installed before any dependency is loaded: everything else is
  * imported dynamically below, so a SIGTERM that arrives while Node is still loading the AWS SDK is a clean
@@ -73,7 +72,7 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
   const queueRefs = config.routes.flatMap((route) => route.queues.queues.map((q) => q.ref));
-  const warnings = [...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
+  const warnings = [...nodeFlagWarnings, ...cli.warnings, ...plainHttpWarnings(endpoints, queueRefs)];
   if (check) {
     const { runCheck } = await import('./check/run-check.ts');
     return runCheck(config, endpoints, warnings, {
@@ -96,9 +95,8 @@ async function main(): Promise<number> {
       )
     : pino({ level: config.logLevel, base: { pid: process.pid } });
   for (const w of warnings) logger.warn(w);
-  for (const route of config.routes.filter((r) => r.pollForSec === 0 && r.sleepSec === 0)) {
+  for (const route of config.routes.filter((r) => r.pollForSec === 0 && r.sleepSec === 0))
     logger.warn({ function: route.functionName }, '--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
-  }
   if (stop.signal.aborted) {
     logger.info('stopped before start-up');
     return EXIT_OK;
@@ -120,11 +118,8 @@ async function main(): Promise<number> {
   });
 }
 
-/**
- * How long a finished run may wait for the event loop to end by itself before main exits anyway. By then
- * everything is settled and flushed; what can still be open is a handle we cannot cancel (the Temporal
- * client's gRPC connect, with its own 10 s timeout), and it must not hold the stop up.
- */
+// How long a finished run, settled and flushed, may wait for the event loop to end before main exits anyway: a
+// handle we cannot cancel (the Temporal client's gRPC connect, 10 s) must not hold the stop up.
 const EXIT_GRACE_MS = 500;
 
 /** One line for the operator on stderr. */

@@ -1,8 +1,14 @@
-/** Where an entry sits in the heap: when it is due, and its slot in the heap (-1: not scheduled). */
+/**
+ * Where an entry sits in the heap: when it is due, and its slot in the heap (-1: not scheduled; HANDING_OVER:
+ * due, waiting in a fire's list to be handed over).
+ */
 export interface HeapEntry {
   dueAt: number;
   slot: number;
 }
+
+/** The slot of an entry taken out of the heap by a fire, until it is handed over: remove() still cancels it. */
+const HANDING_OVER = -2;
 
 /**
  * One timer for many deadlines (the visibility leases' extensions, src/settle/visibility-lease.ts; the SQS calls'
@@ -61,9 +67,10 @@ export class TimerHeap<T extends HeapEntry> {
     else if (!this.#unref) this.#timer?.ref();
   }
 
-  /** Unschedules `entry`; a no-op when it is not scheduled. */
+  /** Unschedules `entry`, also when it is due in the fire under way and not handed over yet; a no-op when it is not scheduled. */
   remove(entry: T): void {
     const slot = entry.slot;
+    if (slot === HANDING_OVER) entry.slot = -1;
     if (slot < 0) return;
     entry.slot = -1;
     const last = this.#heap.pop()!;
@@ -80,15 +87,21 @@ export class TimerHeap<T extends HeapEntry> {
     this.#timer = undefined;
     const by = this.#now();
     this.#aimedAt = Infinity;
-    // Taken out before any is handed over: onDue may schedule or remove entries (its own or others).
+    // Taken out before any is handed over: onDue may schedule or remove entries (its own or others). One it
+    // removes or sets again before its turn is not handed over in this fire (set again, it waits for its new time).
     const due: T[] = [];
     while (this.#heap.length > 0 && this.#heap[0]!.dueAt <= by) {
       const entry = this.#heap[0]!;
       this.remove(entry);
+      entry.slot = HANDING_OVER;
       due.push(entry);
     }
     if (this.#heap.length > 0 && this.#timer === undefined) this.#arm();
-    for (const entry of due) this.#onDue(entry);
+    for (const entry of due) {
+      if (entry.slot !== HANDING_OVER) continue;
+      entry.slot = -1;
+      this.#onDue(entry);
+    }
   }
 
   /** Aims the timer at the earliest entry; there is one. */

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { awsTestEnv, countMessages, createQueue, sendMessages } from '../support/aws.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
+import { NODE_FLAGS } from '../../src/daemon/node-flags.ts';
 import { docker, envArgs, megabytes, run } from './docker.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -206,6 +207,11 @@ describe('the image against LocalStack and a Lambda endpoint', () => {
     assert.ok(startedLine, `no "workerless started" line in the logs:\n${logs.stdout}${logs.stderr}`);
     const startedAt = (JSON.parse(startedLine) as { time: number }).time;
     note(`start-up: "workerless started" ${startedAt - t0} ms after docker run; first invocation after ${firstInvokeMs} ms`);
+
+    // The V8 flags it runs with, read from the running daemon (tini's child): the entrypoint's.
+    const commandLines = await docker(['exec', name, 'sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < "$p/cmdline"; echo; done']);
+    const daemon = commandLines.split('\n').find((l) => l.startsWith('node ') && l.includes('/app/dist/src/main.js'));
+    assert.equal(daemon?.trim(), `node ${NODE_FLAGS.join(' ')} /app/dist/src/main.js`, commandLines);
 
     const received = endpoint.invocations
       .filter((c) => c.functionName === 'record')

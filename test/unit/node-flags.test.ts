@@ -1,9 +1,11 @@
 // The V8 flags workerless runs with are given in three places: the #! line of the installed command
-// (src/main.ts), the Docker image's entrypoint and `npm start`. They must agree, and Node must accept them.
+// (src/main.ts), the Docker image's entrypoint and `npm start`, and src/daemon/node-flags.ts adds them when Node was
+// started without them. They must agree, and Node must accept them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { NODE_FLAGS } from '../../src/daemon/node-flags.ts';
 
 const read = (rel: string) => readFileSync(new URL(`../../${rel}`, import.meta.url), 'utf8');
 
@@ -16,7 +18,7 @@ function shebangFlags(): string[] {
 describe('Node flags', () => {
   it('the Docker entrypoint and npm start pass the flags of the #! line', () => {
     const flags = shebangFlags();
-    assert.deepEqual(flags, ['--max-semi-space-size=8', '--heap-growing-percent=10']);
+    assert.deepEqual(flags, NODE_FLAGS, 'and the daemon adds the same ones when Node was started without them');
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'));
     assert.ok(entrypoint);
     assert.deepEqual(JSON.parse(entrypoint[1]!), ['/usr/bin/tini', '--', 'node', ...flags, '/app/dist/src/main.js']);

@@ -125,6 +125,34 @@ describe('TimerHeap', () => {
     assert.deepEqual(fired, ['a@100', 'b@150', 'a@200']);
   });
 
+  it('an entry that onDue removes or moves, due in the same fire, is not handed over (moved: at its new time)', () => {
+    const fired: string[] = [];
+    const [a, b, c, d] = [entry('a'), entry('b'), entry('c'), entry('d')];
+    const heap: TimerHeap<Entry> = new TimerHeap<Entry>(
+      () => Date.now(),
+      (e) => {
+        fired.push(`${e.name}@${Date.now()}`);
+        if (e === a) {
+          heap.remove(b);
+          heap.set(c, Date.now() + 50);
+        }
+      },
+    );
+    // All four fall due in one fire: the fake clock jumps past them before the timer runs.
+    heap.set(a, 10);
+    heap.set(b, 11);
+    heap.set(c, 12);
+    heap.set(d, 13);
+    mock.timers.tick(20);
+    assert.deepEqual(fired, ['a@20', 'd@20']);
+    advance(60);
+    assert.deepEqual(fired, ['a@20', 'd@20', 'c@70']);
+    heap.remove(b);
+    heap.set(b, 100);
+    advance(40);
+    assert.deepEqual(fired, ['a@20', 'd@20', 'c@70', 'b@100'], 'a removed entry can be set again');
+  });
+
   it('keeps the heap in order under many random moves (against a plain list)', () => {
     const { heap, fired } = setup();
     let seed = 7;
