@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { NODE_FLAGS } from '../../src/daemon/node-flags.ts';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI, exactly what `npm start` / the bin link run. Tests run after `npm run build`. */
@@ -21,13 +22,16 @@ function pick(from: NodeJS.ProcessEnv, name: string): Record<string, string> {
 }
 
 /**
- * Spawns the real CLI with exactly the given environment (plus PATH/HOME). `launcher` runs it through a command
- * that execs it (`['prlimit', '--nofile=300:300']`), so the child is still the daemon itself.
+ * Spawns the real CLI with exactly the given environment (plus PATH/HOME), under the V8 flags of its #! line, as
+ * the `workerless` command runs it (started without them it restarts itself under them: src/daemon/node-flags.ts,
+ * proven by test/process/node-flags.test.ts; a signal during that restart would find no handler yet).
+ * `launcher` runs it through a command that execs it (`['prlimit', '--nofile=300:300']`), so the child is still
+ * the daemon itself.
  */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}, launcher: readonly string[] = []): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
   const [command, ...prefix] = [...launcher, process.execPath];
-  const child = spawn(command, [...prefix, CLI, ...args], {
+  const child = spawn(command, [...prefix, ...NODE_FLAGS, CLI, ...args], {
     // WORKERLESS_AWS_CLIENT passes through, so the whole suite can run once with --aws-client sdk.
     env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...pick(process.env, 'WORKERLESS_AWS_CLIENT'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
