@@ -11,6 +11,7 @@ import { queueNameOf } from '../core/queue.ts';
 import { monotonicNow, steadyEpochNow } from '../util/clock.ts';
 import type { DaemonState, StatusSnapshot } from './status/snapshot.ts';
 import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
+import { parseStatusQuery, type StatusQuery } from './status/status-query.ts';
 
 /** An event loop blocked this long is not serving its loops, timers or probes: restart it. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
@@ -74,7 +75,7 @@ export class Operations {
         liveness: () => this.liveness(),
         readiness: () => this.readiness(),
         metrics: () => this.prometheus.exposition(),
-        status: () => this.snapshot(),
+        status: (query) => this.snapshot(parseStatusQuery(query)),
         statusPage: STATUS_PAGE_HTML,
       },
     });
@@ -136,12 +137,17 @@ export class Operations {
     });
   }
 
-  snapshot(): StatusSnapshot {
-    return this.status.snapshot(this.state(), {
-      version: this.#version,
-      functions: this.#config.routes.map((route) => route.functionName),
-      startedAt: this.#startedAt,
-    });
+  /** `query`: which queues it lists; default the 50 busiest. */
+  snapshot(query?: StatusQuery): StatusSnapshot {
+    return this.status.snapshot(
+      this.state(),
+      {
+        version: this.#version,
+        functions: this.#config.routes.map((route) => route.functionName),
+        startedAt: this.#startedAt,
+      },
+      query,
+    );
   }
 
   async close(): Promise<void> {
