@@ -24,7 +24,7 @@ import type { TemporalConfig } from '../temporal/options.ts';
 export { OPTIONS } from './options.ts';
 
 export type { RouteConfig } from '../dispatch/route.ts';
-export { totalLoops } from './routes.ts';
+export { totalLoops, totalQueues } from './routes.ts';
 
 export type LogLevel = OptionValue<'log-level'>;
 
@@ -45,6 +45,8 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** --metrics-interval, in milliseconds. */
   readonly metricsIntervalMs: number;
+  /** --metrics-per-queue: per-queue series in /metrics and CloudWatch, or aggregated (src/operator/metrics/queue-series.ts). */
+  readonly metricsPerQueue: 'auto' | 'on' | 'off';
   /** --region, else the SDK's chain (AWS_REGION, the shared config profile, ...: src/aws/region.ts), as configured (`fips-us-east-1` too). */
   readonly region: string;
   /** Where the region came from: `--region`, `AWS_REGION`, `region of profile "default" in the shared config`... */
@@ -103,6 +105,7 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
     metricsNamespace: `Workerless-${name}`,
     metricsEnabled: r.read('metrics'),
     metricsIntervalMs: r.read('metrics-interval') * 1000,
+    metricsPerQueue: r.read('metrics-per-queue'),
     region: region?.value ?? '',
     regionOrigin: region?.origin ?? '',
     endpointUrl: r.read('endpoint-url'),

@@ -367,6 +367,16 @@ export const CORE_OPTIONS = [
     describe: 'Seconds between PutMetricData calls',
   },
   {
+    flag: 'metrics-per-queue',
+    group: RUN,
+    kind: 'enum',
+    values: ['auto', 'on', 'off'],
+    default: 'auto',
+    describe:
+      'Metrics per queue (the queue label and Queue dimension): auto = per queue up to 200 queues, then one aggregated series per function; on; off',
+    doc: '`auto`: each queue its own series in `/metrics` and CloudWatch while the routes hold at most 200 queues, then one series per function under the queue `_aggregated`; `on`: always per queue; `off`: always aggregated. See [Many queues](operations.md#many-queues)',
+  },
+  {
     flag: 'shutdown-timeout',
     group: RUN,
     kind: 'integer',

@@ -28,6 +28,11 @@ export function totalLoops(routes: readonly RouteConfig[]): number {
   return routes.reduce((sum, route) => sum + route.concurrency, 0);
 }
 
+/** Every route's queues, counted once per route (a metric series is per function and queue). */
+export function totalQueues(routes: readonly RouteConfig[]): number {
+  return routes.reduce((sum, route) => sum + route.queues.queues.length, 0);
+}
+
 /**
  * The routes of a configuration: the `routes` list when given, else one route from the flags when --queues is
  * given, else none (Temporal spillover only). Problems go to `r` (with where each value came from); a route

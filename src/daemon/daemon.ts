@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
-import { totalLoops, type Config } from '../config/config.ts';
+import { totalLoops, totalQueues, type Config } from '../config/config.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
 import { fdBudget, readOpenFileLimit } from '../operator/http/fd-budget.ts';
 import { fanOut, type MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import type { Operations } from '../operator/operations.ts';
+import { QueueSeries } from '../operator/metrics/queue-series.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
@@ -167,6 +168,7 @@ async function startMetrics(
         logger.child({ component: 'metrics' }),
         {
           namespace: config.metricsNamespace,
+          queueSeries: new QueueSeries({ mode: config.metricsPerQueue, queueCount: () => totalQueues(config.routes) }),
         },
       )
     : undefined;

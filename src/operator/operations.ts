@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.ts';
+import { totalQueues, type Config } from '../config/config.ts';
 import type { DispatcherStatus } from '../dispatch/status.ts';
 import { EventLoopLag, checkLiveness } from './health.ts';
 import { startHttpServer, type HttpServerHandle, type Probe } from './http/server.ts';
 import { STATUS_PAGE_HTML } from './http/status-page.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { PrometheusMetrics } from './metrics/prometheus.ts';
+import { QueueSeries } from './metrics/queue-series.ts';
 import { queueNameOf } from '../core/queue.ts';
 import { monotonicNow, steadyEpochNow } from '../util/clock.ts';
 import type { DaemonState, StatusSnapshot } from './status/snapshot.ts';
 import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
+import { parseStatusQuery, type StatusQuery } from './status/status-query.ts';
 
 /** An event loop blocked this long is not serving its loops, timers or probes: restart it. */
 const MAX_EVENT_LOOP_LAG_MS = 10_000;
@@ -25,7 +27,7 @@ export interface DispatcherView {
  * dispatcher's state, never the other way round.
  */
 export class Operations {
-  readonly prometheus = new PrometheusMetrics();
+  readonly prometheus: PrometheusMetrics;
   readonly status: StatusRecorder;
   readonly #config: Config;
   readonly #log: Logger;
@@ -43,6 +45,10 @@ export class Operations {
     this.#config = config;
     this.#log = logger;
     this.#version = version;
+    // The count is read again with each datum, so a route whose queues change while running switches the mode.
+    this.prometheus = new PrometheusMetrics(
+      new QueueSeries({ mode: config.metricsPerQueue, queueCount: () => totalQueues(config.routes) }),
+    );
     this.status = new StatusRecorder({
       queues: config.routes.flatMap((route) => route.queues.queues.map((q) => queueNameOf(q.ref))),
       ...(recentErrors ? { recentErrors } : {}),
@@ -69,7 +75,7 @@ export class Operations {
         liveness: () => this.liveness(),
         readiness: () => this.readiness(),
         metrics: () => this.prometheus.exposition(),
-        status: () => this.snapshot(),
+        status: (query) => this.snapshot(parseStatusQuery(query)),
         statusPage: STATUS_PAGE_HTML,
       },
     });
@@ -131,12 +137,17 @@ export class Operations {
     });
   }
 
-  snapshot(): StatusSnapshot {
-    return this.status.snapshot(this.state(), {
-      version: this.#version,
-      functions: this.#config.routes.map((route) => route.functionName),
-      startedAt: this.#startedAt,
-    });
+  /** `query`: which queues it lists; default the 50 busiest. */
+  snapshot(query?: StatusQuery): StatusSnapshot {
+    return this.status.snapshot(
+      this.state(),
+      {
+        version: this.#version,
+        functions: this.#config.routes.map((route) => route.functionName),
+        startedAt: this.#startedAt,
+      },
+      query,
+    );
   }
 
   async close(): Promise<void> {

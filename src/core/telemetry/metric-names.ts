@@ -28,6 +28,13 @@ export interface MetricDef {
 
 const def = (d: MetricDef): MetricDef => Object.freeze(d);
 
+/**
+ * The `queue` label (Prometheus) and `Queue` dimension (CloudWatch) of a route's per-queue metrics while they are
+ * aggregated (`--metrics-per-queue`, src/operator/metrics/queue-series.ts): counters and histograms hold every
+ * queue's events, gauges the sum over the queues. Part of the dashboards' contract, like the names below.
+ */
+export const AGGREGATED_QUEUE = '_aggregated';
+
 /** SQS dispatch, per queue (dimensions Function and Queue). */
 export const SQS_METRICS = {
   polled: def({

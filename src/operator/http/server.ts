@@ -17,7 +17,8 @@ export interface HttpRoutes {
   liveness(): Probe;
   readiness(): Probe;
   metrics(): Promise<{ contentType: string; body: string }>;
-  status(): unknown;
+  /** `query`: the request's search parameters (/status.json?sort=&offset=&limit=). */
+  status(query: URLSearchParams): unknown;
   statusPage: string;
 }
 
@@ -128,7 +129,7 @@ export async function startHttpServer(opts: {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, routes: HttpRoutes): Promise<void> {
-  const path = (req.url ?? '/').split('?')[0];
+  const [path, search] = (req.url ?? '/').split('?', 2);
   if (req.method !== 'GET' && req.method !== 'HEAD')
     return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { allow: 'GET, HEAD' });
   switch (path) {
@@ -141,7 +142,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, routes: HttpRou
       return send(res, 200, contentType, body);
     }
     case '/status.json':
-      return send(res, 200, 'application/json', JSON.stringify(routes.status()));
+      return send(res, 200, 'application/json', JSON.stringify(routes.status(new URLSearchParams(search ?? ''))));
     case '/':
       return send(res, 200, 'text/html; charset=utf-8', routes.statusPage);
     default:

@@ -10,9 +10,14 @@ import { createHash } from 'node:crypto';
  * even a mistake in that rule could not run injected script or load anything from elsewhere, and no other site
  * may frame it.
  *
+ * With thousands of queues it shows a summary of all of them and one page of queues (50, the busiest first by
+ * default): status.json?sort=&offset=&limit= (src/operator/status/status-query.ts) answers only that page, so
+ * neither the answer nor the page grows with the number of queues.
+ *
  * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
- * svg[data-chart="throughput" | "errors"] holding polyline[data-series], #errors tbody tr[data-error],
- * #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells.
+ * svg[data-chart="throughput" | "errors"] holding polyline[data-series], the same in #summary tr[data-summary] with
+ * td[data-field] queues, active, failing; #sort (a select), #prev, #next, #range (data-offset, data-total),
+ * #errors tbody tr[data-error], #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells.
  */
 
 const STYLE = `
@@ -51,6 +56,10 @@ polyline[data-series="throttled"] { stroke: var(--warn); }
 #errors td.msg, #errors td.ids { word-break: break-word; }
 #errors td.code { font-family: ui-monospace, monospace; }
 .empty { color: var(--idle); font-style: italic; }
+#summary td { border-bottom: 2px solid var(--line); }
+.pager { display: flex; align-items: center; gap: 10px; margin: 8px 0; flex-wrap: wrap; }
+.pager button, .pager select { font: inherit; padding: 2px 10px; }
+#range { font-variant-numeric: tabular-nums; color: var(--idle); }
 `;
 
 const SCRIPT = `
@@ -120,11 +129,10 @@ const SCRIPT = `
     return { svg: svg, lines: lines, title: t };
   }
 
-  function row(name) {
-    var r = rows.get(name);
-    if (r) return r;
-    var tr = el('tr', { 'data-queue': name });
-    r = {
+  // A row's cells and charts; the queue rows live in #queues, the summary row in #summary.
+  function makeRow(name, attrs) {
+    var tr = el('tr', attrs);
+    var r = {
       tr: tr,
       cells: {
         name: el('td', { 'class': 'queue', 'data-field': 'name' }, name),
@@ -140,13 +148,20 @@ const SCRIPT = `
     c1.appendChild(r.throughput.svg);
     c2.appendChild(r.errors.svg);
     tr.append(r.cells.name, r.cells.rate, r.cells.inFlight, r.cells.errors, r.cells.throttles, c1, c2);
-    $('queues').appendChild(tr);
+    return r;
+  }
+  function row(name) {
+    var r = rows.get(name);
+    if (r) return r;
+    r = makeRow(name, { 'data-queue': name });
     rows.set(name, r);
     return r;
   }
 
   function renderQueue(q, snap) {
-    var r = row(q.name);
+    fill(row(q.name), q, snap);
+  }
+  function fill(r, q, snap) {
     var failed = total(q, 'failed'), throttled = total(q, 'throttled');
     r.cells.rate.textContent = fmtRate(rate(q, snap));
     r.cells.inFlight.textContent = String(q.inFlight);
@@ -217,6 +232,38 @@ const SCRIPT = `
     body.replaceChildren.apply(body, fresh);
   }
 
+  var summaryRow = null;
+  function renderSummary(snap) {
+    var sum = snap.summary;
+    if (!summaryRow) {
+      summaryRow = makeRow('all queues', { 'data-summary': '' });
+      summaryRow.counts = {
+        queues: el('td', { 'class': 'num', 'data-field': 'queues' }),
+        active: el('td', { 'class': 'num', 'data-field': 'active' }),
+        failing: el('td', { 'class': 'num', 'data-field': 'failing' }),
+      };
+      summaryRow.tr.insertBefore(summaryRow.counts.failing, summaryRow.tr.children[1]);
+      summaryRow.tr.insertBefore(summaryRow.counts.active, summaryRow.counts.failing);
+      summaryRow.tr.insertBefore(summaryRow.counts.queues, summaryRow.counts.active);
+      $('summary-body').appendChild(summaryRow.tr);
+    }
+    summaryRow.counts.queues.textContent = String(sum.queues);
+    summaryRow.counts.active.textContent = String(sum.active);
+    summaryRow.counts.failing.textContent = String(sum.failing);
+    summaryRow.counts.failing.classList.toggle('hot', sum.failing > 0);
+    fill(summaryRow, { inFlight: sum.inFlight, buckets: sum.buckets }, snap);
+  }
+
+  function renderPage(snap) {
+    var total = snap.summary.queues, from = snap.page.offset;
+    var range = $('range');
+    range.textContent = total === 0 ? 'no queues' : (from + 1) + '-' + (from + snap.queues.length) + ' of ' + total + ' queues';
+    range.setAttribute('data-offset', String(from));
+    range.setAttribute('data-total', String(total));
+    $('prev').disabled = from === 0;
+    $('next').disabled = from + LIMIT >= total;
+  }
+
   function render(snap) {
     var state = $('state');
     state.textContent = snap.state;
@@ -225,34 +272,52 @@ const SCRIPT = `
     $('function').textContent = snap.functions.length === 0 ? 'no function' : (snap.functions.length === 1 ? 'function ' : 'functions ') + snap.functions.join(', ');
     $('version').textContent = 'v' + snap.version;
     $('uptime').textContent = 'up ' + fmtDuration(snap.now - snap.startedAt);
-    var windowMs = snap.bucketMs * (snap.queues.length > 0 ? snap.queues[0].buckets.length : 0);
+    var windowMs = snap.bucketMs * snap.summary.buckets.length;
     $('window-errors').textContent = 'Errors (' + fmtWindow(windowMs) + ')';
     $('window-throttles').textContent = 'Throttles (' + fmtWindow(windowMs) + ')';
-    var seen = new Set();
+    // Queues removed since the last page was asked for: step back to the last page that has some.
+    if (snap.queues.length === 0 && snap.page.offset > 0 && snap.summary.queues > 0) {
+      offset = Math.floor((snap.summary.queues - 1) / LIMIT) * LIMIT;
+      refresh();
+    }
+    renderSummary(snap);
+    var seen = new Set(), body = $('queues');
     for (var i = 0; i < snap.queues.length; i++) {
       renderQueue(snap.queues[i], snap);
       seen.add(snap.queues[i].name);
     }
     rows.forEach(function (r, name) { if (!seen.has(name)) { r.tr.remove(); rows.delete(name); } });
-    $('no-queues').hidden = snap.queues.length > 0;
+    // In the answer's order (it changes as queues get busier); appending moves a row that is already there.
+    for (var j = 0; j < snap.queues.length; j++) body.appendChild(rows.get(snap.queues[j].name).tr);
+    $('no-queues').hidden = snap.summary.queues > 0;
+    renderPage(snap);
     renderTaskQueues(snap.taskQueues || []);
     renderErrors(snap.recentErrors);
     $('updated').textContent = 'updated ' + fmtTime(snap.now);
     $('conn').textContent = '';
   }
 
-  function poll() {
-    fetch('status.json', { cache: 'no-store' })
+  // One page of queues per answer; a newer request wins over an older one still on its way.
+  var LIMIT = 50, sort = 'busiest', offset = 0, asked = 0;
+  function refresh() {
+    var n = ++asked;
+    var url = 'status.json?sort=' + encodeURIComponent(sort) + '&offset=' + offset + '&limit=' + LIMIT;
+    return fetch(url, { cache: 'no-store' })
       .then(function (res) {
         if (!res.ok) throw new Error('HTTP ' + res.status);
         return res.json();
       })
-      .then(render)
+      .then(function (snap) { if (n === asked) render(snap); })
       .catch(function (err) {
         $('conn').textContent = 'status unavailable (' + (err && err.message ? err.message : String(err)) + '); retrying';
-      })
-      .finally(function () { setTimeout(poll, POLL_MS); });
+      });
   }
+  function poll() {
+    refresh().finally(function () { setTimeout(poll, POLL_MS); });
+  }
+  $('sort').addEventListener('change', function () { sort = $('sort').value; offset = 0; refresh(); });
+  $('prev').addEventListener('click', function () { offset = Math.max(0, offset - LIMIT); refresh(); });
+  $('next').addEventListener('click', function () { offset += LIMIT; refresh(); });
   poll();
 })();
 `;
@@ -268,6 +333,23 @@ const BODY = `
   <span id="conn"></span>
 </header>
 <h2>Queues</h2>
+<table id="summary">
+  <thead><tr>
+    <th>All</th><th>Queues</th><th>Active</th><th>Failing</th><th>Messages/s</th><th>In flight</th><th>Errors</th><th>Throttles</th>
+    <th>Throughput</th><th>Errors</th>
+  </tr></thead>
+  <tbody id="summary-body"></tbody>
+</table>
+<div class="pager">
+  <label>Order <select id="sort">
+    <option value="busiest">busiest first</option>
+    <option value="worst">most errors first</option>
+    <option value="configured">as configured</option>
+  </select></label>
+  <button type="button" id="prev" disabled>Previous</button>
+  <span id="range" data-offset="0" data-total="0"></span>
+  <button type="button" id="next" disabled>Next</button>
+</div>
 <table>
   <thead><tr>
     <th>Queue</th><th>Messages/s</th><th>In flight</th><th id="window-errors">Errors</th><th id="window-throttles">Throttles</th>

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { callErrorOf } from '../../core/errors.ts';
 import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
 import { ALL_METRICS } from '../../core/telemetry/metric-names.ts';
+import type { QueueSeries } from './queue-series.ts';
 
 /** The metrics sent under several dimension sets (names.ts), by CloudWatch name. */
 const DIMENSION_SETS: ReadonlyMap<string, readonly (readonly string[])[]> = new Map(
@@ -19,8 +20,34 @@ function pick(dimensions: Readonly<Record<string, string>>, names: readonly stri
   return out;
 }
 
-/** PutMetricData accepts at most 1000 datums per request (and 1 MB; statistic sets are small). */
+/**
+ * PutMetricData's limits (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricData.html):
+ * at most 1,000 metric data items and 1 MB per request.
+ */
 const MAX_DATUMS_PER_CALL = 1000;
+/**
+ * The bytes of datums a request carries at most: 1 MB less room for the namespace and the envelope. Each datum is
+ * counted as its JSON with the timestamp as an ISO string, longer than the epoch seconds the request sends.
+ */
+const MAX_DATUM_BYTES_PER_CALL = 1_000_000 - 4_096;
+
+/** A datum's share of a request body, counted high (see MAX_DATUM_BYTES_PER_CALL); one more byte for the comma. */
+function datumBytes(datum: CwDatum): number {
+  return Buffer.byteLength(JSON.stringify(datum)) + 1;
+}
+
+/** How many of the first datums fit in one request, at least one (a datum alone is far below 1 MB). */
+function requestLength(datums: readonly CwDatum[]): number {
+  let bytes = 0;
+  let n = 0;
+  for (const datum of datums) {
+    if (n === MAX_DATUMS_PER_CALL) break;
+    bytes += datumBytes(datum);
+    if (n > 0 && bytes > MAX_DATUM_BYTES_PER_CALL) break;
+    n++;
+  }
+  return n;
+}
 
 /** A PutMetricData call's deadline: a CloudWatch that does not answer must not hold up a shutdown. */
 const PUT_METRIC_DATA_DEADLINE_MS = 10_000;
@@ -50,6 +77,11 @@ export interface CloudWatchMetricsOptions {
   namespace: string;
   /** Datums kept for retry when CloudWatch fails; the oldest are dropped beyond this. Default 10000. */
   maxPendingDatums?: number;
+  /**
+   * Per queue or aggregated (--metrics-per-queue): each distinct set of dimensions is a custom metric CloudWatch
+   * bills by the month (https://aws.amazon.com/cloudwatch/pricing/). Default per queue.
+   */
+  queueSeries?: QueueSeries;
 }
 
 /**
@@ -62,6 +94,7 @@ export class CloudWatchMetrics implements MetricsSink {
   readonly #log: Logger;
   readonly #namespace: string;
   readonly #maxPending: number;
+  readonly #queueSeries: QueueSeries | undefined;
   #current = new Map<string, Aggregate>();
   #pending: CwDatum[] = [];
   #flushing: Promise<void> | undefined;
@@ -71,9 +104,11 @@ export class CloudWatchMetrics implements MetricsSink {
     this.#log = logger;
     this.#namespace = options.namespace;
     this.#maxPending = options.maxPendingDatums ?? 10_000;
+    this.#queueSeries = options.queueSeries;
   }
 
-  record(datum: MetricDatum): void {
+  record(input: MetricDatum): void {
+    const datum = this.#queueSeries ? this.#queueSeries.apply(input) : input;
     // PutMetricData refuses NaN and infinities (a NaN gauge means "no value now"); one would fail the whole call.
     if (!Number.isFinite(datum.value)) return;
     const sets = DIMENSION_SETS.get(datum.name);
@@ -130,7 +165,7 @@ export class CloudWatchMetrics implements MetricsSink {
       this.#log.warn({ dropped }, 'metrics buffer full, dropped oldest datums');
     }
     while (this.#pending.length > 0) {
-      const chunk = this.#pending.slice(0, MAX_DATUMS_PER_CALL);
+      const chunk = this.#pending.slice(0, requestLength(this.#pending));
       try {
         await this.#publisher.putMetricData(
           { Namespace: this.#namespace, MetricData: chunk },

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
 import { ALL_METRICS, type MetricDef } from '../../core/telemetry/metric-names.ts';
+import { QueueSeries } from './queue-series.ts';
 
 /** Seconds: from a quick invocation to Lambda's 15-minute maximum. */
 const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
@@ -18,8 +19,14 @@ function labelOf(dimension: string): string {
 export class PrometheusMetrics implements MetricsSink {
   readonly registry = new Registry();
   readonly #byName = new Map<string, { def: MetricDef; metric: Metric }>();
+  readonly #queueSeries: QueueSeries;
+  /** Whether the series carry each queue's name; when the policy's answer changes, the other kind is removed. */
+  #perQueue: boolean;
 
-  constructor() {
+  /** `queueSeries`: per queue or aggregated (--metrics-per-queue); default per queue. */
+  constructor(queueSeries: QueueSeries = new QueueSeries({ mode: 'on', queueCount: () => 0 })) {
+    this.#queueSeries = queueSeries;
+    this.#perQueue = queueSeries.perQueue();
     collectDefaultMetrics({ register: this.registry, prefix: 'workerless_' });
     for (const def of ALL_METRICS) {
       const common = { name: def.prometheus, help: def.help, labelNames: [...def.labels], registers: [this.registry] };
@@ -33,9 +40,11 @@ export class PrometheusMetrics implements MetricsSink {
     }
   }
 
-  record(datum: MetricDatum): void {
-    const entry = this.#byName.get(datum.name);
+  record(input: MetricDatum): void {
+    const entry = this.#byName.get(input.name);
     if (!entry) return;
+    this.#followQueueSeries();
+    const datum = this.#queueSeries.apply(input);
     const labels: Record<string, string> = {};
     for (const name of entry.def.labels) labels[name] = '';
     for (const [k, v] of Object.entries(datum.dimensions)) {
@@ -53,7 +62,19 @@ export class PrometheusMetrics implements MetricsSink {
     else if (metric instanceof Histogram) metric.observe(labels, def.unit === 'Milliseconds' ? datum.value / 1000 : datum.value);
   }
 
+  /**
+   * A switch between per-queue and aggregated series drops the queue-labelled series of the mode left, so a scrape
+   * never shows both (a counter starting again from zero is a reset, which rate() and increase() expect).
+   */
+  #followQueueSeries(): void {
+    const perQueue = this.#queueSeries.perQueue();
+    if (perQueue === this.#perQueue) return;
+    this.#perQueue = perQueue;
+    for (const { def, metric } of this.#byName.values()) if (def.labels.includes('queue')) metric.reset();
+  }
+
   async exposition(): Promise<{ contentType: string; body: string }> {
+    this.#followQueueSeries();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

@@ -22,6 +22,28 @@ export interface QueueStatus {
   readonly buckets: readonly QueueBucket[];
 }
 
+/** Every queue at once, whatever the page lists. */
+export interface QueueSummary {
+  /** Queues known (configured, or seen in the metrics). */
+  readonly queues: number;
+  /** Queues with any event in the window, or messages in flight now. */
+  readonly active: number;
+  /** Queues with a failed or throttled invocation in the window. */
+  readonly failing: number;
+  /** Messages in flight now, over every queue. */
+  readonly inFlight: number;
+  /** The queues' buckets summed, oldest first (as QueueStatus.buckets). */
+  readonly buckets: readonly QueueBucket[];
+}
+
+/** Which queues `queues` holds (src/operator/status/status-query.ts): ?sort=&offset=&limit= of /status.json. */
+export interface QueuePage {
+  /** busiest: most invoked in the window first; worst: most failed and throttled first; configured: as configured. */
+  readonly sort: 'busiest' | 'worst' | 'configured';
+  readonly offset: number;
+  readonly limit: number;
+}
+
 /** A Temporal task queue that spillover watches. */
 export interface TaskQueueStatus {
   readonly name: string;
@@ -53,6 +75,11 @@ export interface StatusSnapshot {
   readonly startedAt: number;
   readonly now: number;
   readonly bucketMs: number;
+  /** Every queue, summed. */
+  readonly summary: QueueSummary;
+  /** The page `queues` is. */
+  readonly page: QueuePage;
+  /** One page of the queues, at most page.limit, in page.sort order (ties in configured order). */
   readonly queues: readonly QueueStatus[];
   /** Temporal spillover's task queues (none when spillover is off). */
   readonly taskQueues: readonly TaskQueueStatus[];

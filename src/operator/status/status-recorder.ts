@@ -2,7 +2,8 @@ import { capText } from '../../util/cap-text.ts';
 import { steadyEpochNow } from '../../util/clock.ts';
 import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
 import { SQS_METRICS } from '../../core/telemetry/metric-names.ts';
-import type { DaemonState, QueueBucket, QueueStatus, RecentError, StatusSnapshot } from './snapshot.ts';
+import type { DaemonState, QueueBucket, QueueStatus, QueueSummary, RecentError, StatusSnapshot } from './snapshot.ts';
+import { DEFAULT_STATUS_QUERY, type StatusQuery } from './status-query.ts';
 import { TaskQueueStatusRecorder } from './task-queue-status.ts';
 
 type Count = 'polled' | 'invoked' | 'failed' | 'throttled' | 'deleted';
@@ -31,6 +32,23 @@ interface QueueRing {
   readonly slots: Slot[];
   inFlight: number;
 }
+
+/** A queue's totals over the window, for the order of the page. */
+interface Ranked {
+  readonly name: string;
+  readonly ring: QueueRing;
+  /** Place in the configured order (then first seen). */
+  readonly index: number;
+  invoked: number;
+  errors: number;
+}
+
+type BucketSum = { -readonly [K in keyof QueueBucket]: QueueBucket[K] };
+
+const BUSIEST = (a: Ranked, b: Ranked): number => b.invoked - a.invoked || b.ring.inFlight - a.ring.inFlight || a.index - b.index;
+const WORST = (a: Ranked, b: Ranked): number => b.errors - a.errors || BUSIEST(a, b);
+const CONFIGURED = (a: Ranked, b: Ranked): number => a.index - b.index;
+const ORDERS = { busiest: BUSIEST, worst: WORST, configured: CONFIGURED } as const;
 
 /** What the snapshot says about the process, beside the state. */
 export interface StatusMeta {
@@ -108,36 +126,72 @@ export class StatusRecorder implements MetricsSink {
   /** Every known queue with one bucket per bucketMs, oldest first, the last one being the current (partial) bucket. */
   queues(): QueueStatus[] {
     const current = this.#bucketStart(this.#now());
-    const out: QueueStatus[] = [];
-    for (const [name, ring] of this.#queues) {
-      const buckets: QueueBucket[] = [];
-      for (let i = this.#slotCount - 1; i >= 0; i--) {
-        const t = current - i * this.bucketMs;
-        const slot = this.#slot(ring, t);
-        buckets.push(
-          slot.t === t
-            ? { t, polled: slot.polled, invoked: slot.invoked, failed: slot.failed, throttled: slot.throttled, deleted: slot.deleted }
-            : { t, polled: 0, invoked: 0, failed: 0, throttled: 0, deleted: 0 },
-        );
-      }
-      out.push({ name, inFlight: ring.inFlight, buckets });
-    }
-    return out;
+    return [...this.#queues].map(([name, ring]) => this.#status(name, ring, current));
   }
 
-  /** What GET /status.json serves. */
-  snapshot(state: DaemonState, meta: StatusMeta): StatusSnapshot {
+  /**
+   * What GET /status.json serves: the summary of every queue and one page of them (`query`, default the 50
+   * busiest). One pass over each queue's ring (60 slots), then a sort: about 10 ms for 10,000 queues.
+   */
+  snapshot(state: DaemonState, meta: StatusMeta, query: StatusQuery = DEFAULT_STATUS_QUERY): StatusSnapshot {
+    const now = this.#now();
+    const current = this.#bucketStart(now);
+    const sums: BucketSum[] = [];
+    for (let i = this.#slotCount - 1; i >= 0; i--)
+      sums.push({ t: current - i * this.bucketMs, polled: 0, invoked: 0, failed: 0, throttled: 0, deleted: 0 });
+    const ranked: Ranked[] = [];
+    let active = 0;
+    let failing = 0;
+    let inFlight = 0;
+    for (const [name, ring] of this.#queues) {
+      const r: Ranked = { name, ring, index: ranked.length, invoked: 0, errors: 0 };
+      let events = 0;
+      for (const sum of sums) {
+        const slot = this.#slot(ring, sum.t);
+        if (slot.t !== sum.t) continue;
+        sum.polled += slot.polled;
+        sum.invoked += slot.invoked;
+        sum.failed += slot.failed;
+        sum.throttled += slot.throttled;
+        sum.deleted += slot.deleted;
+        r.invoked += slot.invoked;
+        r.errors += slot.failed + slot.throttled;
+        events += slot.polled + slot.invoked + slot.failed + slot.throttled + slot.deleted;
+      }
+      if (events > 0 || ring.inFlight > 0) active++;
+      if (r.errors > 0) failing++;
+      inFlight += ring.inFlight;
+      ranked.push(r);
+    }
+    ranked.sort(ORDERS[query.sort]);
+    const summary: QueueSummary = { queues: ranked.length, active, failing, inFlight, buckets: sums };
     return {
       state,
       version: meta.version,
       functions: meta.functions,
       startedAt: meta.startedAt,
-      now: this.#now(),
+      now,
       bucketMs: this.bucketMs,
-      queues: this.queues(),
+      summary,
+      page: { sort: query.sort, offset: query.offset, limit: query.limit },
+      queues: ranked.slice(query.offset, query.offset + query.limit).map((r) => this.#status(r.name, r.ring, current)),
       taskQueues: this.#taskQueues.list(),
       recentErrors: this.#recentErrors?.list() ?? [],
     };
+  }
+
+  #status(name: string, ring: QueueRing, current: number): QueueStatus {
+    const buckets: QueueBucket[] = [];
+    for (let i = this.#slotCount - 1; i >= 0; i--) {
+      const t = current - i * this.bucketMs;
+      const slot = this.#slot(ring, t);
+      buckets.push(
+        slot.t === t
+          ? { t, polled: slot.polled, invoked: slot.invoked, failed: slot.failed, throttled: slot.throttled, deleted: slot.deleted }
+          : { t, polled: 0, invoked: 0, failed: 0, throttled: 0, deleted: 0 },
+      );
+    }
+    return { name, inFlight: ring.inFlight, buckets };
   }
 
   #bucketStart(now: number): number {

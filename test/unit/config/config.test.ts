@@ -74,6 +74,7 @@ describe('configuration', () => {
         metricsNamespace: 'Workerless-default',
         metricsEnabled: true,
         metricsIntervalMs: 60_000,
+        metricsPerQueue: 'auto',
         region: 'us-east-1',
         regionOrigin: 'AWS_REGION',
         endpointUrl: undefined,
