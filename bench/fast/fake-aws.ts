@@ -188,7 +188,7 @@ function sqs(op: string, input: Input, res: ServerResponse): void {
   }
   if (op === 'ListQueues') {
     // Names in creation order; the token is the index of the next one.
-    const prefix = String(input['QueueNamePrefix'] ?? '');
+    const prefix = typeof input['QueueNamePrefix'] === 'string' ? input['QueueNamePrefix'] : '';
     const max = input['MaxResults'] === undefined ? 1000 : Math.min(1000, Math.max(1, Number(input['MaxResults'])));
     const names = [...queues.keys()].filter((n) => n.startsWith(prefix));
     const from = Number(input['NextToken'] ?? 0);
