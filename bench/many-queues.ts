@@ -20,7 +20,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../test/support/aws.ts';
 import { measureIdle, startIdleEndpoint, type IdleResult, type QueueRef } from './idle.ts';
 
@@ -64,18 +64,28 @@ if (bad) {
 const CLI = values.cli ?? here('../dist/src/main.js');
 const progress = (text: string) => process.stderr.write(`many-queues: ${text}\n`);
 
-/** Creates (or finds: CreateQueue is idempotent) <prefix>-00000 .. <prefix>-(count-1), `batch` calls at a time. */
-async function ensureQueues(endpoint: string, count: number): Promise<QueueRef[]> {
+/**
+ * <prefix>-00000 .. <prefix>-(count-1): those ListQueues finds are reused, the rest created, `batch` CreateQueue
+ * calls at a time (10,000 on ElasticMQ: about 40 s; found again: about 1 s).
+ */
+async function ensureQueues(endpoint: string, count: number): Promise<{ queues: QueueRef[]; created: number }> {
   const sqs = sqsClient(endpoint);
   try {
+    const found = new Map<string, string>();
+    let token: string | undefined;
+    do {
+      const page = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: `${values.prefix}-`, MaxResults: 1000, NextToken: token }));
+      for (const url of page.QueueUrls ?? []) found.set(url.slice(url.lastIndexOf('/') + 1), url);
+      token = page.NextToken;
+    } while (token !== undefined);
     const names = Array.from({ length: count }, (_, i) => `${values.prefix}-${String(i).padStart(5, '0')}`);
-    const out: QueueRef[] = [];
-    for (let i = 0; i < names.length; i += numbers.createBatch) {
-      const batch = names.slice(i, i + numbers.createBatch);
-      const urls = await Promise.all(batch.map((name) => sqs.send(new CreateQueueCommand({ QueueName: name }))));
-      urls.forEach((r, k) => out.push({ name: batch[k]!, url: r.QueueUrl! }));
+    const missing = names.filter((name) => !found.has(name));
+    for (let i = 0; i < missing.length; i += numbers.createBatch) {
+      const batch = missing.slice(i, i + numbers.createBatch);
+      const created = await Promise.all(batch.map((name) => sqs.send(new CreateQueueCommand({ QueueName: name }))));
+      created.forEach((r, k) => found.set(batch[k]!, r.QueueUrl!));
     }
-    return out;
+    return { queues: names.map((name) => ({ name, url: found.get(name)! })), created: missing.length };
   } finally {
     sqs.destroy();
   }
@@ -150,8 +160,8 @@ try {
     } else endpoint = process.env['ELASTICMQ_ENDPOINT'] ?? 'http://127.0.0.1:9324';
     try {
       const t0 = Date.now();
-      const pool = await ensureQueues(endpoint, Math.max(...sizes));
-      progress(`${target}: ${pool.length} queues ${values.prefix}-* created or found in ${fmt((Date.now() - t0) / 1000)} s`);
+      const { queues: pool, created } = await ensureQueues(endpoint, Math.max(...sizes));
+      progress(`${target}: ${pool.length} queues ${values.prefix}-* ready in ${fmt((Date.now() - t0) / 1000)} s (${created} created)`);
       if (values['create-only']) continue;
       for (const size of sizes) {
         progress(`${target}: ${size} queues, --concurrency ${numbers.concurrency}, ${numbers.idleSec} s idle, ${numbers.probes} probes...`);
