@@ -11,7 +11,7 @@
 // queues in a --config file, through the counting proxy, against
 //   fake       bench/fast/fake-aws.ts in its own process (started here; queues created in it for the run)
 //   elasticmq  the ElasticMQ at ELASTICMQ_ENDPOINT (default http://127.0.0.1:9324; scripts/sqs-servers.sh start
-//              elasticmq). Its queues are named <prefix>-00000, <prefix>-00001, ... and kept, so the next run (and
+//              elasticmq; past 1,000 queues, one of its own with ELASTICMQ_HEAP=1g, required). Its queues are named <prefix>-00000, <prefix>-00001, ... and kept, so the next run (and
 //              a smaller size) reuses them: CreateQueue of an existing queue with the same attributes is a no-op.
 // Printed per size: ReceiveMessage per idle queue per minute (mean and busiest queue) over --idle-sec, every SQS
 // call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
@@ -58,6 +58,16 @@ if (bad) {
   process.stderr.write(
     'usage: node bench/many-queues.ts [--sizes 100,1000,10000] [--sqs fake,elasticmq] [--concurrency 10] [--idle-sec 60]\n' +
       '                               [--probes 60] [--gap-ms 1000] [--prefix wl-bench-mq] [--create-batch 100] [--cli path]\n',
+  );
+  process.exit(2);
+}
+// 10,000 idle queues ran a shared ElasticMQ (scripts/sqs-servers.sh gives it a 256 MiB heap) out of memory: past
+// 1,000 queues the run wants an instance of its own, named by ELASTICMQ_ENDPOINT.
+if (targets.includes('elasticmq') && Math.max(...sizes) > 1000 && process.env['ELASTICMQ_ENDPOINT'] === undefined) {
+  process.stderr.write(
+    'bench/many-queues.ts: more than 1,000 queues on ElasticMQ need an instance of their own with a larger heap (a 256 MiB one ran out):\n' +
+      '  ELASTICMQ_PORT=9325 ELASTICMQ_HEAP=1g scripts/sqs-servers.sh start elasticmq\n' +
+      '  ELASTICMQ_ENDPOINT=http://127.0.0.1:9325 node bench/many-queues.ts ...\n',
   );
   process.exit(2);
 }
@@ -127,7 +137,7 @@ function row({ sqs, queues, r }: Row): string {
   );
 }
 
-/** The goals for one row, as lines "met"/"MISSED". */
+/** The goals for many idle queues on one small pool, for one row, as lines "met"/"MISSED". */
 function goals({ sqs, queues, r }: Row): string[] {
   const all = Object.values(r.callsPerQueueMinute).reduce((a, b) => a + b, 0);
   const p99 = r.missed > 0 ? Infinity : r.pickupAll.p99;
