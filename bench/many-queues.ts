@@ -130,7 +130,7 @@ function row({ sqs, queues, r }: Row): string {
     .sort((a, b) => b[1] - a[1])
     .map(([op, n]) => `${op} ${fmt(n, 2)}`)
     .join(', ');
-  const pickup = `${fmt(r.pickupAll.p50, 0)} / ${fmt(r.pickupAll.p99, 0)} (${r.pickupAll.n}${r.missed > 0 ? `, ${r.missed} not invoked` : ''})`;
+  const pickup = `${fmt(r.pickupAll.p50, 0)} / ${fmt(r.pickupAll.p99, 0)} (${r.pickupAll.n}${r.missed > 0 ? ` invoked; ${r.missed} not, 60 s after the last send` : ''})`;
   return (
     `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ` +
     `${fmt((r.readyMs ?? NaN) / 1000)} | ${r.idleSockets} | 15 | ${(2 * queues).toLocaleString('en-US')} |`
@@ -145,7 +145,12 @@ function goals({ sqs, queues, r }: Row): string[] {
   const lines: [string, boolean][] = [
     [`ReceiveMessage per idle queue per minute ${fmt(mean(r.receivesPerQueueMinute))} (<= 3)`, mean(r.receivesPerQueueMinute) <= 3],
     [`SQS calls of any kind per idle queue per minute ${fmt(all)} (<= 4)`, all <= 4],
-    [`pickup p99 ${fmt(p99, 0)} ms (<= ${p99Goal})`, p99 <= p99Goal],
+    [
+      r.missed > 0
+        ? `pickup: ${r.missed} of ${r.missed + r.pickupAll.n} probes not invoked within 60 s of the last send (p99 <= ${p99Goal} ms)`
+        : `pickup p99 ${fmt(p99, 0)} ms (<= ${p99Goal})`,
+      p99 <= p99Goal,
+    ],
   ];
   if (queues >= 10_000) {
     lines.push([`peak RSS ${fmt(r.peakRssMiB, 0)} MiB (<= 250)`, r.peakRssMiB <= 250]);
