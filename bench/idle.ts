@@ -12,8 +12,13 @@
 // 2. Pickup after idle: `--messages` messages, one at a time and `--gap-ms` apart (the loops are idle again before
 //    each), round-robin over the queues; send-to-invoke = the Lambda endpoint's arrival time of the Invoke minus
 //    the time just before SendMessage, p50 and p99 per queue and overall (the trigger's published p99: 105 ms).
-// measureIdle() is exported so that bench/fast.ts can print these rows in its combined table.
+// measureIdle() is exported for bench/many-queues.ts, which runs it with hundreds to thousands of existing queues,
+// a pickup queue chosen at random, /readyz timed and the daemon's peak RSS.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -34,21 +39,47 @@ export interface IdleOptions {
   readonly sqsEndpoint: string;
   /** A Lambda endpoint serving FUNCTION_NAME (see startIdleEndpoint). */
   readonly lambda: LambdaEndpoint;
-  readonly queues: number;
+  /** A count: fresh queues, created here and deleted after. A list: queues that exist already (kept). */
+  readonly queues: number | readonly QueueRef[];
   readonly concurrency: number;
   readonly idleSec: number;
   readonly messages: number;
   readonly gapMs: number;
+  /** Which queue each pickup message goes to: in turn (default) or one chosen at random. */
+  readonly pick?: 'round-robin' | 'random';
+  /** Serve --http-port and time start-up to the first /readyz 200. */
+  readonly readyz?: boolean;
+  /** A message not invoked this long after the last send counts as missed (default 60 s). */
+  readonly pickupTimeoutMs?: number;
   /** Extra CLI arguments (e.g. --poll-for); none: the defaults. */
   readonly args?: readonly string[];
+}
+
+export interface QueueRef {
+  readonly name: string;
+  readonly url: string;
 }
 
 export interface IdleResult {
   /** ReceiveMessage calls per queue per minute while every queue was empty, in queue order. */
   readonly receivesPerQueueMinute: readonly number[];
+  /** SQS calls of each kind in the idle window per queue per minute (the mean over the queues). */
+  readonly callsPerQueueMinute: Readonly<Record<string, number>>;
+  /** Invocations during the idle window: more than 0 means some queue was not empty. */
+  readonly idleInvokes: number;
   /** Send-to-invoke per queue, ms. */
   readonly pickup: readonly { readonly p50: number; readonly p99: number; readonly n: number }[];
   readonly pickupAll: { readonly p50: number; readonly p99: number; readonly n: number };
+  /** Pickup messages not invoked within pickupTimeoutMs of the last send. */
+  readonly missed: number;
+  /** From spawn to the first /readyz 200 (with `readyz`), ms. */
+  readonly readyMs: number | undefined;
+  /** From spawn to the "workerless started" line, ms. */
+  readonly startedMs: number;
+  /** The daemon's peak resident set (VmHWM) when it was stopped, MiB. */
+  readonly peakRssMiB: number;
+  /** The daemon's open sockets at the end of the idle window. */
+  readonly idleSockets: number;
 }
 
 /** The Lambda endpoint the measurement invokes: the echo fixture, answering at once. */
@@ -65,12 +96,59 @@ function percentile(values: readonly number[], p: number): number {
 const summary = (values: readonly number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99), n: values.length });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs one build through both phases (idle, then pickup) against fresh queues; stops it with SIGTERM. */
+/** Peak resident set size (VmHWM) of a live process, MiB. */
+function peakRssMiB(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Open sockets of a live process (its file descriptors that are sockets). */
+function socketCount(pid: number): number {
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) n += 1;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Runs one build through both phases (idle, then pickup); stops it with SIGTERM. */
 export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
   const sqs: SQSClient = sqsClient(o.sqsEndpoint);
-  const queues = await Promise.all(Array.from({ length: o.queues }, (_, i) => createQueue(`wl-bench-idle-${i}`, {}, sqs)));
+  const fresh = typeof o.queues === 'number';
+  const queues: readonly QueueRef[] =
+    typeof o.queues === 'number'
+      ? await Promise.all(Array.from({ length: o.queues }, (_, i) => createQueue(`wl-bench-idle-${i}`, {}, sqs)))
+      : o.queues;
   const proxy = await startFaultProxy({ upstream: o.sqsEndpoint });
-  const args = ['--function', FUNCTION_NAME, '--queues', queues.map((q) => q.name).join(','), '--concurrency', String(o.concurrency)];
+  // Past a few hundred names the list goes in a --config file: one argument may hold at most 128 KiB on Linux.
+  const names = queues.map((q) => q.name);
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-idle-'));
+  const config = join(tmp, 'workerless.json');
+  writeFileSync(config, JSON.stringify({ queues: names }));
+  const queueArgs = names.join(',').length > 4096 ? ['--config', config] : ['--queues', names.join(',')];
+  const httpPort = o.readyz ? await freePort() : undefined;
+  const args = [
+    '--function',
+    FUNCTION_NAME,
+    ...queueArgs,
+    '--concurrency',
+    String(o.concurrency),
+    ...(httpPort === undefined ? [] : ['--http-port', String(httpPort)]),
+  ];
+  const spawnedAt = Date.now();
   const child = spawn(
     process.execPath,
     [...shebangNodeFlags(o.cli), o.cli, '--metrics', 'off', '--log-level', 'info', ...args, ...(o.args ?? [])],
@@ -85,50 +163,103 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     },
   );
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  let startedMs = NaN;
+  let tail = '';
+  const onOutput = (d: Buffer) => {
+    const text = d.toString();
+    // Keep the start of the output (for errors) without holding every log line of a long run.
+    if (out.length < 100_000) out += text;
+    if (Number.isNaN(startedMs) && (tail + text).includes('"workerless started"')) startedMs = Date.now() - spawnedAt;
+    tail = text.slice(-64);
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
   try {
-    await until('the daemon to start', () => out.includes('"workerless started"') || child.exitCode !== null, 30_000);
+    let readyMs: number | undefined;
+    if (httpPort !== undefined) {
+      await until(
+        '/readyz to answer 200',
+        async () => {
+          if (child.exitCode !== null) return true;
+          const ok = await fetch(`http://127.0.0.1:${httpPort}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          );
+          if (ok) readyMs = Date.now() - spawnedAt;
+          return ok;
+        },
+        120_000,
+        50,
+      );
+    }
+    await until('the daemon to start', () => !Number.isNaN(startedMs) || child.exitCode !== null, 120_000);
     if (child.exitCode !== null) throw new Error(`${o.cli} exited ${child.exitCode}:\n${out}`);
     await sleep(SETTLE_MS);
+    const invokes0 = o.lambda.invocations.length;
     const from = Date.now();
     await sleep(o.idleSec * 1000);
     const to = Date.now();
-    const receives = proxy.calls('ReceiveMessage').filter((c) => c.at >= from && c.at < to);
-    const receivesPerQueueMinute = queues.map(
-      (q) => (receives.filter((c) => c.queueUrl?.endsWith(`/${q.name}`)).length * 60_000) / (to - from),
-    );
+    const idleInvokes = o.lambda.invocations.length - invokes0;
+    const idleSockets = socketCount(child.pid!);
+    const perMinute = (n: number) => (n * 60_000) / (to - from);
+    const receivesByQueue = new Map<string, number>();
+    const byOperation: Record<string, number> = {};
+    for (const c of proxy.calls()) {
+      if (c.service !== 'sqs' || c.at < from || c.at >= to) continue;
+      byOperation[c.operation] = (byOperation[c.operation] ?? 0) + 1;
+      if (c.operation === 'ReceiveMessage' && c.queueUrl !== undefined) {
+        const name = c.queueUrl.slice(c.queueUrl.lastIndexOf('/') + 1);
+        receivesByQueue.set(name, (receivesByQueue.get(name) ?? 0) + 1);
+      }
+    }
+    const receivesPerQueueMinute = queues.map((q) => perMinute(receivesByQueue.get(q.name) ?? 0));
+    const callsPerQueueMinute = Object.fromEntries(Object.entries(byOperation).map(([op, n]) => [op, perMinute(n) / queues.length]));
 
     const sentAt = new Map<string, { at: number; queue: number }>();
     for (let k = 0; k < o.messages; k++) {
       await sleep(o.gapMs);
-      const queue = k % o.queues;
+      const queue = o.pick === 'random' ? Math.floor(Math.random() * queues.length) : k % queues.length;
       const at = Date.now();
       const sent = await sqs.send(new SendMessageCommand({ QueueUrl: queues[queue]!.url, MessageBody: `pickup-${k}` }));
       sentAt.set(sent.MessageId!, { at, queue });
     }
     const invokedAt = new Map<string, number>();
-    await until(
-      'every message to be invoked',
-      () => {
-        for (const inv of o.lambda.invocations) {
-          for (const r of (inv.payload as { Records?: { messageId: string }[] }).Records ?? []) {
-            if (sentAt.has(r.messageId) && !invokedAt.has(r.messageId)) invokedAt.set(r.messageId, inv.startedAt);
-          }
+    let seen = 0;
+    const pickupTimeoutMs = o.pickupTimeoutMs ?? 60_000;
+    const deadline = Date.now() + pickupTimeoutMs;
+    while (Date.now() < deadline) {
+      for (; seen < o.lambda.invocations.length; seen++) {
+        const inv = o.lambda.invocations[seen]!;
+        for (const r of (inv.payload as { Records?: { messageId: string }[] }).Records ?? []) {
+          if (sentAt.has(r.messageId) && !invokedAt.has(r.messageId)) invokedAt.set(r.messageId, inv.startedAt);
         }
-        return invokedAt.size === sentAt.size;
-      },
-      60_000,
-      100,
-    );
+      }
+      if (invokedAt.size === sentAt.size) break;
+      await sleep(100);
+    }
     const byQueue = queues.map((): number[] => []);
-    for (const [id, { at, queue }] of sentAt) byQueue[queue]!.push(invokedAt.get(id)! - at);
-    return { receivesPerQueueMinute, pickup: byQueue.map(summary), pickupAll: summary(byQueue.flat()) };
+    for (const [id, { at, queue }] of sentAt) {
+      const invoked = invokedAt.get(id);
+      if (invoked !== undefined) byQueue[queue]!.push(invoked - at);
+    }
+    return {
+      receivesPerQueueMinute,
+      callsPerQueueMinute,
+      idleInvokes,
+      pickup: byQueue.map(summary),
+      pickupAll: summary(byQueue.flat()),
+      missed: sentAt.size - invokedAt.size,
+      readyMs,
+      startedMs,
+      peakRssMiB: peakRssMiB(child.pid!),
+      idleSockets,
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('close', r)));
     await proxy.close();
-    await Promise.all(queues.map((q) => deleteQueue(q.url, sqs).catch(() => {})));
+    rmSync(tmp, { recursive: true, force: true });
+    if (fresh) await Promise.all(queues.map((q) => deleteQueue(q.url, sqs).catch(() => {})));
     sqs.destroy();
   }
 }
@@ -139,7 +270,7 @@ export function idleRows(label: string, r: IdleResult): string[] {
   const max = Math.max(...r.receivesPerQueueMinute);
   const pickup = r.pickup.map((p) => `${Math.round(p.p50)}/${Math.round(p.p99)}`).join(' ');
   return [
-    `| ${label} | ${max.toFixed(1)} (${perQueue}) | ${Math.round(r.pickupAll.p50)} | ${Math.round(r.pickupAll.p99)} | ${pickup} | ${r.pickupAll.n} |`,
+    `| ${label} | ${max.toFixed(1)} (${perQueue}) | ${Math.round(r.pickupAll.p50)} | ${Math.round(r.pickupAll.p99)} | ${pickup} | ${r.pickupAll.n}${r.missed > 0 ? ` (${r.missed} not invoked)` : ''} |`,
   ];
 }
 

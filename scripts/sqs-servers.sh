@@ -6,7 +6,7 @@
 #   scripts/sqs-servers.sh stop   [SERVER...]   SIGTERM, wait, then SIGKILL; a no-op when not running
 #   scripts/sqs-servers.sh status [SERVER...]   exit 0 when all run (prints pid and endpoint), 3 when one does not
 # SERVER is elasticmq or moto; none means both. start and stop handle both at once.
-# Environment: ELASTICMQ_PORT (default 9324), MOTO_PORT (default 5055), WORKERLESS_CACHE_DIR (default
+# Environment: ELASTICMQ_PORT (default 9324), ELASTICMQ_HEAP (its -Xmx, default 256m), MOTO_PORT (default 5055), WORKERLESS_CACHE_DIR (default
 # ~/.cache/workerless: ElasticMQ's jars and Maven repository, moto's virtualenv), WORKERLESS_PYTHON (interpreter
 # for the venv, default python3), SQS_SERVERS_START_TIMEOUT_SEC (default 60).
 # The tests find them at ELASTICMQ_ENDPOINT / MOTO_ENDPOINT (default http://127.0.0.1:<port>).
@@ -109,8 +109,9 @@ launch() {
   # setsid: own session and process group, so the caller's Ctrl-C does not reach it and stop can signal the group.
   case "$server" in
     elasticmq)
-      # -Xmx256m: a test server holds a few hundred messages of at most 1 MiB each.
-      setsid java -Dconfig.file="$DEFS_DIR/elasticmq/elasticmq.conf" -Dworkerless.elasticmq.port="$port" -Xmx256m \
+      # -Xmx256m: a test server holds a few hundred messages of at most 1 MiB each. Thousands of queues need more
+      # (10,000 idle ones, bench/many-queues.ts, ran one out of heap): ELASTICMQ_HEAP=1g, on a port of its own.
+      setsid java -Dconfig.file="$DEFS_DIR/elasticmq/elasticmq.conf" -Dworkerless.elasticmq.port="$port" -Xmx"${ELASTICMQ_HEAP:-256m}" \
         -cp "$CACHE_DIR/elasticmq/lib/*" org.elasticmq.server.Main >"$dir/log" 2>&1 </dev/null &
       ;;
     moto)

@@ -10,6 +10,11 @@
 //   POST /_bench/reset {"queue":"q","messages":N,"invokeMs":0,"bodyBytes":64} -> {"url","arn"}
 //   GET  /_bench/stats -> {"received","deleted","invoked","invokedRecords","inFlightInvokes","maxInFlightInvokes",...}
 //
+// bench/many-queues.ts uses it as an SQS endpoint with many queues: CreateQueue (idempotent), SendMessage
+// (wakes a waiting long poll at once), ListQueues (QueueNamePrefix, MaxResults, NextToken) and ListQueueTags
+// (tags given at CreateQueue). Every queue keeps its own long polls, so 10,000 queues each with a poll in flight
+// are 10,000 open requests and 10,000 timers here, nothing more.
+//
 // Queue semantics are what a benchmark needs, not all of SQS: N messages are loaded at reset; a received
 // message is invisible until deleted or released (ChangeMessageVisibility 0); visibility timeouts never
 // expire (a run lasts seconds). ReceiveMessage long-polls: with nothing visible it waits up to WaitTimeSeconds
@@ -42,6 +47,7 @@ interface Waiter {
 
 class FakeQueue {
   readonly name: string;
+  tags: Record<string, string> = {};
   /** Visible messages; `head` avoids shifting the array. */
   visible: FakeMessage[] = [];
   head = 0;
@@ -75,6 +81,11 @@ class FakeQueue {
 
   release(m: FakeMessage): void {
     this.visible.push(m);
+    this.wake();
+  }
+
+  /** Answers waiting long polls while messages are visible. */
+  wake(): void {
     for (const w of this.waiters) {
       if (this.head >= this.visible.length) break;
       this.waiters.delete(w);
@@ -95,6 +106,7 @@ const stats = {
   receiveCalls: 0,
   emptyReceives: 0,
   metricCalls: 0,
+  sent: 0,
 };
 const queues = new Map<string, FakeQueue>();
 let invokeMs = 0;
@@ -150,7 +162,40 @@ function sendMessages(res: ServerResponse, messages: FakeMessage[], attributes: 
 type Input = Record<string, unknown>;
 type Entry = { Id?: string; ReceiptHandle?: string; VisibilityTimeout?: number };
 
+function newMessage(body: string, now: number): FakeMessage {
+  return {
+    id: randomUUID(),
+    body,
+    md5: createHash('md5').update(body).digest('hex'),
+    sentAt: now,
+    receiveCount: 0,
+    firstReceiveAt: 0,
+    receipt: '',
+  };
+}
+
 function sqs(op: string, input: Input, res: ServerResponse): void {
+  if (op === 'CreateQueue') {
+    const name = String(input['QueueName']);
+    if (!/^[\w-]{1,80}$/.test(name)) return sqsError(res, 'InvalidParameterValue', 'InvalidParameterValue', `bad queue name ${name}`);
+    let q = queues.get(name);
+    if (!q) {
+      q = new FakeQueue(name);
+      queues.set(name, q);
+    }
+    q.tags = { ...q.tags, ...((input['tags'] as Record<string, string> | undefined) ?? {}) };
+    return json(res, 200, { QueueUrl: queueUrl(name) });
+  }
+  if (op === 'ListQueues') {
+    // Names in creation order; the token is the index of the next one.
+    const prefix = typeof input['QueueNamePrefix'] === 'string' ? input['QueueNamePrefix'] : '';
+    const max = input['MaxResults'] === undefined ? 1000 : Math.min(1000, Math.max(1, Number(input['MaxResults'])));
+    const names = [...queues.keys()].filter((n) => n.startsWith(prefix));
+    const from = Number(input['NextToken'] ?? 0);
+    const page = names.slice(from, from + max);
+    const more = input['MaxResults'] !== undefined && from + max < names.length;
+    return json(res, 200, { QueueUrls: page.map(queueUrl), ...(more ? { NextToken: String(from + max) } : {}) });
+  }
   if (op === 'GetQueueUrl') {
     const q = queues.get(String(input['QueueName']));
     if (!q) return sqsError(res, 'QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue', 'The specified queue does not exist.');
@@ -168,6 +213,15 @@ function sqs(op: string, input: Input, res: ServerResponse): void {
           ApproximateNumberOfMessagesNotVisible: String(q.inFlight.size),
         },
       });
+    case 'ListQueueTags':
+      return json(res, 200, { Tags: q.tags });
+    case 'SendMessage': {
+      const m = newMessage(String(input['MessageBody']), Date.now());
+      stats.sent += 1;
+      q.visible.push(m);
+      q.wake();
+      return json(res, 200, { MessageId: m.id, MD5OfMessageBody: m.md5 });
+    }
     case 'ReceiveMessage': {
       stats.receiveCalls += 1;
       const max = Math.min(10, Math.max(1, Number(input['MaxNumberOfMessages'] ?? 1)));
@@ -269,18 +323,7 @@ function reset(input: Input, res: ServerResponse): void {
   const q = new FakeQueue(name);
   const pad = 'x'.repeat(Math.max(0, bodyBytes - 24));
   const now = Date.now();
-  for (let i = 0; i < n; i++) {
-    const body = `{"n":${i},"pad":"${pad}"}`;
-    q.visible.push({
-      id: randomUUID(),
-      body,
-      md5: createHash('md5').update(body).digest('hex'),
-      sentAt: now,
-      receiveCount: 0,
-      firstReceiveAt: 0,
-      receipt: '',
-    });
-  }
+  for (let i = 0; i < n; i++) q.visible.push(newMessage(`{"n":${i},"pad":"${pad}"}`, now));
   queues.set(name, q);
   json(res, 200, { url: queueUrl(name), arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}` });
 }

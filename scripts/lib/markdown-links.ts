@@ -17,11 +17,15 @@ export function headingSlug(text: string): string {
     .replace(/ /g, '-');
 }
 
-/** Every anchor the page's headings get; a repeated heading gets `-1`, `-2` ... as on GitHub. */
+/**
+ * Every anchor the page's headings get (a repeated heading gets `-1`, `-2` ... as on GitHub), and those an HTML
+ * `<a id="x">` or `<a name="x">` in the prose sets, which GitHub also scrolls to (for a place inside a paragraph).
+ */
 export function headingAnchors(markdown: string): ReadonlySet<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const { text } of proseLines(markdown)) {
+    for (const a of text.replace(/(`+)[\s\S]*?\1/g, '').matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(a[1] ?? '');
     const heading = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(text);
     if (heading === null) continue;
     const base = headingSlug(heading[1] ?? '');

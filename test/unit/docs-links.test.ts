@@ -95,6 +95,7 @@ describe('the links of the Markdown pages', () => {
         '[ok](#--aws-client-sdk) [ok](../README.md#two-commands) [ok](a.md)',
         '[bad](#nope) [bad](../README.md#not-a-heading) [bad](missing.md) [bad](../../outside.md)',
         '`[code](#not-a-link)` [web](https://example.com/#x)',
+        '<a id="in-prose"></a>A place in a paragraph: [ok](#in-prose) `<a id="in-code">` [bad](#in-code)',
       ].join('\n'),
     };
     const read = (path: string): string | undefined => files[path] ?? readFromDisk(path);
@@ -103,6 +104,7 @@ describe('the links of the Markdown pages', () => {
       'docs/a.md:4: ../README.md#not-a-heading: no heading with that anchor in README.md',
       'docs/a.md:4: missing.md: no such file',
       'docs/a.md:4: ../../outside.md: leaves the repository',
+      'docs/a.md:6: #in-code: no heading with that anchor in docs/a.md',
     ]);
   });
 });

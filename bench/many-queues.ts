@@ -1,0 +1,223 @@
+// Many idle queues behind one small pool, beside Lambda's SQS trigger: for each number of queues, what the daemon
+// pays SQS per idle queue, how fast it picks up a message sent to any one of them, its peak memory and its time to
+// ready. The trigger needs one event source mapping per queue: 15 ReceiveMessage per idle queue per minute (5
+// pollers, 20 s long polls) and a MaximumConcurrency of at least 2 per mapping, so N queues claim 2N concurrency.
+//
+//   npm run build && node bench/many-queues.ts [--sizes 100,1000,10000] [--sqs fake,elasticmq] [--concurrency 10]
+//       [--idle-sec 60] [--probes 60] [--gap-ms 1000] [--prefix wl-bench-mq] [--create-batch 100] [--cli other/dist/src/main.js]
+//       [--create-only]   (only create the queues of the largest size, on --sqs elasticmq, for later runs)
+//
+// Each size runs measureIdle (bench/idle.ts) once: the built CLI with its default --poll-for, --http-port and the
+// queues in a --config file, through the counting proxy, against
+//   fake       bench/fast/fake-aws.ts in its own process (started here; queues created in it for the run)
+//   elasticmq  the ElasticMQ at ELASTICMQ_ENDPOINT (default http://127.0.0.1:9324; scripts/sqs-servers.sh start
+//              elasticmq; past 1,000 queues, one of its own with ELASTICMQ_HEAP=1g, required). Its queues are named <prefix>-00000, <prefix>-00001, ... and kept, so the next run (and
+//              a smaller size) reuses them: CreateQueue of an existing queue with the same attributes is a no-op.
+// Printed per size: ReceiveMessage per idle queue per minute (mean and busiest queue) over --idle-sec, every SQS
+// call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
+// to a queue chosen at random, send -> Invoke p50 / p99 (and any not invoked within 60 s), the daemon's peak RSS
+// (VmHWM), its time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
+import { sqsClient } from '../test/support/aws.ts';
+import { measureIdle, startIdleEndpoint, type IdleResult, type QueueRef } from './idle.ts';
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '100,1000,10000' },
+    sqs: { type: 'string', default: 'fake,elasticmq' },
+    concurrency: { type: 'string', default: '10' },
+    'idle-sec': { type: 'string', default: '60' },
+    probes: { type: 'string', default: '60' },
+    'gap-ms': { type: 'string', default: '1000' },
+    prefix: { type: 'string', default: 'wl-bench-mq' },
+    'create-batch': { type: 'string', default: '100' },
+    cli: { type: 'string' },
+    'create-only': { type: 'boolean', default: false },
+  },
+});
+const sizes = values.sizes.split(',').map(Number);
+const targets = values.sqs.split(',');
+const numbers = {
+  concurrency: Number(values.concurrency),
+  idleSec: Number(values['idle-sec']),
+  probes: Number(values.probes),
+  gapMs: Number(values['gap-ms']),
+  createBatch: Number(values['create-batch']),
+};
+const bad =
+  sizes.some((n) => !(Number.isInteger(n) && n >= 1 && n <= 100_000)) ||
+  targets.some((t) => t !== 'fake' && t !== 'elasticmq') ||
+  Object.values(numbers).some((n) => !(Number.isFinite(n) && n > 0)) ||
+  !/^[\w-]{1,70}$/.test(values.prefix);
+if (bad) {
+  process.stderr.write(
+    'usage: node bench/many-queues.ts [--sizes 100,1000,10000] [--sqs fake,elasticmq] [--concurrency 10] [--idle-sec 60]\n' +
+      '                               [--probes 60] [--gap-ms 1000] [--prefix wl-bench-mq] [--create-batch 100] [--cli path]\n',
+  );
+  process.exit(2);
+}
+// 10,000 idle queues ran a shared ElasticMQ (scripts/sqs-servers.sh gives it a 256 MiB heap) out of memory: past
+// 1,000 queues the run wants an instance of its own, named by ELASTICMQ_ENDPOINT.
+if (targets.includes('elasticmq') && Math.max(...sizes) > 1000 && process.env['ELASTICMQ_ENDPOINT'] === undefined) {
+  process.stderr.write(
+    'bench/many-queues.ts: more than 1,000 queues on ElasticMQ need an instance of their own with a larger heap (a 256 MiB one ran out):\n' +
+      '  ELASTICMQ_PORT=9325 ELASTICMQ_HEAP=1g scripts/sqs-servers.sh start elasticmq\n' +
+      '  ELASTICMQ_ENDPOINT=http://127.0.0.1:9325 node bench/many-queues.ts ...\n',
+  );
+  process.exit(2);
+}
+const CLI = values.cli ?? here('../dist/src/main.js');
+const progress = (text: string) => process.stderr.write(`many-queues: ${text}\n`);
+
+/**
+ * <prefix>-00000 .. <prefix>-(count-1): those ListQueues finds are reused, the rest created, `batch` CreateQueue
+ * calls at a time (10,000 on ElasticMQ: about 40 s; found again: about 1 s).
+ */
+async function ensureQueues(endpoint: string, count: number): Promise<{ queues: QueueRef[]; created: number }> {
+  const sqs = sqsClient(endpoint);
+  try {
+    const found = new Map<string, string>();
+    let token: string | undefined;
+    do {
+      const page = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: `${values.prefix}-`, MaxResults: 1000, NextToken: token }));
+      for (const url of page.QueueUrls ?? []) found.set(url.slice(url.lastIndexOf('/') + 1), url);
+      token = page.NextToken;
+    } while (token !== undefined);
+    const names = Array.from({ length: count }, (_, i) => `${values.prefix}-${String(i).padStart(5, '0')}`);
+    const missing = names.filter((name) => !found.has(name));
+    for (let i = 0; i < missing.length; i += numbers.createBatch) {
+      const batch = missing.slice(i, i + numbers.createBatch);
+      const created = await Promise.all(batch.map((name) => sqs.send(new CreateQueueCommand({ QueueName: name }))));
+      created.forEach((r, k) => found.set(batch[k]!, r.QueueUrl!));
+    }
+    return { queues: names.map((name) => ({ name, url: found.get(name)! })), created: missing.length };
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/** The fake endpoint in its own process (so its CPU is never the daemon's). */
+async function startFake(): Promise<{ endpoint: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [here('./fast/fake-aws.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').once('data', (line: string) => resolve((JSON.parse(line) as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`the fake endpoint exited (${code})`)));
+  });
+  return { endpoint: `http://127.0.0.1:${port}`, child };
+}
+
+interface Row {
+  readonly sqs: string;
+  readonly queues: number;
+  readonly r: IdleResult;
+}
+
+const fmt = (n: number | undefined, digits = 1) =>
+  n === undefined || !Number.isFinite(n)
+    ? '-'
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+function row({ sqs, queues, r }: Row): string {
+  const receives = `${fmt(mean(r.receivesPerQueueMinute))} (max ${fmt(Math.max(...r.receivesPerQueueMinute))})`;
+  const all = Object.values(r.callsPerQueueMinute).reduce((a, b) => a + b, 0);
+  const ops = Object.entries(r.callsPerQueueMinute)
+    .sort((a, b) => b[1] - a[1])
+    .map(([op, n]) => `${op} ${fmt(n, 2)}`)
+    .join(', ');
+  const pickup = `${fmt(r.pickupAll.p50, 0)} / ${fmt(r.pickupAll.p99, 0)} (${r.pickupAll.n}${r.missed > 0 ? ` invoked; ${r.missed} not, 60 s after the last send` : ''})`;
+  return (
+    `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ` +
+    `${fmt((r.readyMs ?? NaN) / 1000)} | ${r.idleSockets} | 15 | ${(2 * queues).toLocaleString('en-US')} |`
+  );
+}
+
+/** The goals for many idle queues on one small pool, for one row, as lines "met"/"MISSED". */
+function goals({ sqs, queues, r }: Row): string[] {
+  const all = Object.values(r.callsPerQueueMinute).reduce((a, b) => a + b, 0);
+  const p99 = r.missed > 0 ? Infinity : r.pickupAll.p99;
+  const p99Goal = queues >= 10_000 ? 250 : 100;
+  const lines: [string, boolean][] = [
+    [`ReceiveMessage per idle queue per minute ${fmt(mean(r.receivesPerQueueMinute))} (<= 3)`, mean(r.receivesPerQueueMinute) <= 3],
+    [`SQS calls of any kind per idle queue per minute ${fmt(all)} (<= 4)`, all <= 4],
+    [
+      r.missed > 0
+        ? `pickup: ${r.missed} of ${r.missed + r.pickupAll.n} probes not invoked within 60 s of the last send (p99 <= ${p99Goal} ms)`
+        : `pickup p99 ${fmt(p99, 0)} ms (<= ${p99Goal})`,
+      p99 <= p99Goal,
+    ],
+  ];
+  if (queues >= 10_000) {
+    lines.push([`peak RSS ${fmt(r.peakRssMiB, 0)} MiB (<= 250)`, r.peakRssMiB <= 250]);
+    lines.push([`ready in ${fmt((r.readyMs ?? NaN) / 1000)} s (<= 30)`, (r.readyMs ?? Infinity) <= 30_000]);
+  }
+  return lines.map(([what, ok]) => `  ${(ok ? 'met' : 'MISSED').padEnd(7)} ${sqs}, ${queues.toLocaleString('en-US')} queues: ${what}`);
+}
+
+const lambda = await startIdleEndpoint();
+const rows: Row[] = [];
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+try {
+  for (const target of targets) {
+    let endpoint: string;
+    let fake: ChildProcess | undefined;
+    if (target === 'fake') {
+      ({ endpoint, child: fake } = await startFake());
+      children.add(fake);
+    } else endpoint = process.env['ELASTICMQ_ENDPOINT'] ?? 'http://127.0.0.1:9324';
+    try {
+      const t0 = Date.now();
+      const { queues: pool, created } = await ensureQueues(endpoint, Math.max(...sizes));
+      progress(`${target}: ${pool.length} queues ${values.prefix}-* ready in ${fmt((Date.now() - t0) / 1000)} s (${created} created)`);
+      if (values['create-only']) continue;
+      for (const size of sizes) {
+        progress(`${target}: ${size} queues, --concurrency ${numbers.concurrency}, ${numbers.idleSec} s idle, ${numbers.probes} probes...`);
+        const r = await measureIdle({
+          cli: CLI,
+          sqsEndpoint: endpoint,
+          lambda,
+          queues: pool.slice(0, size),
+          concurrency: numbers.concurrency,
+          idleSec: numbers.idleSec,
+          messages: numbers.probes,
+          gapMs: numbers.gapMs,
+          pick: 'random',
+          readyz: true,
+        });
+        lambda.reset();
+        if (r.idleInvokes > 0)
+          progress(`${target}, ${size} queues: ${r.idleInvokes} invocations during the idle window (queues not empty)`);
+        rows.push({ sqs: target, queues: size, r });
+        progress(row(rows.at(-1)!));
+      }
+    } finally {
+      if (fake) {
+        fake.kill('SIGTERM');
+        children.delete(fake);
+      }
+    }
+  }
+} finally {
+  await lambda.stop();
+}
+
+if (values['create-only']) process.exit(0);
+console.log(
+  `${CLI}: --concurrency ${numbers.concurrency}, default --poll-for; idle ${numbers.idleSec} s; ` +
+    `${numbers.probes} probes ${numbers.gapMs} ms apart, each to a random queue (send -> Invoke); ${new Date().toISOString()}`,
+);
+console.log(
+  '| SQS | queues | ReceiveMessage per idle queue per minute: mean (busiest) | SQS calls of any kind per queue per minute (by operation) | pickup p50 / p99 ms (probes) | peak RSS MiB | ready s (/readyz 200) | sockets at idle | Lambda trigger: receives per idle queue per minute | trigger: concurrency claimed (MaximumConcurrency >= 2 per queue) |',
+);
+console.log('|---|--:|--:|---|--:|--:|--:|--:|--:|--:|');
+for (const r of rows) console.log(row(r));
+console.log('goals:');
+for (const r of rows) for (const line of goals(r)) console.log(line);
