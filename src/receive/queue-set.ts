@@ -125,6 +125,15 @@ export class QueueSet {
   }
 }
 
+/** `prefix tenant- and tag workerless=payments`. */
+export function describeSelector(selector: QueueSelector): string {
+  const parts = [
+    ...(selector.prefix !== undefined ? [`prefix ${selector.prefix}`] : []),
+    ...(selector.tag !== undefined ? [`tag ${selector.tag.key}=${selector.tag.value}`] : []),
+  ];
+  return parts.join(' and ');
+}
+
 /** Whether the queue's tags carry the selector's tag with its value (keys and values are case-sensitive in SQS). */
 export function matches(tag: { readonly key: string; readonly value: string }, tags: Readonly<Record<string, string>>): boolean {
   return Object.hasOwn(tags, tag.key) && tags[tag.key] === tag.value;
