@@ -150,8 +150,8 @@ export class QueueDiscovery {
     }
   }
 
-  /** The log line and the counts of a change (also the start-up's, for the queues found then). */
-  report(found: Discovered, metrics: MetricsSink = noopMetrics): void {
+  /** The log line and the counts of a change; `atStart`: the queues the start-up found (all counted as added). */
+  report(found: Discovered, metrics: MetricsSink = noopMetrics, atStart = false): void {
     const dims = (change: string) => ({ Function: this.#deps.functionName, Change: change });
     if (found.added.length > 0)
       metrics.record({
@@ -176,7 +176,7 @@ export class QueueDiscovery {
         added: found.added.slice(0, NAMES_LOGGED),
         removed: found.removed.slice(0, NAMES_LOGGED),
       },
-      "the route's queues changed; queues that left settle what they have in flight",
+      atStart ? 'queues found' : "the route's queues changed; queues that left settle what they have in flight",
     );
   }
 }

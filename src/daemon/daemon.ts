@@ -103,7 +103,7 @@ export async function runDaemon(
       const dispatcher = dispatchers[i]!;
       // The tags' limits of the queues found at start-up (--queue-options holds the rest).
       dispatcher.setQueues(discovery.found.queues, discovery.found.tagLimits);
-      discovery.finder.report(discovery.found, metrics.sink);
+      discovery.finder.report(discovery.found, metrics.sink, true);
       work.push(discovery.finder.run(dispatcher, stop.signal, metrics.sink));
     });
     if (config.temporal) {

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, UntagQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { bodies, messageCounts, sendMessages, sqsClient } from '../support/aws.ts';
-import type { CliRun } from '../support/cli.ts';
+import { awsTestEnv, bodies, messageCounts, sendMessages, sqsClient } from '../support/aws.ts';
+import { runCli, type CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon, problems } from '../support/daemon.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type InvocationRecord, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
@@ -155,4 +155,29 @@ describe('queues found by prefix or tag, against LocalStack, ElasticMQ and moto'
       });
     });
   }
+
+  it('workerless check (LocalStack) lists what a prefix matches, and fails when it matches nothing', async () => {
+    await ensureSqsServer(sqsServers()[0]!);
+    const sqs = sqsClient();
+    const prefix = `wl-chk-${randomUUID().slice(0, 8)}-`;
+    const urls = [await create(sqs, `${prefix}a`), await create(sqs, `${prefix}b`)];
+    try {
+      const check = async (p: string) => {
+        const run = runCli(
+          ['check', '--function', 'record', '--queues-prefix', p, '--metrics', 'off'],
+          awsTestEnv({ lambdaEndpoint: endpoint.url }),
+        );
+        const { code } = await run.exited;
+        return { code, first: run.stdout().split('\n')[0] };
+      };
+      assert.deepEqual(await check(prefix), { code: 0, first: `ok   queues by prefix ${prefix} (2 found: ${prefix}a, ${prefix}b)` });
+      assert.deepEqual(await check(`${prefix}none`), {
+        code: 1,
+        first: `FAIL queues by prefix ${prefix}none: matches no queue: a run starts with a warning and receives nothing until a matching queue appears`,
+      });
+    } finally {
+      for (const url of urls) await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
+      sqs.destroy();
+    }
+  });
 });
