@@ -71,10 +71,19 @@ export class QueueHealth {
     return at;
   }
 
-  /** Whether at least one queue is not backing off after a failed receive. */
+  /**
+   * Whether at least one queue is not backing off after a failed receive; true without any queue (a route whose
+   * prefix or tag matches nothing yet is waiting, not failing).
+   */
   get anyHealthy(): boolean {
     const now = this.#deps.now();
-    return this.#health.some((h) => !h.retired && h.retryAt <= now);
+    let any = false;
+    for (const h of this.#health) {
+      if (h.retired) continue;
+      if (h.retryAt <= now) return true;
+      any = true;
+    }
+    return !any;
   }
 
   /**

@@ -48,6 +48,7 @@ describe('Receiver.setQueues', () => {
     const pass = receiver.next(stop.signal);
     await flush();
     assert.equal(source.calls.length, 0, 'no queue: no receive');
+    assert.equal(receiver.anyHealthy, true, 'no queue is waiting, not failing: /readyz stays ready');
     mock.timers.tick(1_000);
     assert.equal(await pass, undefined, 'the loop looks again a second later');
     const m = message();
