@@ -419,8 +419,11 @@ export class Receiver {
       this.#slots.set(i, allLimits[i], now);
     });
     this.#opts = { ...this.#opts, queues: all, limits: allLimits };
-    // A retired queue weighs nothing: it is drawn last, and skipped as never due.
-    this.#list = { mode: this.#opts.orderMode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
+    // A retired queue weighs nothing: it is drawn last, and skipped as never due. Equal weights are a random
+    // order, as in --queues, and drawn in O(n) where a weighted draw is O(n^2): thousands of found queues.
+    const equal = queues.every((q) => q.weight === queues[0]?.weight);
+    const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
+    this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
     // Idle loops poll the queues that joined.
     this.#pollIdle();
   }

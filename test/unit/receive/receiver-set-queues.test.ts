@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import { Receiver, type ReceiverOptions } from '../../../src/receive/receiver.ts';
+import { drawOrder } from '../../../src/receive/queue-order.ts';
 import type { EntryFailure, MessageSource, ReceiveOptions, ResolvedQueue } from '../../../src/core/queue.ts';
 import { message, queue, recordingLogger } from '../../support/factories.ts';
 
@@ -111,5 +112,20 @@ describe('Receiver.setQueues', () => {
     source.calls.length = 0;
     const again = await receiver.next(stop.signal);
     assert.equal(again?.queue.name, 'a', 'a took its index (and a free slot) back');
+  });
+
+  it('found queues of equal weight are drawn in a random order (O(n), where a weighted draw is O(n^2)), as in --queues', async () => {
+    const { source, receiver, stop } = setup();
+    source.respond = () => [];
+    const many = Array.from({ length: 10_000 }, (_, i) => queue(`q-${i}`));
+    receiver.setQueues(many, []);
+    await receiver.next(stop.signal);
+    const shorts = source.calls.filter((c) => c.waitSec === 0).map((c) => c.queue);
+    assert.equal(shorts.length, 10_000, 'every queue read once with a short receive');
+    const specs = many.map((q) => ({ ref: q.name, weight: 1 }));
+    const random = drawOrder({ mode: 'random', queues: specs }, () => 0.5).map((i) => specs[i]!.ref);
+    const weighted = drawOrder({ mode: 'weighted', queues: specs }, () => 0.5).map((i) => specs[i]!.ref);
+    assert.notDeepEqual(random, weighted);
+    assert.deepEqual(shorts, random);
   });
 });
