@@ -7,7 +7,7 @@ import type { FunctionInvoker } from '../core/function-invoker.ts';
 import type { MetricsPublisher } from '../operator/metrics/cloudwatch.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { AWS_METRICS } from '../core/telemetry/metric-names.ts';
-import type { MessageSender, MessageSource, QueueLookup } from '../core/queue.ts';
+import type { MessageSender, MessageSource, QueueDirectory, QueueLookup } from '../core/queue.ts';
 
 /**
  * Which client carries the SQS and Lambda calls of a run (ReceiveMessage, DeleteMessageBatch,
@@ -22,7 +22,7 @@ export interface AwsAdapters {
   /** Where the calls go (resolved at start-up by the SDK's rules); with `sdk` the clients resolve the same. */
   readonly endpoints: AwsEndpoints;
   /** The queues: receive, delete, change visibility, resolving them at start-up, and a failure destination's SendMessage. */
-  readonly sqs: MessageSource & QueueLookup & MessageSender;
+  readonly sqs: MessageSource & QueueLookup & QueueDirectory & MessageSender;
   /** Invoke and the start-up DryRun of a function. */
   invoker(functionName: string): FunctionInvoker;
   /** PutMetricData (CloudWatch metrics, the check's datum), built on first use: only `--metrics on` needs it. */

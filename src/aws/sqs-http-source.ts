@@ -8,11 +8,13 @@ import { CallDeadlines, joinPath, type SignedHttp } from './signed-http.ts';
 import {
   CALL_DEADLINE_MS,
   DESTINATION_DEADLINE_MS,
+  LIST_QUEUES_PAGE_MAX,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
   type MessageSource,
   type OutgoingMessage,
+  type QueueDirectory,
   type QueueLookup,
   type ReceiptEntry,
   type ReceiveOptions,
@@ -32,7 +34,7 @@ import {
  * - the MD5OfBody check of every received message (an "Invalid MD5 checksum" error, as the SDK throws);
  * - Message objects of the SDK's shape (BinaryValue as bytes), so payloads are built exactly as before.
  */
-export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender {
+export class SqsHttpSource implements MessageSource, QueueLookup, QueueDirectory, MessageSender {
   readonly #http: SignedHttp;
   /** The configured endpoint, or undefined to send each call to its queue URL's host. */
   readonly #endpoint: URL | undefined;
@@ -117,6 +119,39 @@ export class SqsHttpSource implements MessageSource, QueueLookup, MessageSender 
       JSON.stringify({ QueueUrl: url, AttributeNames: names }),
     );
     return (out['Attributes'] as Record<string, string> | undefined) ?? {};
+  }
+
+  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]> {
+    const urls: string[] = [];
+    let token: string | undefined;
+    do {
+      const input = JSON.stringify({
+        ...(prefix !== undefined ? { QueueNamePrefix: prefix } : {}),
+        MaxResults: LIST_QUEUES_PAGE_MAX,
+        ...(token !== undefined ? { NextToken: token } : {}),
+      });
+      // Each page under its own deadline: 10,000 queues are ten pages.
+      const out = await this.#serviceCall('ListQueues', signal, input);
+      const page = out['QueueUrls'];
+      if (Array.isArray(page)) for (const url of page) if (typeof url === 'string') urls.push(url);
+      token = typeof out['NextToken'] === 'string' && out['NextToken'] !== '' ? out['NextToken'] : undefined;
+    } while (token !== undefined);
+    return urls;
+  }
+
+  async queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>> {
+    const out = await this.#call(url, 'ListQueueTags', CALL_DEADLINE_MS, signal, JSON.stringify({ QueueUrl: url }));
+    return (out['Tags'] as Record<string, string> | undefined) ?? {};
+  }
+
+  /** A call without a queue URL (ListQueues), to the configured or regional endpoint, under CALL_DEADLINE_MS. */
+  async #serviceCall(operation: string, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+    const deadline = this.#deadlines.start(CALL_DEADLINE_MS, signal);
+    try {
+      return await this.#attempts(this.#serviceUrl, operation, deadline.signal, body);
+    } finally {
+      deadline.clear();
+    }
   }
 
   /** Each queue URL's host, parsed once (the dispatcher uses a handful of queues). */

@@ -3,6 +3,8 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListQueuesCommand,
+  ListQueueTagsCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   type Message,
@@ -14,11 +16,13 @@ import { messageAttributesOf } from './destination-send.ts';
 import {
   CALL_DEADLINE_MS,
   DESTINATION_DEADLINE_MS,
+  LIST_QUEUES_PAGE_MAX,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
   type MessageSource,
   type OutgoingMessage,
+  type QueueDirectory,
   type QueueLookup,
   type ReceiptEntry,
   type ReceiveOptions,
@@ -29,7 +33,7 @@ import {
  * MessageSource and QueueLookup on the AWS SDK's SQSClient (`--aws-client sdk`). Only loaded on that path:
  * the SDK client costs tens of MiB of memory that the lean path (sqs-http-source.ts) does without.
  */
-export class SqsSdkSource implements MessageSource, QueueLookup, MessageSender {
+export class SqsSdkSource implements MessageSource, QueueLookup, QueueDirectory, MessageSender {
   readonly #client: SQSClient;
 
   constructor(client: SQSClient) {
@@ -110,6 +114,29 @@ export class SqsSdkSource implements MessageSource, QueueLookup, MessageSender {
     } catch (err) {
       throw new AwsCallError('GetQueueAttributes', classifyAwsError(err, signal));
     }
+  }
+
+  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]> {
+    const urls: string[] = [];
+    let token: string | undefined;
+    do {
+      const command = new ListQueuesCommand({
+        ...(prefix !== undefined ? { QueueNamePrefix: prefix } : {}),
+        MaxResults: LIST_QUEUES_PAGE_MAX,
+        ...(token !== undefined ? { NextToken: token } : {}),
+      });
+      // Each page under its own deadline: 10,000 queues are ten pages.
+      const out = await this.#call('ListQueues', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+      urls.push(...(out.QueueUrls ?? []));
+      token = out.NextToken !== undefined && out.NextToken !== '' ? out.NextToken : undefined;
+    } while (token !== undefined);
+    return urls;
+  }
+
+  async queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>> {
+    const command = new ListQueueTagsCommand({ QueueUrl: url });
+    const out = await this.#call('ListQueueTags', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
+    return out.Tags ?? {};
   }
 
   /** Runs one call under its deadline and classifies what it throws, once, here at the boundary. */

@@ -13,6 +13,7 @@ import { AwsCallError, classifyAwsError } from '../core/errors.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
 import type { Config } from '../config/config.ts';
 import { resolveQueue } from '../aws/resolve-queues.ts';
+import { findQueues } from '../aws/queue-discovery.ts';
 
 export interface CheckAdapters extends CheckPorts {
   /** Releases the clients' sockets. */
@@ -25,6 +26,10 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
   return {
     endpoints: { lambda: endpointName(endpoints.lambda.url), cloudwatch: endpointName(endpoints.cloudwatch.url) },
     resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal, endpoints.sqs),
+    async findQueues(selector, signal) {
+      const { found, unreadable } = await findQueues((await aws).sqs, selector, signal);
+      return { found: found.map((q) => q.name), unreadable };
+    },
     dryRun: async (functionName, signal, params) => (await aws).invoker(functionName).dryRun(signal, params),
     async functionConfiguration(functionName, qualifier, signal) {
       const [{ GetFunctionConfigurationCommand }, lambda] = await Promise.all([import('@aws-sdk/client-lambda'), (await aws).sdk.lambda()]);

@@ -1,5 +1,6 @@
 import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
+import type { QueueSelector } from '../receive/queue-set.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
@@ -38,6 +39,11 @@ export interface CheckPorts {
   /** Resolves one queue exactly as a run does; throws a QueueResolveError (or StartupError) when it cannot. */
   /** The queue with its own visibility timeout (check.ts applies the route's --visibility-timeout). */
   resolveQueue(spec: QueueSpec, signal: AbortSignal): Promise<ResolvedQueue>;
+  /**
+   * The queues a --queues-prefix or --queues-tag matches now, by name, and those whose tags could not be read;
+   * throws an AwsCallError when ListQueues fails.
+   */
+  findQueues(selector: QueueSelector, signal: AbortSignal): Promise<{ found: string[]; unreadable: string[] }>;
   /** An InvocationType DryRun Invoke of the function, with what it carries (the tenant of a tenant-isolated function). */
   dryRun(functionName: string, signal: AbortSignal, params?: InvokeParams): Promise<InvokeResult>;
   /**

@@ -8,6 +8,8 @@
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
+import { describeSelector, type QueueSelector } from '../receive/queue-set.ts';
+import { discoveryFailure, discoveryLine } from './discovery-check.ts';
 import { queueNameOf, type ResolvedQueue } from '../core/queue.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
@@ -40,7 +42,8 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   const queueSpecs = config.routes.flatMap((route) => route.queues.queues.map((spec) => ({ spec, route })));
   const loads = functionLoads(config.routes);
 
-  const [queues, routeFns, temporalFn, reserved, metrics, temporal] = await Promise.all([
+  const [found, queues, routeFns, temporalFn, reserved, metrics, temporal] = await Promise.all([
+    Promise.all(config.routes.flatMap((route) => (route.discovery ? [checkDiscovery(ports, route.discovery, deadline())] : []))),
     Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline()))),
     Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline, dryRunParams(route)))),
     config.temporal ? checkFunctionDryRun(ports, 'Temporal worker function', config.temporal.functionName, deadline()) : undefined,
@@ -60,6 +63,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     return concurrencyLine(fn, load, config.replicas, reserved[i]!, dryRunFailed, ports.endpoints?.lambda);
   });
   const results = [
+    ...found,
     ...mergeUnreachable(queues.map((q) => q.result)),
     // Each function's configuration line after its DryRun line (never merged: only an unreachable service is).
     ...mergeUnreachable([
@@ -118,6 +122,18 @@ async function checkQueue(
     return { result: { name, ok: true, detail: `${q.url}, fifo: ${q.fifo ? 'yes' : 'no'}, ${visibility}` }, resolved: q };
   } catch (err) {
     return { result: queueResolveVerdict(spec.ref, err) };
+  }
+}
+
+/** What a route's --queues-prefix or --queues-tag matches now (src/check/discovery-check.ts). */
+async function checkDiscovery(ports: CheckPorts, selector: QueueSelector, signal: AbortSignal): Promise<CheckResult> {
+  try {
+    const { found, unreadable } = await ports.findQueues(selector, signal);
+    return discoveryLine(describeSelector(selector), found, unreadable);
+  } catch (err) {
+    const line = discoveryFailure(describeSelector(selector), err);
+    const at = line.indexOf(': ');
+    return { name: line.slice(0, at), ok: false, detail: line.slice(at + 2) };
   }
 }
 

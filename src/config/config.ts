@@ -122,7 +122,7 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
     temporal: resolveTemporalConfig(r),
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
-  if (!r.has('queues') && !r.has('routes') && !r.has('temporal-task-queues')) {
+  if (!r.has('queues') && !r.has('queues-prefix') && !r.has('queues-tag') && !r.has('routes') && !r.has('temporal-task-queues')) {
     r.problem(
       'nothing to do: --queues (with --function), routes in the --config file, or --temporal-task-queues (with --temporal-function) is required (env WORKERLESS_QUEUES, WORKERLESS_TEMPORAL_TASK_QUEUES)',
     );

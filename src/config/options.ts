@@ -107,6 +107,14 @@ const HOST_PATTERN = /^([A-Za-z0-9.-]{1,253}|[0-9A-Fa-f:.]{2,45})$/;
 /** Comma-separated host names, each optionally with a leading dot (a domain and every name under it), or `*`. */
 const ALLOWED_HOSTS_PATTERN = /^\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?)(\s*,\s*(\*|\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?))*\s*$/;
 const NAME_EQUALS_N = '`name=N,...`';
+/** A queue name's characters (CreateQueue: alphanumerics, hyphens and underscores, up to 80), for a name prefix. */
+const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
+/**
+ * `key=value` under SQS's tag rules (Amazon SQS cost allocation tags): keys up to 128 and values up to 256
+ * characters of Unicode letters, digits, white space and _ . : / = + - @, and no key starting with `aws:`. The
+ * key ends at the first `=`.
+ */
+const QUEUE_TAG_PATTERN = /^(?!aws:)[\p{L}\p{N}\s_.:/+\-@]{1,128}=[\p{L}\p{N}\s_.:/=+\-@]{0,256}$/u;
 
 export const CORE_OPTIONS = [
   {
@@ -130,6 +138,40 @@ export const CORE_OPTIONS = [
     doc: 'names or full queue URLs; see [Priority](#priority)',
     required: 'unless Temporal spillover',
     valuesText: '`a,b,c`, `a:3,b:1`',
+  },
+  {
+    flag: 'queues-prefix',
+    group: SQS,
+    ownToRoute: true,
+    kind: 'string',
+    pattern: QUEUE_PREFIX_PATTERN,
+    mismatch: "must be 1 to 80 letters, digits, hyphens or underscores (a queue name's characters)",
+    describe: 'Find the queues instead of listing them: every queue whose name starts with this (re-read every --queues-refresh)',
+    doc: 'the queues whose names start with this, found with ListQueues and re-read every `--queues-refresh`; instead of `--queues`; see [Queues found, not listed](#queues-found-not-listed)',
+    valuesText: '`tenant-`',
+  },
+  {
+    flag: 'queues-tag',
+    group: SQS,
+    ownToRoute: true,
+    kind: 'string',
+    pattern: QUEUE_TAG_PATTERN,
+    mismatch:
+      'must be key=value: a key of 1 to 128 and a value of up to 256 letters, digits, spaces or _ . : / + - @ (= in the value too), the key not starting with aws:',
+    describe:
+      'Find the queues instead of listing them: every queue with this tag (with --queues-prefix: among its queues); weight and limits from workerless:* tags',
+    doc: 'the queues carrying this tag, with their weight and limits from their `workerless:weight`, `workerless:max-concurrency`, `workerless:min-concurrency` and `workerless:rate` tags; instead of `--queues`, with `--queues-prefix` among its queues; see [Queues found, not listed](#queues-found-not-listed)',
+    valuesText: '`workerless=payments`',
+  },
+  {
+    flag: 'queues-refresh',
+    group: SQS,
+    kind: 'duration',
+    minMs: 1_000,
+    maxMs: 3_600_000,
+    default: 60_000,
+    describe: 'How often --queues-prefix and --queues-tag are re-read (ListQueues); the tags of queues already found every 10 refreshes',
+    doc: "how often the queues of `--queues-prefix` and `--queues-tag` are listed again (one ListQueues a page of 1,000); a new queue's tags are read when it appears, every queue's every 10 refreshes; see [Queues found, not listed](#queues-found-not-listed)",
   },
   {
     flag: 'concurrency',

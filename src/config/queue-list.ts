@@ -59,3 +59,9 @@ function splitWeight(entry: string): { ref: string; weightText?: string } {
   if (after.includes('/')) return { ref: entry };
   return { ref: before.trim(), weightText: after.trim() };
 }
+
+/** The `--queues-tag` value (its form checked by the option's pattern): the key up to the first `=`, the value after it. */
+export function parseQueueTag(text: string): { key: string; value: string } {
+  const at = text.indexOf('=');
+  return { key: text.slice(0, at), value: text.slice(at + 1) };
+}

@@ -5,7 +5,8 @@ import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import { OPTIONS, ROUTE_GROUPS, flagOf, type Flag, type OptionDef } from './options.ts';
 import { resolveBatchWindowMs } from './batch-window-rules.ts';
 import { resolveDurable } from './durable-rules.ts';
-import { parseQueueList } from './queue-list.ts';
+import { parseQueueList, parseQueueTag } from './queue-list.ts';
+import type { QueueSelector } from '../receive/queue-set.ts';
 import type { QueueList } from '../receive/queue-order.ts';
 import { queueNameOf } from '../core/queue.ts';
 import { parseTenantSource } from '../invoke/tenant-split.ts';
@@ -42,7 +43,7 @@ export function resolveRoutes(r: OptionsWithDefaults): RouteConfig[] {
   const list = r.structured('routes');
   if (list === undefined) {
     if (r.has('routes')) return []; // invalid JSON, reported by structured()
-    if (!r.has('queues')) {
+    if (!namesQueues(r)) {
       r.reject('function', 'is only used with --queues (none given)');
       resolveRoute(r); // the route options given without queues are still checked
       return [];
@@ -120,17 +121,26 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
     for (const p of parsed.problems) r.problem(p);
     queues = parsed.list;
   }
+  const discovery = resolveDiscovery(r);
+  if (discovery !== undefined) {
+    if (r.has('queues')) r.problem('--queues cannot be used with --queues-prefix or --queues-tag: list the queues, or find them');
+    // Found queues are drawn by weight: 1 each unless a workerless:weight tag says otherwise (equal weights: random).
+    else queues = { mode: 'weighted', queues: [] };
+  }
   if (where !== undefined) {
     if (!r.has('function')) r.problem(`${where} needs a function`);
-    if (!r.has('queues')) r.problem(`${where} needs queues`);
-  } else if (r.has('queues') && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
+    if (!namesQueues(r)) r.problem(`${where} needs queues`);
+  } else if (namesQueues(r) && !r.has('function')) r.problem('--function is required with --queues (env WORKERLESS_FUNCTION)');
   const concurrency = r.read('concurrency');
   const batchSize = r.read('batch-size');
-  const delivery = resolveDeliveryConfig(r, queues, concurrency);
+  // Found queues are not known yet: queue-options may name any queue.
+  const delivery = resolveDeliveryConfig(r, discovery === undefined ? queues : undefined, concurrency);
   const tenantText = r.read('tenant-id-from');
   const settings: Omit<RouteConfig, 'durable'> = {
     functionName: functionName ?? '',
     queues: queues ?? { mode: 'strict', queues: [] },
+    discovery,
+    queuesRefreshMs: r.read('queues-refresh'),
     concurrency,
     pollForSec: r.read('poll-for'),
     sleepSec: r.read('sleep'),
@@ -150,6 +160,20 @@ function resolveRoute(r: OptionsWithDefaults, where?: string): RouteConfig | und
   // After the others: its rules are about their values, which are reported first when invalid.
   const route: RouteConfig = { ...settings, durable: resolveDurable(r, settings) };
   return functionName !== undefined && queues !== undefined ? Object.freeze(route) : undefined;
+}
+
+/** Whether the route names its queues: listed (--queues) or found (--queues-prefix, --queues-tag). */
+function namesQueues(r: OptionsWithDefaults): boolean {
+  return r.has('queues') || r.has('queues-prefix') || r.has('queues-tag');
+}
+
+/** --queues-prefix and --queues-tag; undefined when neither is given (or the one given is invalid, reported by read()). */
+function resolveDiscovery(r: OptionsWithDefaults): QueueSelector | undefined {
+  if (!r.has('queues-prefix') && !r.has('queues-tag')) return undefined;
+  const prefix = r.read('queues-prefix');
+  const tagText = r.read('queues-tag');
+  if (prefix === undefined && tagText === undefined) return undefined;
+  return { prefix, tag: tagText === undefined ? undefined : parseQueueTag(tagText) };
 }
 
 /**

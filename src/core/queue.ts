@@ -108,6 +108,24 @@ export interface QueueLookup {
 }
 
 /**
+ * The SQS calls that find a route's queues by name prefix or tag (src/aws/queue-discovery.ts). Each call has
+ * its own deadline; failures are thrown as a classified AwsCallError, as every MessageSource call is.
+ */
+export interface QueueDirectory {
+  /**
+   * ListQueues with QueueNamePrefix (undefined: every queue), every page (MaxResults 1000, NextToken): the queue URLs.
+   * Without MaxResults SQS returns at most 1,000 URLs and no NextToken (ListQueues API reference), so a prefix
+   * matching more would silently lose the rest.
+   */
+  listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]>;
+  /** ListQueueTags: the queue's tags (ListQueueTags API reference). */
+  queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>>;
+}
+
+/** ListQueues returns at most this many URLs a page (MaxResults 1-1000, ListQueues API reference). */
+export const LIST_QUEUES_PAGE_MAX = 1_000;
+
+/**
  * The deadline of one SendMessage or Publish to a failure destination, the SDK's retries (3 attempts) inside it.
  * Neither the SendMessage (SQS) nor the Publish (SNS) API reference bounds how long a call can take, so the
  * clients' own limits say when an answer is not coming: the AWS CLI and botocore give up reading after 60 s

@@ -98,6 +98,15 @@ export async function runDaemon(
     logStarted(logger, config, routes, tracer !== undefined);
     dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer));
     const work = dispatchers.map((d) => d.run(stop.signal));
+    // Routes whose queues are found, not listed: re-read every --queues-refresh, changed live (src/aws/queue-discovery.ts).
+    routes.forEach(({ discovery }, i) => {
+      if (discovery === undefined) return;
+      const dispatcher = dispatchers[i]!;
+      // The tags' limits of the queues found at start-up (--queue-options holds the rest).
+      dispatcher.setQueues(discovery.found.queues, discovery.found.tagLimits);
+      discovery.finder.report(discovery.found, metrics.sink, true);
+      work.push(discovery.finder.run(dispatcher, stop.signal, metrics.sink));
+    });
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
       const { runTemporalSpillover } = await import('../temporal/spillover.ts');

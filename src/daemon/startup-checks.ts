@@ -3,6 +3,9 @@ import type { AwsAdapters } from '../aws/adapters.ts';
 import type { AwsEndpoints } from '../aws/endpoints.ts';
 import type { ServiceEndpoint } from '../aws/endpoints.ts';
 import { resolveQueue } from '../aws/resolve-queues.ts';
+import { QueueDiscovery, type Discovered } from '../aws/queue-discovery.ts';
+import { monotonicNow } from '../util/clock.ts';
+import { discoveryFailure } from '../check/discovery-check.ts';
 import { mustPass } from '../check/check-line.ts';
 import { queueResolveVerdict } from '../check/queue-resolve.ts';
 import type { QueueLookup } from '../core/queue.ts';
@@ -21,6 +24,8 @@ export interface CheckedRoute {
   readonly route: RouteConfig;
   readonly queues: ResolvedQueue[];
   readonly invoker: FunctionInvoker;
+  /** With --queues-prefix or --queues-tag: what the start-up found, and what re-reads it while the route runs. */
+  readonly discovery?: { readonly finder: QueueDiscovery; readonly found: Discovered } | undefined;
 }
 
 /**
@@ -44,10 +49,13 @@ export async function runStartupChecks(
   // Each route's queues and function, checked before anything is received.
   const routes = await Promise.all(
     config.routes.map(async (route) => {
-      const queues = await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs);
+      const discovery = route.discovery && (await discoverQueues(route, aws, startup, logger));
+      const queues =
+        discovery?.found.queues.slice() ??
+        (await resolveQueues(aws.sqs, route.queues.queues, route.visibilityTimeoutSec, startup, endpoints.sqs));
       const invoker = aws.invoker(route.functionName);
       await checkFunction(invoker, route.functionName, startup, 'function', lambdaEndpoint, dryRunParams(route));
-      return { route, queues, invoker };
+      return { route, queues, invoker, discovery };
     }),
   );
   checkFailureDestinations(routes);
@@ -63,6 +71,40 @@ export async function runStartupChecks(
   if (spillFn !== undefined)
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
+}
+
+/**
+ * A route's queues found by prefix or tag, once. A failed ListQueues stops the start (as a queue that cannot be
+ * resolved does); a selector that matches nothing is a warning, and the route waits for a queue to appear.
+ */
+async function discoverQueues(
+  route: RouteConfig,
+  aws: AwsAdapters,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<{ finder: QueueDiscovery; found: Discovered }> {
+  const finder = new QueueDiscovery(route.discovery!, route.queuesRefreshMs, {
+    directory: aws.sqs,
+    lookup: aws.sqs,
+    logger: logger.child({ component: 'discovery', function: route.functionName }),
+    functionName: route.functionName,
+    visibilityTimeoutSec: route.visibilityTimeoutSec,
+    now: monotonicNow,
+  });
+  let found: Discovered;
+  try {
+    found = await finder.refresh(signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new StartupError(discoveryFailure(finder.described, err));
+  }
+  if (found.queues.length === 0) {
+    logger.warn(
+      { function: route.functionName, selector: finder.described, refreshMs: route.queuesRefreshMs },
+      'no queue matches; the route receives nothing until one appears (re-read every --queues-refresh)',
+    );
+  }
+  return { finder, found };
 }
 
 /**

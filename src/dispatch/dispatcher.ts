@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../core/queue.ts';
+import type { QueueLimit } from '../receive/queue-limits.ts';
 import { ids } from '../settle/receipts.ts';
 import { VisibilityLease } from '../settle/visibility-lease.ts';
 import { processBatch, type Batch } from './batch.ts';
@@ -54,6 +55,20 @@ export class Dispatcher {
         return inFlight.map((b) => ({ queue: b.queue.name, messageIds: ids(b.lease.messages) }));
       },
     };
+  }
+
+  /**
+   * The route's queues from now on, while it runs (queues found by prefix or tag, src/aws/queue-discovery.ts):
+   * queues that joined are received from, queues that left are no longer received from, and what is in flight for
+   * them settles as it would have. `tagLimits`: limits read from a queue's tags, by name; --queue-options wins
+   * for a queue it names.
+   */
+  setQueues(queues: readonly ResolvedQueue[], tagLimits: ReadonlyMap<string, QueueLimit> = new Map()): void {
+    this.#parts.visibility.setQueues(queues);
+    this.#parts.receiver.setQueues(
+      queues,
+      queues.map((q) => this.#opts.queueOptions?.get(q.name) ?? tagLimits.get(q.name)),
+    );
   }
 
   async run(stop: AbortSignal): Promise<void> {

@@ -51,7 +51,10 @@ function failureRoutes(options: DispatcherOptions): {
 } {
   const own = (queue: ResolvedQueue) => options.queueOptions?.get(queue.name);
   return {
-    any: options.queues.some((q) => (own(q)?.failureDestination ?? options.failureDestination) !== undefined),
+    // Whatever the queues: a route's queues may change while it runs (Dispatcher.setQueues).
+    any:
+      options.failureDestination !== undefined ||
+      [...(options.queueOptions?.values() ?? [])].some((o) => o.failureDestination !== undefined),
     of: (queue, maxReceiveCount) => {
       const destination = own(queue)?.failureDestination ?? options.failureDestination;
       const maxAttempts = allowedReceives(maxReceiveCount, own(queue)?.maxAttempts ?? options.maxAttempts);

@@ -67,6 +67,30 @@ export class QueueVisibility {
     ];
   }
 
+  /**
+   * The route's queues from now on (Dispatcher.setQueues): a queue that joined is re-read from the next refresh
+   * with what it was resolved with; one that left is no longer re-read. A queue that stays keeps what was read.
+   */
+  setQueues(queues: readonly ResolvedQueue[]): void {
+    const byName = new Map([...this.#current.keys()].map((q) => [q.name, q]));
+    const next = new Set(queues.map((q) => q.name));
+    for (const [name, queue] of byName) {
+      if (next.has(name)) continue;
+      this.#current.delete(queue);
+      this.#maxReceives.delete(queue);
+    }
+    for (const queue of queues) {
+      const before = byName.get(queue.name);
+      if (before === queue) continue;
+      this.#current.set(queue, before !== undefined ? this.timeoutSec(before) : queue.visibilityTimeoutSec);
+      this.#maxReceives.set(queue, before !== undefined ? this.maxReceiveCount(before) : queue.maxReceiveCount);
+      if (before !== undefined) {
+        this.#current.delete(before);
+        this.#maxReceives.delete(before);
+      }
+    }
+  }
+
   /** The maxReceiveCount of the queue's RedrivePolicy as last read; undefined: it has none. */
   maxReceiveCount(queue: ResolvedQueue): number | undefined {
     return this.#maxReceives.has(queue) ? this.#maxReceives.get(queue) : queue.maxReceiveCount;

@@ -2,6 +2,7 @@ import type { AdaptiveConcurrency } from '../invoke/concurrency-limit.ts';
 import type { DurableMode } from '../invoke/durable-event.ts';
 import type { TenantSource } from '../invoke/tenant-split.ts';
 import type { QueueList } from '../receive/queue-order.ts';
+import type { QueueSelector } from '../receive/queue-set.ts';
 import type { FailureDestination } from '../settle/failure-destination.ts';
 import type { RetryBackoff } from '../settle/retry-backoff.ts';
 import type { DeleteMode } from '../settle/settle-chunk.ts';
@@ -23,8 +24,12 @@ import type { QueueOptions } from './queue-options.ts';
 export interface RouteConfig {
   /** --function. */
   readonly functionName: string;
-  /** --queues. */
+  /** --queues; with `discovery`, empty and weighted (each found queue's weight from its tag, 1 without). */
   readonly queues: QueueList;
+  /** --queues-prefix and --queues-tag: the queues are found and re-read while the route runs; undefined: --queues lists them. */
+  readonly discovery: QueueSelector | undefined;
+  /** --queues-refresh, in milliseconds: how often `discovery` lists the queues again. */
+  readonly queuesRefreshMs: number;
   /** --concurrency: worker loops. */
   readonly concurrency: number;
   /** --poll-for. */

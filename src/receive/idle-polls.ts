@@ -67,6 +67,13 @@ export class IdlePolls {
     this.#order = this.#inFlight.map((_, i) => i);
   }
 
+  /** A queue joined the route (Receiver.setQueues): it takes the next index, last in the order for a poll. */
+  addQueue(): void {
+    this.#inFlight.push(false);
+    this.#restUntil.push(0);
+    this.#order = [...this.#order, this.#inFlight.length - 1];
+  }
+
   /** Members waiting now. */
   get members(): number {
     return this.#members.size;

@@ -25,6 +25,8 @@ interface Health {
   failures: number;
   retryAt: number;
   since: number;
+  /** The queue left the route (Receiver.setQueues): never received from again, unless it comes back. */
+  retired: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ interface Health {
  * It also counts the receives on their way, for quiet().
  */
 export class QueueHealth {
-  readonly #queues: readonly ResolvedQueue[];
+  readonly #queues: ResolvedQueue[];
   readonly #deps: QueueHealthDeps;
   readonly #health: Health[];
   /** Receives on their way, and what waits for there to be none (quiet()). */
@@ -41,25 +43,47 @@ export class QueueHealth {
   readonly #quietWaiters: (() => void)[] = [];
 
   constructor(queues: readonly ResolvedQueue[], deps: QueueHealthDeps) {
-    this.#queues = queues;
+    this.#queues = [...queues];
     this.#deps = deps;
-    this.#health = queues.map(() => ({ failures: 0, retryAt: 0, since: 0 }));
+    this.#health = queues.map(() => ({ failures: 0, retryAt: 0, since: 0, retired: false }));
   }
 
-  /** When queue `index` may be received from again (0: now). */
+  /**
+   * Queue `index` is `queue` from now on (a new index: a queue that joined the route), or left the route
+   * (`retired`): a retired queue is never due, so it is never drawn, polled or received from again.
+   */
+  set(index: number, queue: ResolvedQueue, retired: boolean): void {
+    this.#queues[index] = queue;
+    const health = (this.#health[index] ??= { failures: 0, retryAt: 0, since: 0, retired });
+    health.retired = retired;
+  }
+
+  /** When queue `index` may be received from again (0: now; Infinity: it left the route). */
   retryAt(index: number): number {
-    return this.#health[index]!.retryAt;
+    const health = this.#health[index]!;
+    return health.retired ? Infinity : health.retryAt;
   }
 
-  /** When the first queue's back-off ends. */
+  /** When the first queue's back-off ends (Infinity: the route has no queue now). */
   firstRetryAt(): number {
-    return Math.min(...this.#health.map((h) => h.retryAt));
+    let at = Infinity;
+    for (const h of this.#health) if (!h.retired && h.retryAt < at) at = h.retryAt;
+    return at;
   }
 
-  /** Whether at least one queue is not backing off after a failed receive. */
+  /**
+   * Whether at least one queue is not backing off after a failed receive; true without any queue (a route whose
+   * prefix or tag matches nothing yet is waiting, not failing).
+   */
   get anyHealthy(): boolean {
     const now = this.#deps.now();
-    return this.#health.some((h) => h.retryAt <= now);
+    let any = false;
+    for (const h of this.#health) {
+      if (h.retired) continue;
+      if (h.retryAt <= now) return true;
+      any = true;
+    }
+    return !any;
   }
 
   /**

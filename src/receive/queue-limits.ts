@@ -94,16 +94,21 @@ export class TokenBucket {
  */
 export const EMPTY_GRACE_MS = 1_000;
 
+/** Whether a limit is set: without any, the slots are not counted at all. */
+function hasLimit(l: QueueLimit): boolean {
+  return l.maxConcurrency !== undefined || (l.minConcurrency ?? 0) > 0 || l.ratePerSec !== undefined;
+}
+
 /** The slots of every queue (index = the queue's position in --queues) for `concurrency` loops. */
 export class QueueSlots {
-  readonly #limits: readonly QueueLimit[];
+  readonly #limits: QueueLimit[];
   readonly #concurrency: number;
   readonly #buckets: (TokenBucket | undefined)[];
   readonly #held: number[];
   /** Batches of each queue that parked their slot while they wait. */
   readonly #parked: number[];
   readonly #emptyUntil: number[];
-  readonly #active: boolean;
+  #active: boolean;
 
   constructor(limits: readonly (QueueLimit | undefined)[], concurrency: number, now: number) {
     this.#limits = limits.map((l) => l ?? {});
@@ -112,7 +117,25 @@ export class QueueSlots {
     this.#held = this.#limits.map(() => 0);
     this.#parked = this.#limits.map(() => 0);
     this.#emptyUntil = this.#limits.map(() => 0);
-    this.#active = this.#limits.some((l) => l.maxConcurrency !== undefined || (l.minConcurrency ?? 0) > 0 || l.ratePerSec !== undefined);
+    this.#active = this.#limits.some(hasLimit);
+  }
+
+  /**
+   * Queue `i` has this limit from now on (`i` one past the last: a queue that joined the route; `undefined`: none,
+   * as for a queue that left it). Its loops held and parked are kept, and its token bucket while its rate stays.
+   */
+  set(i: number, limit: QueueLimit | undefined, now: number): void {
+    const next = limit ?? {};
+    const before = this.#limits[i];
+    this.#limits[i] = next;
+    this.#held[i] ??= 0;
+    this.#parked[i] ??= 0;
+    this.#emptyUntil[i] ??= 0;
+    if (before === undefined || before.ratePerSec !== next.ratePerSec || before.burst !== next.burst) {
+      this.#buckets[i] = next.ratePerSec !== undefined ? new TokenBucket(next.ratePerSec, next.burst ?? 1, now) : undefined;
+    }
+    // Once on, counting stays on: a batch that took no slot while it was off gives back none (release() stops at 0).
+    this.#active ||= hasLimit(next);
   }
 
   /** Whether any limit is configured (without limits every method is a pass-through). */

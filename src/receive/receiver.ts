@@ -77,9 +77,11 @@ type IdleEnd = { kind: 'received'; received: Received } | { kind: 'pass' } | { k
  * (see SqsSdkSource), so no loop waits on a hung call for longer than the poll plus a margin.
  */
 export class Receiver {
-  readonly #opts: ReceiverOptions;
+  #opts: ReceiverOptions;
   readonly #deps: ReceiverDeps;
-  readonly #list: QueueList;
+  #list: QueueList;
+  /** Each queue's index, by name: stable for the receiver's life (setQueues). */
+  readonly #byName: Map<string, number>;
   readonly #health: QueueHealth;
   readonly #slots: QueueSlots;
   /** Loops waiting for a slot to be released; each release wakes one, which looks again. */
@@ -97,8 +99,8 @@ export class Receiver {
   #recheck: NodeJS.Timeout | undefined;
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps) {
-    if (options.queues.length === 0) throw new Error('Receiver needs at least one queue');
     this.#opts = options;
+    this.#byName = new Map(options.queues.map((q, i) => [q.name, i]));
     this.#deps = deps;
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
     this.#health = new QueueHealth(options.queues, deps);
@@ -117,7 +119,7 @@ export class Receiver {
    */
   settled(queue: ResolvedQueue, parked = false): void {
     if (!this.#slots.active) return;
-    const index = this.#opts.queues.indexOf(queue);
+    const index = this.#indexOf(queue);
     if (index < 0) return;
     this.#slots.release(index, true, this.#deps.now(), parked);
     this.#handOver(index);
@@ -128,7 +130,7 @@ export class Receiver {
    * (src/receive/queue-limits.ts says why and how many may wait).
    */
   park(queue: ResolvedQueue): void {
-    const index = this.#opts.queues.indexOf(queue);
+    const index = this.#indexOf(queue);
     if (!this.#slots.active || index < 0) return;
     this.#slots.park(index);
     this.#handOver(index);
@@ -136,7 +138,7 @@ export class Receiver {
 
   /** A parked batch takes its queue's slot back before its next attempt, ahead of new receives; never aborted. */
   async unpark(queue: ResolvedQueue): Promise<void> {
-    const index = this.#opts.queues.indexOf(queue);
+    const index = this.#indexOf(queue);
     if (!this.#slots.active || index < 0) return;
     const line = this.#unparkLines[index]!;
     if (line.size === 0 && this.#slots.unpark(index)) return;
@@ -191,7 +193,9 @@ export class Receiver {
     const now = this.#deps.now();
     const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health.retryAt(i) <= now);
     if (drawn.length === 0) {
-      await sleep(this.#health.firstRetryAt() - now, stop);
+      const retryAt = this.#health.firstRetryAt();
+      // No queue at all (every one left the route): look again as a loop at its limits does.
+      await sleep(retryAt === Infinity ? LIMIT_RECHECK_MS : retryAt - now, stop);
       return undefined;
     }
     const order = this.#slots.prioritise(drawn, now);
@@ -378,9 +382,54 @@ export class Receiver {
     stop: AbortSignal,
     visibilityTimeoutSec = this.#visibilityOf(queue),
   ): Promise<Message[] | undefined> {
-    const index = this.#opts.queues.indexOf(queue);
+    const index = this.#indexOf(queue);
     if (index < 0 || this.#health.retryAt(index) > this.#deps.now()) return undefined;
     return this.#health.receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: stop });
+  }
+
+  /**
+   * The route's queues change while it runs (queues found by prefix or tag; `limits` by position in `queues`). A
+   * queue keeps its index, and with it its health, slots and idle poll, for the receiver's life: what is in flight
+   * for a queue that left (a receive, a poll, a batch holding its slot) ends as it would have, and a queue that
+   * comes back takes its index back. A queue that left is retired: never drawn, polled or received from again,
+   * and its limits reserve no loop. A retired queue costs its index's few entries, so a route that sees N
+   * distinct queues over its life keeps N.
+   */
+  setQueues(queues: readonly ResolvedQueue[], limits: readonly (QueueLimit | undefined)[]): void {
+    const now = this.#deps.now();
+    const all = [...this.#opts.queues];
+    const allLimits = all.map((_, i) => this.#opts.limits?.[i]);
+    const current = new Set<number>();
+    queues.forEach((queue, k) => {
+      let i = this.#byName.get(queue.name);
+      if (i === undefined) {
+        i = all.push(queue) - 1;
+        this.#byName.set(queue.name, i);
+        this.#unparkLines.push(new WaitQueue());
+        this.#idle.addQueue();
+      }
+      all[i] = queue;
+      allLimits[i] = limits[k];
+      current.add(i);
+    });
+    all.forEach((queue, i) => {
+      const active = current.has(i);
+      if (!active) allLimits[i] = undefined;
+      this.#health.set(i, queue, !active);
+      this.#slots.set(i, allLimits[i], now);
+    });
+    this.#opts = { ...this.#opts, queues: all, limits: allLimits };
+    // A retired queue weighs nothing: it is drawn last, and skipped as never due. Equal weights are a random
+    // order, as in --queues, and drawn in O(n) where a weighted draw is O(n^2): thousands of found queues.
+    const equal = queues.every((q) => q.weight === queues[0]?.weight);
+    const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
+    this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
+    // Idle loops poll the queues that joined.
+    this.#pollIdle();
+  }
+
+  #indexOf(queue: ResolvedQueue): number {
+    return this.#byName.get(queue.name) ?? -1;
   }
 
   #visibilityOf(queue: ResolvedQueue): number {

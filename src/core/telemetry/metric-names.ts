@@ -240,6 +240,14 @@ export const FUNCTION_METRICS = {
     labels: ['function'],
     help: '1 while the function is paused as unusable (access denied, deleted, KMS, update in progress)',
   }),
+  queueSetChanges: def({
+    cloudwatch: 'QueueSetChangeCount',
+    prometheus: 'workerless_queue_set_changes_total',
+    kind: 'counter',
+    unit: 'Count',
+    labels: ['function', 'change'],
+    help: 'Queues found by --queues-prefix or --queues-tag that joined (change="added") or left (change="removed") the route',
+  }),
 } as const;
 
 /** AWS API calls (dimensions Service, Operation, Outcome: ok, throttled, retryable, fatal). */

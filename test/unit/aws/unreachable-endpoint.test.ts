@@ -62,6 +62,7 @@ describe('unreachable endpoints are named', () => {
     const r = resolveConfig(collectOptions(['--function', 'f', '--queues', 'a,b'], env, OPTIONS).raw, env);
     assert.ok(r.ok);
     const ports: CheckPorts = {
+      findQueues: async () => ({ found: [], unreadable: [] }),
       resolveQueue: (spec) => resolveQueue(unreachable, spec, undefined, undefined, regional),
       dryRun: notFound,
       // Lambda's reads fail as its DryRun did, which already says so: no line of their own.

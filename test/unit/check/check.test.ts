@@ -38,6 +38,7 @@ const stats = (backlog: number) => ({ workflow: { backlog }, activity: { backlog
 /** Every port succeeds unless overridden. */
 function ports(overrides: Partial<CheckPorts> = {}): CheckPorts {
   return {
+    findQueues: async () => ({ found: [], unreadable: [] }),
     resolveQueue: async (spec) => ({
       name: spec.ref,
       url: `http://sqs/${spec.ref}`,

@@ -37,6 +37,7 @@ const lookup: QueueLookup = {
 /** `workerless check`'s line for the function, the DryRun answering `outcome`. */
 async function checkLine(c: Config, outcome: InvokeResult, sent: (InvokeParams | undefined)[]): Promise<string> {
   const ports: CheckPorts = {
+    findQueues: async () => ({ found: [], unreadable: [] }),
     resolveQueue: async (spec) => ({
       name: spec.ref,
       url: 'u',

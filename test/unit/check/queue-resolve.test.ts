@@ -56,6 +56,7 @@ describe('a queue that cannot be resolved: one line for workerless check and the
       const r = resolveConfig(collectOptions(['--function', 'f', '--queues', 'jobs', '--metrics', 'off'], env, OPTIONS).raw, env);
       assert.ok(r.ok);
       const ports: CheckPorts = {
+        findQueues: async () => ({ found: [], unreadable: [] }),
         resolveQueue: (spec, signal) => resolveQueue(lookup, spec, undefined, signal, SQS),
         dryRun: async () => ok(),
         functionConfiguration: () => Promise.reject(new Error('unused')),

@@ -48,6 +48,8 @@ describe('configuration', () => {
       {
         functionName: 'my-fn',
         queues: { mode: 'strict', queues: [{ ref: 'a', weight: 1 }] },
+        discovery: undefined,
+        queuesRefreshMs: 60_000,
         concurrency: 10,
         pollForSec: 20,
         sleepSec: 0,

@@ -141,19 +141,6 @@ describe('Receiver', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
   afterEach(() => mock.timers.reset());
 
-  it('needs at least one queue', () => {
-    assert.throws(
-      () =>
-        new Receiver(options({ queues: [] }), {
-          source: new ReceiveSource(),
-          logger: recordingLogger().logger,
-          random: highest,
-          now: Date.now,
-        }),
-      /at least one queue/,
-    );
-  });
-
   describe('order', () => {
     it('strict: short receives on every queue in order, then one long poll', async () => {
       const { source, receiver, stop } = setup({ batchSize: 7, visibilityTimeoutSec: 45 });
