@@ -65,10 +65,19 @@ export async function runDaemon(
       'open-file limit below what the AWS sockets may need: AWS calls can fail with EMFILE; raise it (ulimit -n) or lower --concurrency',
     );
   }
+  const dispatchers: Dispatcher[] = [];
+  // The queues the routes receive from now (found by prefix or tag, they change), for the metrics' per-queue policy.
+  const queueCount = () => (dispatchers.length > 0 ? dispatchers.reduce((n, d) => n + d.queueCount, 0) : totalQueues(config.routes));
   // The HTTP server starts before the start-up checks, so /readyz says "starting" while they run.
   const ops =
     config.httpPort !== undefined
-      ? new (await import('../operator/operations.ts')).Operations(config, logger.child({ component: 'http' }), proc.version, recentErrors)
+      ? new (await import('../operator/operations.ts')).Operations(
+          config,
+          logger.child({ component: 'http' }),
+          proc.version,
+          recentErrors,
+          queueCount,
+        )
       : undefined;
   try {
     await ops?.start(fds.httpMaxConnections);
@@ -77,7 +86,6 @@ export async function runDaemon(
     proc.tell(`cannot listen on ${config.httpHost}:${config.httpPort}: ${typeof code === 'string' ? code : String(err)}`);
     return EXIT_FAILURE;
   }
-  const dispatchers: Dispatcher[] = [];
   const beginShutdown = handleShutdown(proc, config, logger, ops, dispatchers);
 
   // Receive, delete, visibility, Invoke, the start-up checks and PutMetricData go through the lean signed-HTTP
@@ -94,7 +102,7 @@ export async function runDaemon(
     const routes = await runStartupChecks(config, endpoints, aws, lambdaEndpoint, stop, logger);
     if (stop.signal.aborted) return EXIT_OK;
 
-    const metrics = await startMetrics(config, aws, logger, ops);
+    const metrics = await startMetrics(config, aws, logger, ops, queueCount);
     logStarted(logger, config, routes, tracer !== undefined);
     dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer));
     const work = dispatchers.map((d) => d.run(stop.signal));
@@ -170,6 +178,7 @@ async function startMetrics(
   aws: AwsAdapters,
   logger: Logger,
   ops: Operations | undefined,
+  queueCount: () => number,
 ): Promise<{ readonly sink: MetricsSink; finish(): Promise<void> }> {
   const cloudwatchMetrics = config.metricsEnabled
     ? new (await import('../operator/metrics/cloudwatch.ts')).CloudWatchMetrics(
@@ -177,7 +186,7 @@ async function startMetrics(
         logger.child({ component: 'metrics' }),
         {
           namespace: config.metricsNamespace,
-          queueSeries: new QueueSeries({ mode: config.metricsPerQueue, queueCount: () => totalQueues(config.routes) }),
+          queueSeries: new QueueSeries({ mode: config.metricsPerQueue, queueCount }),
         },
       )
     : undefined;

@@ -29,12 +29,14 @@ export class Dispatcher {
   readonly #parts: DispatcherParts;
   /** The batch each loop holds, by loop: a slot per loop, not a Set (docs/performance.md, "Garbage the data path no longer makes"). */
   readonly #inFlight: (Batch | undefined)[];
+  #queueCount: number;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
+    this.#queueCount = options.queues.length;
     this.#inFlight = Array.from({ length: options.concurrency }, () => undefined);
     this.#parts = assembleParts(options, deps, this.#drainOver.signal);
   }
@@ -64,11 +66,17 @@ export class Dispatcher {
    * for a queue it names.
    */
   setQueues(queues: readonly ResolvedQueue[], tagLimits: ReadonlyMap<string, QueueLimit> = new Map()): void {
+    this.#queueCount = queues.length;
     this.#parts.visibility.setQueues(queues);
     this.#parts.receiver.setQueues(
       queues,
       queues.map((q) => this.#opts.queueOptions?.get(q.name) ?? tagLimits.get(q.name)),
     );
+  }
+
+  /** How many queues the route receives from now (the metrics' per-queue policy counts them). */
+  get queueCount(): number {
+    return this.#queueCount;
   }
 
   async run(stop: AbortSignal): Promise<void> {

@@ -41,14 +41,19 @@ export class Operations {
   #stopping = false;
   #server: HttpServerHandle | undefined;
 
-  constructor(config: Config, logger: Logger, version: string, recentErrors?: RecentErrors) {
+  /** `queueCount`: the routes' queues now (they change when found by prefix or tag); by default the configured ones. */
+  constructor(
+    config: Config,
+    logger: Logger,
+    version: string,
+    recentErrors?: RecentErrors,
+    queueCount: () => number = () => totalQueues(config.routes),
+  ) {
     this.#config = config;
     this.#log = logger;
     this.#version = version;
     // The count is read again with each datum, so a route whose queues change while running switches the mode.
-    this.prometheus = new PrometheusMetrics(
-      new QueueSeries({ mode: config.metricsPerQueue, queueCount: () => totalQueues(config.routes) }),
-    );
+    this.prometheus = new PrometheusMetrics(new QueueSeries({ mode: config.metricsPerQueue, queueCount }));
     this.status = new StatusRecorder({
       queues: config.routes.flatMap((route) => route.queues.queues.map((q) => queueNameOf(q.ref))),
       ...(recentErrors ? { recentErrors } : {}),

@@ -363,3 +363,17 @@ describe('Dispatcher', () => {
     );
   });
 });
+
+describe('Dispatcher.queueCount', () => {
+  it('follows setQueues, so the metrics per queue switch to aggregated when discovery finds more than their bound', async () => {
+    const { dispatcher, stop, running } = setup([queue('a'), queue('b')]);
+    assert.equal(dispatcher.queueCount, 2);
+    const found = Array.from({ length: 250 }, (_, i) => queue(`tenant-${i}`));
+    dispatcher.setQueues(found);
+    assert.equal(dispatcher.queueCount, 250);
+    dispatcher.setQueues(found.slice(0, 3));
+    assert.equal(dispatcher.queueCount, 3);
+    stop.abort();
+    await running;
+  });
+});
