@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
+import { pollBudget, routePolls } from './poll-budget.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
 import { totalLoops, type Config } from '../config/config.ts';
@@ -51,13 +52,25 @@ export async function runDaemon(
     for (const p of err.problems) proc.tell(describeProblem(p));
     return EXIT_USAGE;
   }
-  const maxSocketsPerHost = socketsPerHost(totalLoops(config.routes));
+  const loops = totalLoops(config.routes);
+  const maxSocketsPerHost = socketsPerHost(loops);
+  const openFileLimit = readOpenFileLimit();
+  // One idle long poll per queue, as far as the open-file limit allows (src/daemon/poll-budget.ts).
+  const queueCount = idleQueues(config.routes);
+  const polls = pollBudget({ openFileLimit, loops, queues: queueCount, httpServer: config.httpPort !== undefined });
+  const sqsSockets = socketsPerHost(loops, polls);
   // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
-    openFileLimit: readOpenFileLimit(),
-    awsSockets: awsSocketCeiling(maxSocketsPerHost),
+    openFileLimit,
+    awsSockets: awsSocketCeiling(sqsSockets, maxSocketsPerHost),
     httpServer: config.httpPort !== undefined,
   });
+  if (polls < queueCount) {
+    logger.warn(
+      { openFileLimit, queues: queueCount, polls },
+      'open-file limit below one long poll per queue: the idle queues take turns for a poll, and a message may wait up to --poll-for; raise it (ulimit -n)',
+    );
+  }
   if (fds.shortfall) {
     logger.warn(
       fds.shortfall,
@@ -83,6 +96,7 @@ export async function runDaemon(
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
   const aws = await createAwsAdapters(config.awsClient, config, endpoints, {
     maxSockets: maxSocketsPerHost,
+    sqsMaxSockets: sqsSockets,
     metrics: ops?.prometheus,
     logger,
   });
@@ -95,7 +109,7 @@ export async function runDaemon(
 
     const metrics = await startMetrics(config, aws, logger, ops);
     logStarted(logger, config, routes, tracer !== undefined);
-    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer));
+    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer, { budget: polls, queues: queueCount }));
     const work = dispatchers.map((d) => d.run(stop.signal));
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
@@ -206,6 +220,11 @@ function logStarted(logger: Logger, config: Config, routes: readonly CheckedRout
   );
 }
 
+/** The queues the routes long-poll when idle (a route with --poll-for 0 sends no poll). */
+function idleQueues(routes: Config['routes']): number {
+  return routes.reduce((sum, route) => sum + (route.pollForSec > 0 ? route.queues.queues.length : 0), 0);
+}
+
 /** One Dispatcher per route, over the route's checked queues and function. */
 function createDispatchers(
   config: Config,
@@ -214,6 +233,7 @@ function createDispatchers(
   sink: MetricsSink,
   logger: Logger,
   tracer: OtelDispatchTracer | undefined,
+  polls: { readonly budget: number; readonly queues: number },
 ): Dispatcher[] {
   // One sender for every route; SNS's client is loaded on the first record for a topic.
   const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
@@ -226,6 +246,7 @@ function createDispatchers(
           queues,
           orderMode: route.queues.mode,
           drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
+          maxPolls: routePolls(polls.budget, route.pollForSec > 0 ? queues.length : 0, polls.queues),
         },
         {
           source: new SharedReceiveSource(new OneAtATimeSource(aws.sqs, { logger: logger.child({ component: 'receive' }) })),
