@@ -35,8 +35,9 @@ export type ReceiverOptions = {
   /** Idle polls in flight at most (the socket budget's share of this route); default: one per queue. */
   readonly maxPolls?: number | undefined;
   /**
-   * Whether the polls start with the first pass (default) or when the first loop goes idle (its pass read every
-   * queue first): the unit tests of a pass turn it off.
+   * Whether the polls start with the first pass instead of when the first loop goes idle (default): a start-up
+   * pass of every loop then reads no queue, but what the polls bring first is served in the order they answer,
+   * not strictly in the queues' order (the first pass of a strict route must read the highest queue first).
    */
   readonly pollsFromStart?: boolean | undefined;
   /** Batches that may wait for a loop before no new poll is sent (src/receive/ready-set.ts); default `concurrency`. */
@@ -226,9 +227,9 @@ export class Receiver<L = unknown> {
   async next(stop: AbortSignal, onIdle?: () => void): Promise<Received<L> | undefined> {
     const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
-    // The polls start with the first pass: from then on every queue that may be polled has one, so a pass reads
-    // only the queues without (hot, resting, or beyond the poll budget), not a thousand idle ones per loop.
-    if (pollForSec > 0 && this.#opts.pollsFromStart !== false && this.#idleStop === undefined && !stop.aborted) {
+    // Once a loop went idle every queue that may be polled has a poll, so a pass reads only the queues without one
+    // (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the first pass.
+    if (pollForSec > 0 && this.#opts.pollsFromStart === true && this.#idleStop === undefined && !stop.aborted) {
       this.#watchStop(stop);
       this.#pollIdle();
     }

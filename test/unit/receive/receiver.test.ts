@@ -85,14 +85,12 @@ const transient = () => callError('retryable', 'InternalError');
 const missing = () => callError('fatal', 'QueueDoesNotExist');
 
 function options(overrides: Partial<ReceiverOptions> = {}): ReceiverOptions {
-  // Most tests here are about a pass: the polls start once a loop goes idle (the daemon starts them with the first pass).
   return {
     queues: [queue('a'), queue('b'), queue('c')],
     orderMode: 'strict',
     batchSize: 10,
     pollForSec: 20,
     sleepSec: 0,
-    pollsFromStart: false,
     ...overrides,
   };
 }
