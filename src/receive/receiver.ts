@@ -35,9 +35,8 @@ export type ReceiverOptions = {
   /** Idle polls in flight at most (the socket budget's share of this route); default: one per queue. */
   readonly maxPolls?: number | undefined;
   /**
-   * Whether the polls start with the first pass instead of when the first loop goes idle (default): a start-up
-   * pass of every loop then reads no queue, but what the polls bring first is served in the order they answer,
-   * not strictly in the queues' order (the first pass of a strict route must read the highest queue first).
+   * Whether the polls start with the route's first pass (the daemon's way: the other loops' start-up passes then
+   * read no polled queue) instead of when the first loop goes idle (default, for the tests of a pass).
    */
   readonly pollsFromStart?: boolean | undefined;
   /** Batches that may wait for a loop before no new poll is sent (src/receive/ready-set.ts); default `concurrency`. */
@@ -228,8 +227,12 @@ export class Receiver<L = unknown> {
     const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
     // Once a loop went idle every queue that may be polled has a poll, so a pass reads only the queues without one
-    // (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the first pass.
+    // (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the route's first pass,
+    // which still reads every queue in order (a strict route serves its highest queue first from the start): the
+    // other loops' start-up passes then read none, not a thousand queues each.
+    let first = false;
     if (pollForSec > 0 && this.#opts.pollsFromStart === true && this.#idleStop === undefined && !stop.aborted) {
+      first = true;
       this.#watchStop(stop);
       this.#pollIdle();
     }
@@ -252,7 +255,7 @@ export class Receiver<L = unknown> {
         continue;
       }
       // A queue with a poll in flight has nothing to read: its poll answers the moment a message arrives.
-      if (this.#idle.covered(index) || this.#health.retryAt(index) > this.#deps.now()) continue;
+      if ((!first && this.#idle.covered(index)) || this.#health.retryAt(index) > this.#deps.now()) continue;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
       const messages = (await this.#health.receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
