@@ -18,8 +18,12 @@ import { until } from '../support/factories.ts';
 
 const QUEUES = 1_000;
 const CONCURRENCY = 10;
-/** Start-up is not idle cost. */
-const SETTLE_MS = 2_000;
+/**
+ * Start-up is not idle cost: the route's first pass reads each queue once with a short receive, one after the
+ * other, which takes 2-4 s with 1,000 queues on a loaded 2-core machine (a 2 s settle left 300-400 of them in
+ * the window on ElasticMQ: 3.54 a queue a minute instead of 2-3).
+ */
+const SETTLE_MS = 5_000;
 const WINDOW_MS = 40_000;
 /**
  * One poll per queue per 20 s is 3 a minute; a 40 s window holds the starts of two or three polls per queue.
@@ -116,7 +120,8 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
         );
         assert.ok(perMinute <= MAX_PER_QUEUE_MINUTE, `${perMinute.toFixed(2)} per queue a minute`);
         assert.ok(max <= MAX_IN_WINDOW, `a queue had ${max} receives in the window`);
-        assert.ok(open <= QUEUES, `at most one poll open per queue, ${open} open`);
+        // One poll per queue, and at most a receive per loop beside them.
+        assert.ok(open <= QUEUES + CONCURRENCY, `at most one poll open per queue, ${open} open`);
 
         assert.equal(await stopDaemon(run), 0, run.stderr());
       } finally {
