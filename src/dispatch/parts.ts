@@ -101,7 +101,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   });
   const gate = new FunctionGate({ logger: log, random, now });
   const receiver = new Receiver<VisibilityLease>(
-    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue), maxPolls: options.maxPolls, pollsFromStart: true },
+    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue), maxPolls: options.maxPolls },
     {
       source: deps.source,
       logger: log,

@@ -47,6 +47,8 @@ export class IdlePolls {
   readonly #uncovered = new Set<number>();
   /** Queues whose last receive was full: read by passes, not polled. */
   readonly #hot = new Set<number>();
+  /** Queues whose last receive (poll or short) brought messages: a pass reads them even with a poll in flight. */
+  readonly #warm = new Set<number>();
   /** Queues whose batch waits in the ready set. */
   readonly #waiting = new Set<number>();
   /** Per queue: no poll before this time (--sleep after an empty one). */
@@ -82,9 +84,12 @@ export class IdlePolls {
     return this.#inFlight.has(i);
   }
 
-  /** Whether a pass should skip queue `i`: its poll in flight answers the moment it has a message. */
+  /**
+   * Whether a pass should skip queue `i`: its poll in flight answers the moment it has a message. Not when its
+   * last receive brought messages: it may hold more, which its poll (sent a moment ago) has not answered with yet.
+   */
   covered(i: number): boolean {
-    return this.#inFlight.has(i);
+    return this.#inFlight.has(i) && !this.#warm.has(i);
   }
 
   /** A loop found every queue it could read empty (or short) and waits: no queue is hot any more. */
@@ -134,6 +139,8 @@ export class IdlePolls {
     if (count === 0 && !failed) this.#restUntil.set(i, Math.max(now + this.#restMs, sentAt + MIN_EMPTY_POLL_SPACING_MS));
     else this.#restUntil.delete(i);
     if (count > 0) this.#waiting.add(i);
+    if (count > 0) this.#warm.add(i);
+    else this.#warm.delete(i);
     if (count >= max) this.#hot.add(i);
     this.#uncover(i);
   }
@@ -146,6 +153,8 @@ export class IdlePolls {
 
   /** A pass's short receive on queue `i` returned `count` of `max`: full keeps (or makes) it hot. */
   read(i: number, count: number, max: number): void {
+    if (count > 0) this.#warm.add(i);
+    else this.#warm.delete(i);
     if (count >= max) {
       this.#hot.add(i);
       this.#uncovered.delete(i);
