@@ -38,6 +38,8 @@ export interface AwsAdapters {
 export interface AwsAdapterOptions {
   /** Sockets per host (SQS and Lambda); a run sizes it with socketsPerHost. */
   readonly maxSockets: number;
+  /** Sockets for SQS, if more than `maxSockets`: the idle long polls hold one each (socketsPerHost(loops, polls)). */
+  readonly sqsMaxSockets?: number | undefined;
   /** Counts calls by operation and outcome, on the lean path as on the SDK clients (countAwsCalls). */
   readonly metrics?: MetricsSink | undefined;
   /** Told once when a service's clock offset is corrected (and when it is no longer skewed). */
@@ -73,23 +75,24 @@ const CALLS_PER_TURN = 32;
 const SPARE_SOCKETS_PER_HOST = 16;
 
 /**
- * The socket pool: sockets per host (SQS, Lambda) for `loops` worker loops in all, since every worker loop may
- * hold one long poll and one invocation open at a time.
+ * The socket pool: sockets per host for `loops` worker loops in all, since every worker loop may hold one
+ * receive and one invocation open at a time; for SQS, `polls` more: the idle long polls in flight (one per
+ * queue, src/receive/idle-polls.ts), each holding a socket for up to --poll-for.
  */
-export function socketsPerHost(loops: number): number {
-  return loops + SPARE_SOCKETS_PER_HOST;
+export function socketsPerHost(loops: number, polls = 0): number {
+  return loops + polls + SPARE_SOCKETS_PER_HOST;
 }
 
 /** PutMetricData is sent one call at a time (flushes are serialized): one socket, opened only when metrics are on. */
-const CLOUDWATCH_SOCKETS = 1;
+export const CLOUDWATCH_SOCKETS = 1;
 
 /**
- * The most AWS sockets the daemon opens: `maxSocketsPerHost` each to SQS and to Lambda (src/aws/agent-options.ts
+ * The most AWS sockets the daemon opens: `sqsSockets` to SQS and `lambdaSockets` to Lambda (src/aws/agent-options.ts
  * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData. The fd budget
  * (src/operator/http/fd-budget.ts) counts with it.
  */
-export function awsSocketCeiling(maxSocketsPerHost: number): number {
-  return 2 * maxSocketsPerHost + CLOUDWATCH_SOCKETS;
+export function awsSocketCeiling(sqsSockets: number, lambdaSockets = sqsSockets): number {
+  return sqsSockets + lambdaSockets + CLOUDWATCH_SOCKETS;
 }
 
 /**
@@ -102,7 +105,12 @@ export async function createAwsAdapters(
   endpoints: AwsEndpoints,
   options: AwsAdapterOptions,
 ): Promise<AwsAdapters> {
-  const sdk = createSdkClients(config, endpoints.sqs, { ...options, onSkew: (service) => logClockSkew(options.logger, service) });
+  // The SDK's clients share one agent configuration: SQS's, the larger (Lambda opens only what its calls need).
+  const sdk = createSdkClients(config, endpoints.sqs, {
+    ...options,
+    maxSockets: Math.max(options.maxSockets, options.sqsMaxSockets ?? 0),
+    onSkew: (service) => logClockSkew(options.logger, service),
+  });
   const sdkInvoker = async (fn: string): Promise<FunctionInvoker> => {
     const [{ LambdaSdkInvoker }, lambda] = await Promise.all([import('./lambda-sdk-invoker.ts'), sdk.lambda()]);
     return new LambdaSdkInvoker(lambda, fn);
@@ -143,7 +151,14 @@ export async function createAwsAdapters(
   // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
   const credentials = defaultProvider();
   const pacer = new CallPacer(CALLS_PER_TURN);
-  const sqsHttp = new SignedHttp({ service: 'sqs', region, credentials, maxSockets: options.maxSockets, pacer, clock: clock('sqs') });
+  const sqsHttp = new SignedHttp({
+    service: 'sqs',
+    region,
+    credentials,
+    maxSockets: Math.max(options.maxSockets, options.sqsMaxSockets ?? 0),
+    pacer,
+    clock: clock('sqs'),
+  });
   const lambdaHttp = new SignedHttp({
     service: 'lambda',
     region,

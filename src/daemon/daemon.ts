@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
+import { pollBudget, routePolls } from './poll-budget.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
 import { totalLoops, totalQueues, type Config } from '../config/config.ts';
@@ -52,13 +53,25 @@ export async function runDaemon(
     for (const p of err.problems) proc.tell(describeProblem(p));
     return EXIT_USAGE;
   }
-  const maxSocketsPerHost = socketsPerHost(totalLoops(config.routes));
+  const loops = totalLoops(config.routes);
+  const maxSocketsPerHost = socketsPerHost(loops);
+  const openFileLimit = readOpenFileLimit();
+  // One idle long poll per queue, as far as the open-file limit allows (src/daemon/poll-budget.ts).
+  const configuredQueues = idleQueues(config.routes);
+  const polls = pollBudget({ openFileLimit, loops, queues: configuredQueues, httpServer: config.httpPort !== undefined });
+  const sqsSockets = socketsPerHost(loops, polls);
   // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
-    openFileLimit: readOpenFileLimit(),
-    awsSockets: awsSocketCeiling(maxSocketsPerHost),
+    openFileLimit,
+    awsSockets: awsSocketCeiling(sqsSockets, maxSocketsPerHost),
     httpServer: config.httpPort !== undefined,
   });
+  if (polls < configuredQueues) {
+    logger.warn(
+      { openFileLimit, queues: configuredQueues, polls },
+      'open-file limit below one long poll per queue: the idle queues take turns for a poll, and a message may wait up to --poll-for; raise it (ulimit -n)',
+    );
+  }
   if (fds.shortfall) {
     logger.warn(
       fds.shortfall,
@@ -92,6 +105,7 @@ export async function runDaemon(
   // client unless --aws-client sdk; the SDK's Lambda client for Temporal is loaded only when spillover is on.
   const aws = await createAwsAdapters(config.awsClient, config, endpoints, {
     maxSockets: maxSocketsPerHost,
+    sqsMaxSockets: sqsSockets,
     metrics: ops?.prometheus,
     logger,
   });
@@ -104,7 +118,7 @@ export async function runDaemon(
 
     const metrics = await startMetrics(config, aws, logger, ops, queueCount);
     logStarted(logger, config, routes, tracer !== undefined);
-    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer));
+    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer, { budget: polls, queues: configuredQueues }));
     const work = dispatchers.map((d) => d.run(stop.signal));
     // Routes whose queues are found, not listed: re-read every --queues-refresh, changed live (src/aws/queue-discovery.ts).
     routes.forEach(({ discovery }, i) => {
@@ -226,6 +240,11 @@ function logStarted(logger: Logger, config: Config, routes: readonly CheckedRout
   );
 }
 
+/** The queues the routes long-poll when idle (a route with --poll-for 0 sends no poll). */
+function idleQueues(routes: Config['routes']): number {
+  return routes.reduce((sum, route) => sum + (route.pollForSec > 0 ? route.queues.queues.length : 0), 0);
+}
+
 /** One Dispatcher per route, over the route's checked queues and function. */
 function createDispatchers(
   config: Config,
@@ -234,6 +253,7 @@ function createDispatchers(
   sink: MetricsSink,
   logger: Logger,
   tracer: OtelDispatchTracer | undefined,
+  polls: { readonly budget: number; readonly queues: number },
 ): Dispatcher[] {
   // One sender for every route; SNS's client is loaded on the first record for a topic.
   const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
@@ -246,6 +266,7 @@ function createDispatchers(
           queues,
           orderMode: route.queues.mode,
           drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
+          maxPolls: routePolls(polls.budget, route.pollForSec > 0 ? queues.length : 0, polls.queues),
         },
         {
           source: new SharedReceiveSource(new OneAtATimeSource(aws.sqs, { logger: logger.child({ component: 'receive' }) })),

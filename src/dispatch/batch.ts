@@ -54,7 +54,7 @@ interface Chunk {
 /** What a batch's sequence uses, built once by its Dispatcher. */
 export interface BatchDeps {
   readonly window: BatchWindow;
-  readonly receiver: Receiver;
+  readonly receiver: Receiver<VisibilityLease>;
   readonly source: MessageSource;
   readonly deleter: DeleteBatcher;
   readonly log: Logger;

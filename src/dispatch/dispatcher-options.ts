@@ -38,6 +38,11 @@ export type DispatcherOptions = Pick<
      * --shutdown-timeout.
      */
     readonly drainRetryMs?: number | undefined;
+    /**
+     * Idle long polls in flight at most (the route's share of the open-file budget, src/daemon/daemon.ts); absent:
+     * one per queue. Below the number of queues, the queues take turns.
+     */
+    readonly maxPolls?: number | undefined;
   };
 
 export interface DispatcherDeps {

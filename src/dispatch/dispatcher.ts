@@ -106,6 +106,9 @@ export class Dispatcher {
       ),
     );
     halt.removeEventListener('abort', onHalt);
+    // Batches that idle polls returned with no loop free to take them are released, and the polls still on their
+    // way are waited for (what they return now is released too): nothing stays invisible after the stop.
+    await this.#parts.receiver.drain();
     await refreshing;
     if (failure !== undefined) {
       this.#setState('failed');
@@ -157,14 +160,17 @@ export class Dispatcher {
     this.#parts.activities.mark(loop, undefined);
     if (received) {
       this.#parts.events.received(received.queue, received.messages, startedAt);
-      await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec), halt);
+      await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec, received.lease), halt);
     }
   }
 
-  /** `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. */
-  #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number): Batch {
+  /**
+   * `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. `held`: the lease an
+   * idle poll's batch has had since its answer (it may have waited for this loop); the batch keeps it.
+   */
+  #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number, held?: VisibilityLease): Batch {
     const receivedAt = this.#parts.now();
-    const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
+    const lease = held ?? new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight[loop] = batch;
     this.#parts.events.batchStarted(queue, messages.length);

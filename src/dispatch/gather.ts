@@ -18,7 +18,7 @@ export interface GatheringBatch {
 
 export interface GatherDeps {
   readonly window: BatchWindow;
-  readonly receiver: Pick<Receiver, 'more'>;
+  readonly receiver: Pick<Receiver, 'more' | 'gathering'>;
   readonly log: Logger;
   readonly metrics: Pick<DispatchMetrics, 'gathered'>;
   readonly now: () => number;
@@ -37,6 +37,16 @@ export interface GatherDeps {
  * was gathered is invoked and settled.
  */
 export async function gather(batch: GatheringBatch, halt: AbortSignal, deps: GatherDeps): Promise<void> {
+  // The window's own receives read the queue meanwhile: no idle poll beside them takes a batch of its own.
+  deps.receiver.gathering(batch.queue, true);
+  try {
+    await gatherWindow(batch, halt, deps);
+  } finally {
+    deps.receiver.gathering(batch.queue, false);
+  }
+}
+
+async function gatherWindow(batch: GatheringBatch, halt: AbortSignal, deps: GatherDeps): Promise<void> {
   const { queue, lease, messages } = batch;
   let bytes = EMPTY_EVENT_BYTES;
   let largestRecordBytes = 0;

@@ -8,7 +8,11 @@ import { Receiver } from '../receive/receiver.ts';
 import { FailureReasons } from '../settle/failure-reasons.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { QueueVisibility } from './queue-visibility.ts';
-import type { ResolvedQueue } from '../core/queue.ts';
+import type { Message } from '@aws-sdk/client-sqs';
+import type { Logger } from 'pino';
+import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
+import { ids, receipts } from '../settle/receipts.ts';
+import { changeVisibility } from '../settle/visibility-change.ts';
 import type { FailureRoute } from '../settle/deliver-failures.ts';
 import { allowedReceives } from '../settle/failure-destination.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
@@ -24,7 +28,7 @@ export interface DispatcherParts {
   readonly now: () => number;
   /** The visibility timeout each receive states, and its lease assumes. */
   readonly visibility: QueueVisibility;
-  readonly receiver: Receiver;
+  readonly receiver: Receiver<VisibilityLease>;
   /** Pauses every loop while the function cannot run. */
   readonly gate: FunctionGate;
   /** Undefined unless --adaptive-concurrency is on. */
@@ -64,6 +68,24 @@ function failureRoutes(options: DispatcherOptions): {
 }
 
 /**
+ * A stop while a batch waited in the ready set for a loop: nothing of it ran, so it is made visible again at once
+ * (ChangeMessageVisibility 0), never left invisible until its timeout. Its receive count stays one up.
+ */
+async function releaseWaiting(
+  queue: ResolvedQueue,
+  messages: readonly Message[],
+  lease: VisibilityLease,
+  source: MessageSource,
+  log: Logger,
+  metrics: DispatchMetrics,
+): Promise<void> {
+  await lease.end();
+  await changeVisibility(source, log, queue, receipts(messages), 0);
+  metrics.released(queue.name, messages.length);
+  log.warn({ queue: queue.name, messageIds: ids(messages) }, 'shutting down while these messages waited for a free loop; released them');
+}
+
+/**
  * Builds a Dispatcher's parts. `drainOver` aborts drainRetryMs after the stop: waits between Invoke attempts
  * end there.
  */
@@ -81,8 +103,8 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     ...(options.backlogGauges === true ? { onBacklog: (queue, counts) => metrics.backlog(queue.name, counts) } : {}),
   });
   const gate = new FunctionGate({ logger: log, random, now });
-  const receiver = new Receiver(
-    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue) },
+  const receiver = new Receiver<VisibilityLease>(
+    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue), maxPolls: options.maxPolls },
     {
       source: deps.source,
       logger: log,
@@ -90,6 +112,11 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
       now,
       paused: () => gate.paused,
       placeWanted: () => (adaptive?.counts.rejoinLine ?? 0) > 0,
+      // What an idle poll returns is leased at once: it may wait in the ready set for a loop.
+      hold: (queue, messages, visibilityTimeoutSec) => {
+        const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, now(), leaseDeps);
+        return { lease, release: () => releaseWaiting(queue, messages, lease, deps.source, log, metrics) };
+      },
     },
   );
   const tracer = deps.tracer ?? noopTracer;

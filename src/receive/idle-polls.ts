@@ -1,195 +1,200 @@
 /**
- * The idle state of a route's worker loops: one long poll per queue, whatever the number of idle loops.
+ * The idle state of a route: which queues get a long poll, and which idle loops are woken.
  *
- * Every ReceiveMessage is billed, and a long poll already answers the moment a message arrives. So a loop whose
- * pass found every queue empty does not send a long poll of its own: it joins the idle loops (members), and the
- * members keep one long poll in flight per queue (Lambda's SQS trigger keeps five). What a poll returns goes to
- * any member, the one that has waited longest, since the poll was sent for the members, not for one of them.
+ * Every ReceiveMessage is billed, and a long poll already answers the moment a message arrives. So the route keeps
+ * one long poll in flight per queue that may be polled, whatever the number of idle loops: one ReceiveMessage
+ * per queue per --poll-for (3 a minute at 20 s; Lambda's SQS trigger keeps five pollers per queue). What a poll
+ * returns goes to an idle loop if one waits, else waits for a loop in the ready set (src/receive/ready-set.ts),
+ * under its visibility lease.
  *
- * - Nothing is received that no loop will take: a poll asks for one loop's worth (the first receive of a batch),
- *   and there are never more polls in flight than members, so every answer has a member to go to, and shutdown
- *   strands nothing (a member leaves only once the polls in flight do not need it).
- * - The members beyond the polls in flight are spares. A poll that came back full (as many as it asked for)
- *   suggests more are waiting: it wakes two spares, which go back to their loops' passes (short receives in
- *   strict or weighted order) and wake two more each when they find full receives too (src/receive/receiver.ts),
- *   so a pool of any size is back at work within a few round trips of a burst.
- * - With fewer members than queues that may be polled, a poll that came back empty sends its member on a pass,
- *   which reads every queue with a short receive and then joins again: the queues without a poll are read once per
- *   --poll-for, as each loop's own pass did before.
- * - After an empty poll a queue rests --sleep before the next one.
+ * - A queue gets no poll while one is in flight, while a batch of it waits in the ready set, while it is hot (its
+ *   last receive came back full: the loops' passes read it with short receives until one comes back short), while
+ *   it rests --sleep after an empty poll, or while the Receiver says it may not be polled (backing off, at its
+ *   limits, the function paused).
+ * - No new poll while the ready set is full, and never more than `maxPolls` in flight (what the socket budget
+ *   allows): the queues without a poll take turns, the one that waited longest first.
+ * - A poll that came back full wakes two idle loops (spares), which read the queue with their passes and wake
+ *   two more each when they find full receives too (src/receive/receiver.ts): a pool of any size is back at
+ *   work within a few round trips of a burst.
  *
- * Which queues may be polled now (healthy, within their per-queue limits, the function not paused) is the
- * Receiver's to say; it also sends the polls. Pure state: time is an argument.
+ * Per-queue state lives in sets and maps keyed by the queue's index, so a route's queues may grow while it runs
+ * (grow()). Pure state: time is an argument.
  */
 
 /** A waiting loop, as the Receiver numbers it. */
 export type Member = number;
 
+/**
+ * The least time between two polls of a queue that came back empty: an endpoint that answers a long poll at once
+ * (one that ignores WaitTimeSeconds) costs at most one poll per queue a second, never a spin.
+ */
+export const MIN_EMPTY_POLL_SPACING_MS = 1_000;
+
 /** Spares a full receive wakes: the loop it replaces and one more, so the pool doubles per round trip. */
 export const RAMP_UP_WAKES = 2;
 
-/** What happens after a poll that returned messages. */
-export interface Delivery {
-  /** The member the messages go to. */
-  readonly taker: Member;
-  /** Spares to send back to their passes: the queue may hold more. */
-  readonly wake: readonly Member[];
-}
-
-/** What happens after a poll that returned nothing (or failed). */
-export interface EmptyEnd {
-  /** A member that leaves the idle state, or undefined: every member keeps waiting. */
-  readonly member: Member | undefined;
-  /**
-   * Why it leaves: it was stopping; the poll failed (its loop's pass goes on to the other queues at once, as
-   * after its own poll); or it passes because not every queue can be polled.
-   */
-  readonly reason: 'leaving' | 'failed' | 'pass' | undefined;
-}
-
 export class IdlePolls {
   readonly #restMs: number;
-  /** Members in the order they joined (a Set: joining, leaving and taking cost O(1) with thousands of loops). */
+  readonly #maxPolls: number;
+  /** Idle loops in the order they joined (a Set: joining, leaving and taking cost O(1) with thousands of loops). */
   readonly #members = new Set<Member>();
-  /** Members that want to leave (stop) but are still needed by the polls in flight. */
-  readonly #leaving = new Set<Member>();
-  readonly #inFlight: boolean[];
-  #polls = 0;
+  /** Queues with a poll in flight. */
+  readonly #inFlight = new Set<number>();
+  /**
+   * Queues that may need a poll: none in flight, no batch waiting, not hot. In the order they became so, which is
+   * the order they get one when polls are capped (a rotation).
+   */
+  readonly #uncovered = new Set<number>();
+  /** Queues whose last receive was full: read by passes, not polled. */
+  readonly #hot = new Set<number>();
+  /** Queues whose last receive (poll or short) brought messages: a pass reads them even with a poll in flight. */
+  readonly #warm = new Set<number>();
+  /** Queues whose batch waits in the ready set. */
+  readonly #waiting = new Set<number>();
   /** Per queue: no poll before this time (--sleep after an empty one). */
-  readonly #restUntil: number[];
-  /** The order in which uncovered queues get a poll: the latest joiner's pass order, then the rest. */
-  #order: readonly number[];
+  readonly #restUntil = new Map<number, number>();
+  /** Per queue with a poll in flight: when it was sent. */
+  readonly #sentAt = new Map<number, number>();
+  #queues = 0;
 
-  constructor(queueCount: number, restMs: number) {
+  constructor(queueCount: number, restMs: number, maxPolls = Infinity) {
     this.#restMs = restMs;
-    this.#inFlight = Array.from({ length: queueCount }, () => false);
-    this.#restUntil = Array.from({ length: queueCount }, () => 0);
-    this.#order = this.#inFlight.map((_, i) => i);
+    this.#maxPolls = Math.max(1, maxPolls);
+    this.grow(queueCount);
   }
 
-  /** A queue joined the route (Receiver.setQueues): it takes the next index, last in the order for a poll. */
-  addQueue(): void {
-    this.#inFlight.push(false);
-    this.#restUntil.push(0);
-    this.#order = [...this.#order, this.#inFlight.length - 1];
+  /** The route has `queueCount` queues now (never fewer): the new ones may be polled. */
+  grow(queueCount: number): void {
+    for (let i = this.#queues; i < queueCount; i++) this.#uncovered.add(i);
+    this.#queues = Math.max(this.#queues, queueCount);
   }
 
-  /** Members waiting now. */
+  /** Idle loops waiting now. */
   get members(): number {
     return this.#members.size;
   }
 
   /** Polls in flight now. */
   get polls(): number {
-    return this.#polls;
+    return this.#inFlight.size;
   }
 
   /** Whether queue `i` has a poll in flight. */
   polling(i: number): boolean {
-    return this.#inFlight[i]!;
+    return this.#inFlight.has(i);
   }
 
-  /** Members that no poll in flight needs, and that are not leaving. */
-  get spares(): number {
-    return this.#members.size - this.#leaving.size - this.#polls;
+  /**
+   * Whether a pass should skip queue `i`: its poll in flight answers the moment it has a message. Not when its
+   * last receive brought messages: it may hold more, which its poll (sent a moment ago) has not answered with yet.
+   */
+  covered(i: number): boolean {
+    return this.#inFlight.has(i) && !this.#warm.has(i);
   }
 
-  /** A loop found every queue empty and waits. `order`: its pass's order, in which uncovered queues get a poll. */
-  join(member: Member, order: readonly number[]): void {
+  /** A loop found every queue it could read empty (or short) and waits: no queue is hot any more. */
+  join(member: Member): void {
     this.#members.add(member);
-    this.#order = [...order, ...this.#order.filter((i) => !order.includes(i))];
+    for (const i of this.#hot) this.#cool(i);
+  }
+
+  /** An idle loop leaves (its stop, or it was handed a batch). */
+  leave(member: Member): void {
+    this.#members.delete(member);
+  }
+
+  /** The idle loop that waited longest, which takes what a poll returned; undefined: none waits. */
+  first(): Member | undefined {
+    for (const m of this.#members) return m;
+    return undefined;
   }
 
   /**
-   * A member's stop: true if it may go now (no poll in flight needs it); otherwise it stays until a poll ends,
-   * and takes what that poll returns.
+   * The queues to poll now, each counted in flight from here: the uncovered ones that have rested and that
+   * `may(i)` admits, the longest uncovered first, while fewer than maxPolls are in flight and `full()` (the ready
+   * set) says no. `may` is asked only about a queue that would be chosen.
    */
-  leave(member: Member): boolean {
-    if (!this.#members.has(member)) return true;
-    if (this.#members.size - 1 >= this.#polls) {
-      this.#take(member);
-      return true;
-    }
-    this.#leaving.add(member);
-    return false;
-  }
-
-  /**
-   * The queues to poll now, each counted in flight from here: in the latest order, every queue without a poll
-   * that has rested and that `take` admits, while a member is spare to take its answer. `take(i)` says whether
-   * queue i may be polled now, and takes what a poll needs (its slot) when it says yes; it is asked only about
-   * a queue that would be chosen.
-   */
-  toPoll(take: (i: number) => boolean, now: number): number[] {
+  toPoll(may: (i: number) => boolean, full: () => boolean, now: number): number[] {
     const chosen: number[] = [];
-    for (const i of this.#order) {
-      if (this.spares <= 0) break;
-      if (this.#inFlight[i] || this.#restUntil[i]! > now || !take(i)) continue;
-      this.#inFlight[i] = true;
-      this.#polls++;
+    for (const i of this.#uncovered) {
+      if (this.#inFlight.size >= this.#maxPolls || full()) break;
+      if ((this.#restUntil.get(i) ?? 0) > now || !may(i)) continue;
+      this.#uncovered.delete(i);
+      this.#inFlight.add(i);
+      this.#sentAt.set(i, now);
       chosen.push(i);
     }
     return chosen;
   }
 
-  /** Queue `i`'s poll returned `count` messages of the `max` it asked for. */
-  delivered(i: number, count: number, max: number): Delivery {
-    this.#end(i);
-    const taker = this.#take(this.#first(this.#leaving) ?? this.#first(this.#members)!);
-    return { taker, wake: count >= max ? this.wakeSpares(RAMP_UP_WAKES) : [] };
-  }
-
   /**
-   * Queue `i`'s poll returned nothing, or failed (`failed`: no rest, its back-off is the Receiver's).
-   * `uncovered`: how many queues could be polled now and have no poll, this one included.
+   * Queue `i`'s poll ended with `count` of the `max` messages it asked for (`failed`: it failed; its back-off is
+   * the Receiver's). What it returned waits for a loop (taken() ends that); a full one makes the queue hot, and
+   * the Receiver wakes spares (RAMP_UP_WAKES) to read it.
    */
-  emptied(i: number, failed: boolean, now: number, uncovered: number): EmptyEnd {
-    this.#end(i);
-    if (!failed) this.#restUntil[i] = now + this.#restMs;
-    const leaving = this.#first(this.#leaving);
-    if (leaving !== undefined) return { member: this.#take(leaving), reason: 'leaving' };
-    const first = this.#first(this.#members);
-    if (first === undefined) return { member: undefined, reason: undefined };
-    if (failed) return { member: this.#take(first), reason: 'failed' };
-    // Fewer members than queues: the one this poll held reads every queue before it joins again.
-    if (uncovered > this.spares) return { member: this.#take(first), reason: 'pass' };
-    return { member: undefined, reason: undefined };
+  ended(i: number, count: number, max: number, failed: boolean, now: number): void {
+    if (!this.#inFlight.delete(i)) throw new Error(`no poll in flight on queue ${i}`);
+    const sentAt = this.#sentAt.get(i) ?? now;
+    this.#sentAt.delete(i);
+    if (count === 0 && !failed) this.#restUntil.set(i, Math.max(now + this.#restMs, sentAt + MIN_EMPTY_POLL_SPACING_MS));
+    else this.#restUntil.delete(i);
+    if (count > 0) this.#waiting.add(i);
+    if (count > 0) this.#warm.add(i);
+    else this.#warm.delete(i);
+    if (count >= max) this.#hot.add(i);
+    this.#uncover(i);
   }
 
-  /** Up to `n` spares go back to their passes (the ones that waited longest first). */
+  /** Queue `i`'s batch left the ready set (a loop took it, or a stop released it): it may be polled again. */
+  taken(i: number): void {
+    this.#waiting.delete(i);
+    this.#uncover(i);
+  }
+
+  /** A pass's short receive on queue `i` returned `count` of `max`: full keeps (or makes) it hot. */
+  read(i: number, count: number, max: number): void {
+    if (count > 0) this.#warm.add(i);
+    else this.#warm.delete(i);
+    if (count >= max) {
+      this.#hot.add(i);
+      this.#uncovered.delete(i);
+    } else if (this.#hot.has(i)) this.#cool(i);
+  }
+
+  /** Up to `n` idle loops go back to their passes (the ones that waited longest first). */
   wakeSpares(n: number): Member[] {
     const woken: Member[] = [];
     for (const m of this.#members) {
-      if (woken.length >= n || this.spares - woken.length <= 0) break;
-      if (!this.#leaving.has(m)) woken.push(m);
+      if (woken.length >= n) break;
+      woken.push(m);
     }
     for (const m of woken) this.#members.delete(m);
     return woken;
   }
 
-  /** When the first queue without a poll has rested (undefined: none is resting). */
+  /** The uncovered queues (for the Receiver's recheck timer), in their turn's order. */
+  uncovered(): Iterable<number> {
+    return this.#uncovered;
+  }
+
+  /** When the first uncovered queue has rested (undefined: none is resting). */
   restEnd(now: number): number | undefined {
     let at: number | undefined;
-    this.#restUntil.forEach((t, i) => {
-      if (!this.#inFlight[i] && t > now && (at === undefined || t < at)) at = t;
-    });
+    for (const i of this.#uncovered) {
+      const t = this.#restUntil.get(i) ?? 0;
+      if (t > now && (at === undefined || t < at)) at = t;
+    }
     return at;
   }
 
-  #end(i: number): void {
-    if (!this.#inFlight[i]) throw new Error(`no poll in flight on queue ${i}`);
-    this.#inFlight[i] = false;
-    this.#polls--;
+  #cool(i: number): void {
+    this.#hot.delete(i);
+    this.#uncover(i);
   }
 
-  #take(member: Member): Member {
-    this.#members.delete(member);
-    this.#leaving.delete(member);
-    return member;
-  }
-
-  #first(set: ReadonlySet<Member>): Member | undefined {
-    for (const m of set) return m;
-    return undefined;
+  /** Queue `i` needs a poll, unless one is in flight, its batch waits or it is hot. */
+  #uncover(i: number): void {
+    if (this.#inFlight.has(i) || this.#waiting.has(i) || this.#hot.has(i)) return;
+    this.#uncovered.add(i);
   }
 }

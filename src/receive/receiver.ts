@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
 import { IdlePolls, RAMP_UP_WAKES, type Member } from './idle-polls.ts';
+import { ReadySet } from './ready-set.ts';
 import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
@@ -31,9 +32,27 @@ export type ReceiverOptions = {
   readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
   /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
   readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
+  /** Idle polls in flight at most (the socket budget's share of this route); default: one per queue. */
+  readonly maxPolls?: number | undefined;
+  /**
+   * Whether the polls start with the route's first pass (the daemon's way: the other loops' start-up passes then
+   * read no polled queue) instead of when the first loop goes idle (default, for the tests of a pass).
+   */
+  readonly pollsFromStart?: boolean | undefined;
+  /** Batches that may wait for a loop before no new poll is sent (src/receive/ready-set.ts); default `concurrency`. */
+  readonly readyBound?: number | undefined;
 };
 
-export interface ReceiverDeps {
+/**
+ * A batch an idle poll returned, held while it waits for a loop: `lease` keeps it invisible (the dispatcher's
+ * visibility lease, which the batch keeps once a loop takes it), `release` makes it visible again at once (a stop).
+ */
+export interface HeldBatch<L> {
+  readonly lease: L;
+  release(): Promise<void>;
+}
+
+export interface ReceiverDeps<L = unknown> {
   readonly source: MessageSource;
   readonly logger: Logger;
   readonly random: Random;
@@ -43,20 +62,30 @@ export interface ReceiverDeps {
   readonly paused?: (() => boolean) | undefined;
   /** Whether a parked batch waits for an adaptive place (src/invoke/concurrency-gate.ts) that an idle loop may hold. */
   readonly placeWanted?: (() => boolean) | undefined;
+  /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
+  readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
 }
 
-export interface Received {
+export interface Received<L = unknown> {
   readonly queue: ResolvedQueue;
   readonly messages: Message[];
   /** The VisibilityTimeout the receive stated: what SQS applied to these messages. */
   readonly visibilityTimeoutSec: number;
+  /** The lease made when an idle poll answered (ReceiverDeps.hold); undefined: the loop leases the batch itself. */
+  readonly lease?: L | undefined;
+}
+
+/** A batch in the ready set, and how it is released at a stop. */
+interface Waiting<L> {
+  readonly received: Received<L>;
+  readonly release: (() => Promise<void>) | undefined;
 }
 
 /** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
 const LIMIT_RECHECK_MS = 1_000;
 
-/** How an idle loop's wait ended: with messages, or sent back to its loop ('pass': after --sleep; 'now': at once). */
-type IdleEnd = { kind: 'received'; received: Received } | { kind: 'pass' } | { kind: 'now' };
+/** How an idle loop's wait ended: handed a batch, or sent back to its loop at once. */
+type IdleEnd<L> = { kind: 'received'; received: Received<L> } | { kind: 'now' };
 
 /**
  * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
@@ -76,9 +105,9 @@ type IdleEnd = { kind: 'received'; received: Received } | { kind: 'pass' } | { k
  * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
  * (see SqsSdkSource), so no loop waits on a hung call for longer than the poll plus a margin.
  */
-export class Receiver {
+export class Receiver<L = unknown> {
   #opts: ReceiverOptions;
-  readonly #deps: ReceiverDeps;
+  readonly #deps: ReceiverDeps<L>;
   #list: QueueList;
   /** Each queue's index, by name: stable for the receiver's life (setQueues). */
   readonly #byName: Map<string, number>;
@@ -88,17 +117,30 @@ export class Receiver {
   readonly #slotWaiters = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
   readonly #unparkLines: WaitQueue[];
-  /** The idle loops and their polls, one per queue at most. */
+  /** The idle loops and the polls, one per queue at most. */
   readonly #idle: IdlePolls;
+  /** Batches idle polls returned while no loop was free, by queue index. */
+  readonly #ready: ReadySet<Waiting<L>>;
+  /** Idle polls on their way (a drain waits for them), and releases of waiting batches at the stop. */
+  readonly #polls = new Set<Promise<void>>();
+  readonly #releases = new Set<Promise<void>>();
+  /**
+   * Before the first loop goes idle (no poll yet): the queues a start-up pass found empty. The other loops'
+   * start-up passes skip them, so the start-up reads each idle queue about once, not once per loop (with 1,000
+   * queues and ten loops, 10,000 short receives that ran for tens of seconds on a local SQS).
+   */
+  readonly #emptyAtStart = new Set<number>();
+  /** Queues a loop is gathering a batch of (batching window), by index: how many loops. */
+  readonly #gathering = new Map<number, number>();
   /** How each waiting idle loop is answered. */
-  readonly #members = new Map<Member, (end: IdleEnd) => void>();
+  readonly #members = new Map<Member, (end: IdleEnd<L>) => void>();
   #nextMember: Member = 0;
-  /** The stop of the latest idle loop: a poll still waiting to be sent (shared receives) is not sent after it. */
+  /** The idle loops' stop: a poll still waiting to be sent (shared receives) is not sent after it, none is sent after it. */
   #idleStop: AbortSignal | undefined;
   /** Looks again for queues to poll when one has rested, recovered or may get a slot (a release also looks). */
   #recheck: NodeJS.Timeout | undefined;
 
-  constructor(options: ReceiverOptions, deps: ReceiverDeps) {
+  constructor(options: ReceiverOptions, deps: ReceiverDeps<L>) {
     this.#opts = options;
     this.#byName = new Map(options.queues.map((q, i) => [q.name, i]));
     this.#deps = deps;
@@ -110,7 +152,8 @@ export class Receiver {
       deps.now(),
     );
     this.#unparkLines = options.queues.map(() => new WaitQueue());
-    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000);
+    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000, options.maxPolls);
+    this.#ready = new ReadySet(Math.max(1, options.readyBound ?? options.concurrency ?? 1));
   }
 
   /**
@@ -164,8 +207,9 @@ export class Receiver {
       return;
     }
     this.#slotWaiters.wakeOne();
-    // The idle loops may poll the queue again, if it has no poll.
-    if (this.#idle.spares > 0) this.#pollIdle();
+    // An idle loop may take a batch of the queue that waits, and the queue may be polled again.
+    this.#serve();
+    this.#pollIdle();
   }
 
   /** Loops waiting for a slot now (for tests). */
@@ -187,11 +231,21 @@ export class Receiver {
    * short. `onIdle` is told when the loop starts to wait for a message, which may take as long as the queues
    * stay empty (for liveness: the polls it waits on have deadlines of their own).
    */
-  async next(stop: AbortSignal, onIdle?: () => void): Promise<Received | undefined> {
+  async next(stop: AbortSignal, onIdle?: () => void): Promise<Received<L> | undefined> {
     const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
+    // Once a loop went idle every queue that may be polled has a poll, so a pass reads only the queues without one
+    // (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the route's first pass,
+    // which still reads every queue in order (a strict route serves its highest queue first from the start): the
+    // other loops' start-up passes then read none, not a thousand queues each.
+    let first = false;
+    if (pollForSec > 0 && this.#opts.pollsFromStart === true && this.#idleStop === undefined && !stop.aborted) {
+      first = true;
+      this.#watchStop(stop);
+      this.#pollIdle();
+    }
     const now = this.#deps.now();
-    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#health.retryAt(i) <= now);
+    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#ready.has(i) || this.#health.retryAt(i) <= now);
     if (drawn.length === 0) {
       const retryAt = this.#health.firstRetryAt();
       // No queue at all (every one left the route): look again as a loop at its limits does.
@@ -205,9 +259,21 @@ export class Receiver {
     }
     for (const index of order) {
       if (stop.aborted) return undefined;
+      // A batch an idle poll returned waits for a loop: it is taken at its queue's turn, as a receive would be.
+      if (this.#ready.has(index)) {
+        if (this.#slots.acquire(index, this.#deps.now())) return this.#takeWaiting(index);
+        continue;
+      }
+      // A queue with a poll in flight has nothing to read: its poll answers the moment a message arrives.
+      if ((!first && this.#idle.covered(index)) || this.#health.retryAt(index) > this.#deps.now()) continue;
+      const starting = pollForSec > 0 && this.#idleStop === undefined;
+      if (starting && this.#emptyAtStart.has(index)) continue;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
       const messages = (await this.#health.receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];
+      // A full receive keeps the queue hot (read by passes, not polled); a short one lets it be polled.
+      this.#idle.read(index, messages.length, max);
+      if (starting && messages.length === 0 && this.#health.retryAt(index) <= this.#deps.now()) this.#emptyAtStart.add(index);
       if (messages.length > 0) {
         // A full receive suggests more are waiting: idle loops come back to read them too.
         if (messages.length >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
@@ -226,17 +292,16 @@ export class Receiver {
     }
     if (pollForSec > 0) {
       onIdle?.();
-      const end = await this.#waitIdle(order, stop);
-      if (end.kind === 'received') return end.received;
-      if (end.kind === 'now') return undefined;
+      const end = await this.#waitIdle(stop);
+      return end.kind === 'received' ? end.received : undefined;
     }
     await sleep(sleepSec * 1000, stop);
     return undefined;
   }
 
   /**
-   * A parked batch waits for an adaptive place, which idle loops may hold: a spare one goes back to its loop,
-   * which gives the place up; without a spare, the loop of the next poll that ends empty does (placeWanted).
+   * A parked batch waits for an adaptive place, which idle loops may hold: an idle one goes back to its loop,
+   * which gives the place up; without one, the next poll that ends empty tries again (placeWanted).
    */
   yieldIdle(): void {
     this.#wake(this.#idle.wakeSpares(1));
@@ -257,116 +322,199 @@ export class Receiver {
     return this.#idle.members;
   }
 
-  /** Waits as an idle loop (src/receive/idle-polls.ts) until handed messages or sent back to the loop. */
-  #waitIdle(order: readonly number[], stop: AbortSignal): Promise<IdleEnd> {
+  /** Waits as an idle loop (src/receive/idle-polls.ts) until handed a batch or sent back to its loop. */
+  #waitIdle(stop: AbortSignal): Promise<IdleEnd<L>> {
     if (stop.aborted) return Promise.resolve({ kind: 'now' });
     const member = this.#nextMember++;
-    this.#idleStop = stop;
+    this.#watchStop(stop);
     return new Promise((resolve) => {
-      // A member that a poll in flight needs stays until a poll ends, and takes what it returns.
       const onStop = () => {
-        if (this.#idle.leave(member)) this.#answer(member, { kind: 'now' });
+        this.#idle.leave(member);
+        this.#answer(member, { kind: 'now' });
       };
       this.#members.set(member, (end) => {
         stop.removeEventListener('abort', onStop);
         resolve(end);
       });
       stop.addEventListener('abort', onStop, { once: true });
-      this.#idle.join(member, order);
+      this.#idle.join(member);
+      this.#serve();
       this.#pollIdle();
     });
   }
 
-  #answer(member: Member, end: IdleEnd): void {
+  /** The idle loops' stop: from then on no poll is sent, and what waits or still arrives is released at once. */
+  #watchStop(stop: AbortSignal): void {
+    if (this.#idleStop === stop) return;
+    this.#idleStop = stop;
+    this.#emptyAtStart.clear();
+    stop.addEventListener('abort', () => this.#releaseWaiting(), { once: true });
+  }
+
+  get #stopping(): boolean {
+    return this.#idleStop?.aborted ?? false;
+  }
+
+  #answer(member: Member, end: IdleEnd<L>): void {
     const resolve = this.#members.get(member);
     this.#members.delete(member);
     resolve?.(end);
-    if (this.#members.size === 0) {
-      clearTimeout(this.#recheck);
-      this.#recheck = undefined;
-    }
   }
 
   #wake(members: readonly Member[]): void {
     for (const m of members) this.#answer(m, { kind: 'now' });
   }
 
-  /** Sends the polls the idle loops are missing: one per queue that may be polled now, while a loop is spare. */
+  /** Idle loops take the waiting batches, in the queues' order drawn now, while both last. */
+  #serve(): void {
+    const now = this.#deps.now();
+    while (this.#ready.size > 0 && this.#idle.first() !== undefined) {
+      const got = this.#ready.take(
+        this.#list,
+        this.#deps.random,
+        (i) => this.#slots.acquire(i, now),
+        (order) => this.#slots.prioritise(order, now),
+      );
+      if (!got) return;
+      this.#idle.taken(got.queue);
+      const member = this.#idle.first()!;
+      this.#idle.leave(member);
+      this.#answer(member, { kind: 'received', received: got.batch.received });
+    }
+  }
+
+  /** A loop's pass reached queue `index`, whose batch waits: it takes it (its slot is taken already). */
+  #takeWaiting(index: number): Received<L> {
+    const batch = this.#ready.takeQueue(index)!;
+    this.#idle.taken(index);
+    // The queue's next poll is signed and sent after the taker's Invoke has gone out, not ahead of it.
+    setImmediate(() => this.#pollIdle());
+    return batch.received;
+  }
+
+  /** Sends the polls that are missing: one per queue that may be polled now (src/receive/idle-polls.ts). */
   #pollIdle(): void {
+    if (this.#stopping || this.#idleStop === undefined) return;
     const now = this.#deps.now();
     const paused = this.#deps.paused?.() ?? false;
-    // Taking the slot (and rate token) here: a poll holds its queue's slot as a long-polling loop does.
-    const take = (i: number) => !paused && this.#health.retryAt(i) <= now && this.#slots.acquire(i, now);
-    for (const index of this.#idle.toPoll(take, now)) this.#sendIdlePoll(index, now);
+    // A poll takes no slot: what it returns waits for a loop that takes the slot then (ReadySet.take).
+    const may = (i: number) => !paused && !this.#gathering.has(i) && this.#health.retryAt(i) <= now && this.#slots.admits(i, now);
+    for (const index of this.#idle.toPoll(may, () => this.#ready.full, now)) this.#sendIdlePoll(index);
     this.#armRecheck(now);
   }
 
-  #sendIdlePoll(index: number, now: number): void {
+  #sendIdlePoll(index: number): void {
     const { queues, batchSize, pollForSec } = this.#opts;
-    const queue = queues[index]!;
     const max = firstReceiveMax(batchSize);
-    // A queue held back only by its rate gets a token soon: poll the others no longer than that, so a loop is
-    // back in time to serve it should no loop be spare by then.
-    const tokenAt = this.#slots.nextTokenAt(
-      queues.map((_, i) => i).filter((i) => i !== index && this.#health.retryAt(i) <= now),
-      now,
-    );
-    const waitSec = tokenAt === undefined ? pollForSec : Math.max(1, Math.min(pollForSec, Math.ceil((tokenAt - now) / 1000)));
-    const visibilityTimeoutSec = this.#visibilityOf(queue);
-    void this.#health
-      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop })
+    const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
+    const poll = this.#health
+      .receive(index, { max, waitSec: pollForSec, visibilityTimeoutSec, startBefore: this.#idleStop })
       .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));
+    this.#polls.add(poll);
+    void poll.finally(() => this.#polls.delete(poll));
   }
 
   /** `messages` undefined: the poll failed (the queue's health has its back-off). */
   #idlePollEnded(index: number, messages: Message[] | undefined, max: number, visibilityTimeoutSec: number): void {
-    const queue = this.#opts.queues[index]!;
-    if (messages !== undefined && messages.length > 0) {
-      // The poll's slot goes with the messages, as a loop's own long poll kept it.
-      const { taker, wake } = this.#idle.delivered(index, messages.length, max);
-      this.#answer(taker, { kind: 'received', received: { queue, messages, visibilityTimeoutSec } });
-      this.#wake(wake);
-      // The next poll is signed and sent after the taker's Invoke has gone out, not ahead of it.
+    const now = this.#deps.now();
+    const count = messages?.length ?? 0;
+    const failed = messages === undefined || this.#health.retryAt(index) > now;
+    this.#idle.ended(index, count, max, failed, now);
+    if (messages !== undefined && count > 0) {
+      const queue = this.#opts.queues[index]!;
+      // Leased from here (the dispatcher's lease): it may wait for a loop.
+      const held = this.#deps.hold?.(queue, messages, visibilityTimeoutSec);
+      const received: Received<L> = held
+        ? { queue, messages, visibilityTimeoutSec, lease: held.lease }
+        : { queue, messages, visibilityTimeoutSec };
+      const batch: Waiting<L> = { received, release: held ? () => held.release() : undefined };
+      if (this.#stopping) {
+        this.#idle.taken(index);
+        this.#release1(batch);
+        return;
+      }
+      this.#ready.add(index, batch);
+      this.#serve();
+      // A full poll suggests more are waiting: idle loops come back to read the queue with their passes.
+      if (count >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
       setImmediate(() => this.#pollIdle());
       return;
     }
-    this.#release(index);
-    const now = this.#deps.now();
-    const failed = messages === undefined || this.#health.retryAt(index) > now;
-    const paused = this.#deps.paused?.() ?? false;
-    const uncovered = this.#opts.queues.filter(
-      (_, i) => (i === index || !this.#idle.polling(i)) && !paused && this.#health.retryAt(i) <= now && this.#slots.admits(i, now),
-    ).length;
-    const end = this.#idle.emptied(index, failed, now, uncovered);
-    // After an empty poll a pass waits --sleep first, as a loop's own did; after a failure, not on top of the back-off.
-    if (end.member !== undefined) this.#answer(end.member, { kind: end.reason === 'pass' ? 'pass' : 'now' });
-    else if (this.#deps.placeWanted?.()) this.yieldIdle();
+    if (this.#deps.placeWanted?.()) this.yieldIdle();
     this.#pollIdle();
   }
 
+  /** At the stop: every batch waiting for a loop is made visible again at once (never left until its timeout). */
+  #releaseWaiting(): void {
+    clearTimeout(this.#recheck);
+    this.#recheck = undefined;
+    for (const batch of this.#ready.drain()) {
+      this.#idle.taken(this.#opts.queues.indexOf(batch.received.queue));
+      this.#release1(batch);
+    }
+  }
+
+  #release1(batch: Waiting<L>): void {
+    if (!batch.release) return;
+    const release = batch
+      .release()
+      .catch((err: unknown) =>
+        this.#deps.logger.error({ err, queue: batch.received.queue.name }, 'could not release a batch that waited for a loop'),
+      );
+    this.#releases.add(release);
+    void release.finally(() => this.#releases.delete(release));
+  }
+
   /**
-   * While a loop is spare and a queue has no poll, looks again when the first such queue has rested, recovered
-   * or gets its rate token, and at least every LIMIT_RECHECK_MS (a slot may free, the function's pause may end).
+   * After the stop, once the loops have ended: resolves when no idle poll is on its way and every batch that
+   * waited (or arrived since) has been released.
+   */
+  async drain(): Promise<void> {
+    this.#releaseWaiting();
+    while (this.#polls.size > 0 || this.#releases.size > 0) await Promise.allSettled([...this.#polls, ...this.#releases]);
+  }
+
+  /**
+   * While a queue may need a poll, looks again when the first one has rested, recovered or gets its rate token,
+   * and at least every LIMIT_RECHECK_MS (a slot may free, the function's pause may end); and while batches wait
+   * for an idle loop that their queues' limits keep from them.
    */
   #armRecheck(now: number): void {
     clearTimeout(this.#recheck);
     this.#recheck = undefined;
-    if (this.#idle.spares <= 0) return;
-    const uncovered = this.#opts.queues.map((_, i) => i).filter((i) => !this.#idle.polling(i));
-    if (uncovered.length === 0) return;
+    if (this.#stopping) return;
+    const uncovered = this.#ready.full ? [] : [...this.#idle.uncovered()];
+    const blocked = this.#idle.members > 0 ? this.#ready.queues() : [];
+    if (uncovered.length === 0 && blocked.length === 0) return;
     let at = now + LIMIT_RECHECK_MS;
     const rested = this.#idle.restEnd(now);
     if (rested !== undefined) at = Math.min(at, rested);
     for (const i of uncovered) if (this.#health.retryAt(i) > now) at = Math.min(at, this.#health.retryAt(i));
-    const tokenAt = this.#slots.nextTokenAt(uncovered, now);
-    if (tokenAt !== undefined) at = Math.min(at, tokenAt);
+    if (this.#slots.active) {
+      const tokenAt = this.#slots.nextTokenAt([...uncovered, ...blocked], now);
+      if (tokenAt !== undefined) at = Math.min(at, tokenAt);
+    }
     this.#recheck = setTimeout(
       () => {
         this.#recheck = undefined;
+        this.#serve();
         this.#pollIdle();
       },
       Math.max(1, at - now),
     );
+  }
+
+  /**
+   * A loop starts (true) or ends (false) gathering a batch of `queue` over a batching window: meanwhile the queue
+   * gets no idle poll, whose answer would make a second batch beside the one being gathered.
+   */
+  gathering(queue: ResolvedQueue, on: boolean): void {
+    const index = this.#opts.queues.indexOf(queue);
+    if (index < 0) return;
+    const n = (this.#gathering.get(index) ?? 0) + (on ? 1 : -1);
+    if (n > 0) this.#gathering.set(index, n);
+    else this.#gathering.delete(index);
+    if (!on) this.#pollIdle();
   }
 
   /**
@@ -406,7 +554,7 @@ export class Receiver {
         i = all.push(queue) - 1;
         this.#byName.set(queue.name, i);
         this.#unparkLines.push(new WaitQueue());
-        this.#idle.addQueue();
+        this.#idle.grow(all.length);
       }
       all[i] = queue;
       allLimits[i] = limits[k];

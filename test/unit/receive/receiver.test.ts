@@ -85,13 +85,20 @@ const transient = () => callError('retryable', 'InternalError');
 const missing = () => callError('fatal', 'QueueDoesNotExist');
 
 function options(overrides: Partial<ReceiverOptions> = {}): ReceiverOptions {
-  return { queues: [queue('a'), queue('b'), queue('c')], orderMode: 'strict', batchSize: 10, pollForSec: 20, sleepSec: 0, ...overrides };
+  return {
+    queues: [queue('a'), queue('b'), queue('c')],
+    orderMode: 'strict',
+    batchSize: 10,
+    pollForSec: 20,
+    sleepSec: 0,
+    ...overrides,
+  };
 }
 
 function setup(
   overrides: Partial<ReceiverOptions> = {},
   random: () => number = highest,
-  extra: Pick<ConstructorParameters<typeof Receiver>[1], 'paused' | 'placeWanted'> = {},
+  extra: Pick<ConstructorParameters<typeof Receiver>[1], 'paused' | 'placeWanted' | 'hold'> = {},
 ) {
   const source = new ReceiveSource();
   const { logger, lines } = recordingLogger();
@@ -142,14 +149,19 @@ describe('Receiver', () => {
   afterEach(() => mock.timers.reset());
 
   describe('order', () => {
-    it('strict: short receives on every queue in order, then one long poll', async () => {
+    it('strict: short receives on every queue in order, then one long poll per queue', async () => {
       const { source, receiver, stop } = setup({ batchSize: 7, visibilityTimeoutSec: 45 });
-      assert.equal(await receiver.next(stop.signal), undefined);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      stop.abort();
+      assert.equal(await pass, undefined);
       assert.deepEqual(source.trail(), [
         ['a', 0],
         ['b', 0],
         ['c', 0],
         ['a', 20],
+        ['b', 20],
+        ['c', 20],
       ]);
       assert.ok(
         source.calls.every((c) => c.max === 7 && c.visibilityTimeoutSec === 45),
@@ -175,7 +187,10 @@ describe('Receiver', () => {
       );
       assert.equal(got?.visibilityTimeoutSec, 5, 'the lease assumes what the receive stated');
       const plain = setup();
-      await plain.receiver.next(plain.stop.signal);
+      const pass = plain.receiver.next(plain.stop.signal);
+      await flush();
+      plain.stop.abort();
+      await pass;
       assert.ok(
         plain.source.calls.every((c) => c.visibilityTimeoutSec === 30),
         "with neither, the queue's timeout read at start-up is stated",
@@ -215,20 +230,23 @@ describe('Receiver', () => {
 
     it('weighted: the drawn order decides which queue is read first and which one is long-polled', async () => {
       const weighted = [queue('light', { weight: 1 }), queue('heavy', { weight: 3 })];
-      const high = setup({ queues: weighted, orderMode: 'weighted' }, highest);
-      await high.receiver.next(high.stop.signal);
-      assert.deepEqual(high.source.trail(), [
-        ['heavy', 0],
-        ['light', 0],
-        ['heavy', 20],
-      ]);
-      const low = setup({ queues: weighted, orderMode: 'weighted' }, () => 0);
-      await low.receiver.next(low.stop.signal);
-      assert.deepEqual(low.source.trail(), [
-        ['light', 0],
-        ['heavy', 0],
-        ['light', 20],
-      ]);
+      for (const [random, first, second] of [
+        [highest, 'heavy', 'light'],
+        [() => 0, 'light', 'heavy'],
+      ] as const) {
+        const run = setup({ queues: weighted, orderMode: 'weighted' }, random);
+        const pass = run.receiver.next(run.stop.signal);
+        await flush();
+        run.stop.abort();
+        await pass;
+        // Then both are long-polled: every queue has its poll, whatever the order.
+        assert.deepEqual(run.source.trail(), [
+          [first, 0],
+          [second, 0],
+          ['light', 20],
+          ['heavy', 20],
+        ]);
+      }
     });
 
     it('without a long poll, sleeps --sleep seconds after an empty pass', async () => {
@@ -247,8 +265,8 @@ describe('Receiver', () => {
       assert.equal(await pass, undefined);
     });
 
-    it('after an empty long poll, sleeps --sleep seconds too', async () => {
-      const { source, receiver, stop } = setup({ sleepSec: 3 });
+    it('after an empty long poll, the queue rests --sleep seconds before its next one; the loop keeps waiting', async () => {
+      const { source, receiver, stop } = setup({ queues: [queue('a')], sleepSec: 3 });
       const pending = new PendingReceives();
       source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
       const pass = receiver.next(stop.signal);
@@ -257,9 +275,13 @@ describe('Receiver', () => {
       pending.answer([]);
       await flush();
       await advance(2_999);
-      assert.equal(await settled(pass), false);
+      assert.equal(pending.count, 0);
       await advance(1);
-      assert.equal(await settled(pass), true);
+      assert.equal(pending.count, 1);
+      assert.equal(await settled(pass), false);
+      stop.abort();
+      pending.answer([]);
+      assert.equal(await pass, undefined);
     });
   });
 
@@ -279,9 +301,12 @@ describe('Receiver', () => {
         ['a', 'b', 'c'],
       );
       assert.equal(receiver.idleLoops, 5);
-      // The poll on a ends empty: a is polled again at once, and every loop keeps waiting.
+      // The poll on a ends empty (at once: a second after it was sent at the earliest, a is polled again), and
+      // every loop keeps waiting.
       pending.answer([], 'a');
       await flush();
+      assert.equal(pending.count, 2);
+      await advance(1_000);
       assert.equal(source.calls.at(-1)?.queue, 'a');
       assert.equal(source.calls.at(-1)?.waitSec, 20);
       assert.equal(receiver.idleLoops, 5);
@@ -295,9 +320,12 @@ describe('Receiver', () => {
       assert.equal(source.calls.at(-1)?.queue, 'c');
       stop.abort();
       await flush();
-      assert.equal(receiver.idleLoops, 3, 'one loop is spare and leaves at once; the three polls in flight keep theirs');
-      while (pending.count > 0) pending.answer([]);
+      assert.equal(receiver.idleLoops, 0, 'every loop leaves at once: no poll needs one');
       assert.deepEqual(await Promise.all(passes.slice(1)), [undefined, undefined, undefined, undefined]);
+      const drained = receiver.drain();
+      assert.equal(await settled(drained), false, 'the drain waits for the polls in flight');
+      while (pending.count > 0) pending.answer([]);
+      await drained;
       assert.equal(source.calls.filter((c) => c.waitSec > 0).length, 5, 'no poll after the stop');
     });
 
@@ -307,12 +335,16 @@ describe('Receiver', () => {
         if (call.queue === 'a') throw transient();
         return [];
       };
-      await receiver.next(stop.signal);
+      const pass = receiver.next(stop.signal);
+      await flush();
+      stop.abort();
+      await pass;
       assert.deepEqual(source.trail(), [
         ['a', 0],
         ['b', 0],
         ['c', 0],
         ['b', 20],
+        ['c', 20],
       ]);
     });
   });
@@ -541,18 +573,25 @@ describe('Receiver', () => {
       assert.equal(receiver.anyHealthy, true, 'the back-off is the first one (99 ms), not the third');
     });
 
-    it('a long poll that fails ends the pass at once, without --sleep on top of the back-off', async () => {
+    it('a long poll that fails is sent again after the back-off, without --sleep on top; the loop keeps waiting', async () => {
       const { source, receiver, stop } = setup({ queues: [queue('a')], sleepSec: 60 });
       source.respond = (call) => {
         if (call.waitSec > 0) throw transient();
         return [];
       };
-      assert.equal(await settled(receiver.next(stop.signal)), true);
+      const pass = receiver.next(stop.signal);
+      await flush();
       assert.deepEqual(source.trail(), [
         ['a', 0],
         ['a', 20],
       ]);
       assert.equal(receiver.anyHealthy, false);
+      await advance(1_000, 100);
+      assert.equal(source.trail().at(-1)?.[1], 20, 'polled again within the back-off cap (1 s), not after --sleep');
+      assert.ok(source.calls.length >= 3);
+      assert.equal(await settled(pass), false);
+      stop.abort();
+      await pass;
     });
   });
 
@@ -625,30 +664,37 @@ describe('Receiver', () => {
       await pass;
     });
 
-    it('yieldIdle(): a spare idle loop goes back to its loop (to give up its adaptive place); one a poll needs does not', async () => {
+    it('yieldIdle(): an idle loop goes back to its loop (to give up its adaptive place); a poll needs none', async () => {
       let wanted = false;
       const { source, receiver, stop } = setup({ queues: [queue('a')] }, highest, { placeWanted: () => wanted });
       const pending = new PendingReceives();
       source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
-      const passes = await idleLoops(2, receiver, stop);
+      const passes = await idleLoops(3, receiver, stop);
       receiver.yieldIdle();
       await flush();
-      assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [true, false], 'a spare (the one that waited longest) went back');
+      assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [true, false, false], 'the one that waited longest went back');
       receiver.yieldIdle();
       await flush();
-      assert.equal(await settled(passes[1]!), false, 'the other is needed by the poll in flight');
-      // Without a spare, the loop of the next poll that ends empty goes while a place is wanted.
+      assert.equal(await settled(passes[1]!), true, 'so does the next: the poll in flight needs no loop');
+      // A poll that ends empty while a place is wanted sends one more back.
       wanted = true;
       pending.answer([]);
       await flush();
-      assert.equal(await passes[1], undefined);
+      assert.equal(await passes[2], undefined);
       assert.equal(receiver.idleLoops, 0);
+      assert.equal(pending.count, 0, 'the queue rests a second after its empty poll');
+      stop.abort();
+      await advance(1_000);
+      assert.equal(pending.count, 0, 'no poll after the stop');
     });
   });
 
   describe('stop', () => {
-    it('never aborts a receive in flight: a long poll that returns messages after stop still returns them', async () => {
-      const { source, receiver, stop } = setup({ sleepSec: 60 });
+    it('never aborts a long poll in flight: what it returns after the stop is released at once, and the drain waits for it', async () => {
+      const released: Message[] = [];
+      const { source, receiver, stop } = setup({ queues: [queue('a')], sleepSec: 60 }, highest, {
+        hold: (_q, messages) => ({ lease: 'lease', release: async () => void released.push(...messages) }),
+      });
       const pending = new PendingReceives();
       source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
       const pass = receiver.next(stop.signal);
@@ -659,11 +705,13 @@ describe('Receiver', () => {
         'no signal is handed to a receive',
       );
       stop.abort();
-      assert.equal(await settled(pass), false, 'the long poll is still open');
+      assert.equal(await pass, undefined, 'the loop leaves at once: the poll needs none');
+      const drained = receiver.drain();
+      assert.equal(await settled(drained), false, 'the long poll is still open');
       const batch = [message()];
       pending.answer(batch);
-      const got = await pass;
-      assert.deepEqual([got?.queue.name, got?.messages], ['a', batch]);
+      await drained;
+      assert.deepEqual(released, batch, 'made visible again at once, not left until its visibility timeout');
     });
 
     it('never aborts a short receive either, but starts no new one after it', async () => {
@@ -839,5 +887,96 @@ describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
     stop.abort();
     await Promise.all(loops);
     assert.equal(receiver.slotWaiters, 0, 'a stop empties the line');
+  });
+});
+
+describe('Receiver: the ready set (what polls return while no loop is free)', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
+  afterEach(() => mock.timers.reset());
+
+  function held(released: Message[]) {
+    return {
+      hold: (_q: ResolvedQueue, messages: Message[]) => ({ lease: messages.length, release: async () => void released.push(...messages) }),
+    };
+  }
+
+  it('the polls start with the first pass, which reads every queue once; the other loops read none: 1,000 queues cost 1,000 short receives and 1,000 polls, not 10,000', async () => {
+    const queues = Array.from({ length: 1_000 }, (_, i) => queue(`q${i}`));
+    const { source, receiver, stop } = setup({ queues, pollsFromStart: true });
+    const pending = new PendingReceives();
+    source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+    const passes = Array.from({ length: 10 }, () => receiver.next(stop.signal));
+    await flush();
+    for (let i = 0; i < 5; i++) await flush();
+    assert.equal(source.calls.filter((c) => c.waitSec === 0).length, 1_000, 'the first pass, in order');
+    assert.equal(pending.count, 1_000, 'one poll per queue, for ten loops');
+    assert.equal(receiver.idleLoops, 10);
+    stop.abort();
+    await Promise.all(passes);
+    const drained = receiver.drain();
+    while (pending.count > 0) pending.answer([]);
+    await drained;
+  });
+
+  it('a busy loop takes the waiting batches in the queues’ order when it frees up, and each carries the lease made at its poll’s answer', async () => {
+    const released: Message[] = [];
+    const { source, receiver, stop } = setup({ pollsFromStart: true, concurrency: 1 }, highest, held(released));
+    const pending = new PendingReceives();
+    source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+    // The loop is busy (no next() waiting): its first pass started the polls and left.
+    const first = receiver.next(stop.signal);
+    await flush();
+    pending.answer([message()], 'a');
+    assert.deepEqual((await first)?.queue.name, 'a');
+    // While it invokes, c then b answer: both wait.
+    const c = [message()];
+    const b = [message(), message()];
+    pending.answer(c, 'c');
+    pending.answer(b, 'b');
+    await flush();
+    const next = await receiver.next(stop.signal);
+    assert.deepEqual([next?.queue.name, next?.messages, next?.lease], ['b', b, 2], 'strict: b before c, whatever answered first');
+    assert.equal((await receiver.next(stop.signal))?.queue.name, 'c');
+    stop.abort();
+    const drained = receiver.drain();
+    while (pending.count > 0) pending.answer([]);
+    await drained;
+    assert.deepEqual(released, []);
+  });
+
+  it('no new poll while `concurrency` batches wait; at the stop every waiting batch is released at once', async () => {
+    const released: Message[] = [];
+    const queues = Array.from({ length: 6 }, (_, i) => queue(`q${i}`));
+    const source = new ReceiveSource();
+    const fresh = new AbortController();
+    const loop2 = new Receiver(options({ queues, pollsFromStart: true, concurrency: 2 }), {
+      source,
+      logger: recordingLogger().logger,
+      random: highest,
+      now: Date.now,
+      ...held(released),
+    });
+    // Two polls answer with messages while no loop waits.
+    const pending2 = new PendingReceives();
+    source.respond = (call) => (call.waitSec > 0 ? pending2.respond(call) : []);
+    const busy = loop2.next(fresh.signal);
+    await flush();
+    const a = [message()];
+    pending2.answer(a, 'q0');
+    assert.equal((await busy)?.queue.name, 'q0', 'a loop was waiting: it took q0 at once');
+    pending2.answer([message()], 'q1');
+    pending2.answer([message()], 'q2');
+    await flush();
+    await advance(1_000);
+    const polledAfter = source.calls.length;
+    pending2.answer([], 'q3');
+    await advance(2_000);
+    assert.equal(source.calls.length, polledAfter, 'two batches wait (= concurrency): q0 and q3 are not polled again');
+    fresh.abort();
+    await flush();
+    assert.equal(released.length, 2, 'the two waiting batches were released at the stop, not left to their timeout');
+    const drained = loop2.drain();
+    while (pending2.count > 0) pending2.answer([]);
+    await drained;
   });
 });
