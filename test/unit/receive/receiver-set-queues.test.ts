@@ -119,8 +119,13 @@ describe('Receiver.setQueues', () => {
     source.respond = () => [];
     const many = Array.from({ length: 10_000 }, (_, i) => queue(`q-${i}`));
     receiver.setQueues(many, []);
-    await receiver.next(stop.signal);
-    const shorts = source.calls.filter((c) => c.waitSec === 0).map((c) => c.queue);
+    // The loop's pass reads every queue once; finding them all empty, it then waits with the idle polls until the stop.
+    const waiting = receiver.next(stop.signal);
+    const shortReceives = () => source.calls.filter((c) => c.waitSec === 0);
+    for (let i = 0; i < 1_000 && shortReceives().length < 10_000; i++) await flush();
+    stop.abort();
+    await waiting;
+    const shorts = shortReceives().map((c) => c.queue);
     assert.equal(shorts.length, 10_000, 'every queue read once with a short receive');
     const specs = many.map((q) => ({ ref: q.name, weight: 1 }));
     const random = drawOrder({ mode: 'random', queues: specs }, () => 0.5).map((i) => specs[i]!.ref);
