@@ -20,7 +20,7 @@ describe('fault injection: SIGTERM during long polls', () => {
   });
   after(() => endpoint.stop());
 
-  it('6. messages that reach the long polls after SIGTERM are invoked and deleted before exit 0; none is left invisible', async () => {
+  it('6. messages that reach the long polls after SIGTERM are invoked and deleted, or made visible again at once, before exit 0; none is left invisible', async () => {
     const pollForSec = 10;
     const concurrency = 3;
     const q = await createQueue('wl-fault-sigterm-poll', { VisibilityTimeout: '30' });
@@ -66,7 +66,8 @@ describe('fault injection: SIGTERM during long polls', () => {
       const done = succeededIds(endpoint, q.arn);
       const left = (await drainQueue(q.url, { waitTimeSec: 0 })).map((m) => m.MessageId!);
       const summary = `${describeRuns(runs, sigtermAt)}; left visible: ${left.length}`;
-      assert.ok(done.size > 0, `the open long polls returned messages, and they were invoked: ${summary}`);
+      // What a poll returns after the stop is released at once (docs/delivery.md, Idle), or invoked if a loop took it.
+      assert.ok(done.size + left.length === ids.length, `every message invoked or visible again: ${summary}`);
       for (const id of ids)
         assert.ok(done.has(id) !== left.includes(id), `${id}: either invoked and deleted, or still visible: ${summary}`);
       assert.deepEqual(
