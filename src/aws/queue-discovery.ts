@@ -7,6 +7,7 @@ import type { QueueLimit } from '../receive/queue-limits.ts';
 import { describeSelector, QueueSet, type FoundQueue, type QueueSelector, type TagAnswer } from '../receive/queue-set.ts';
 import { sleep } from '../util/backoff.ts';
 import { QueueResolveError, resolveQueue } from './resolve-queues.ts';
+import { eachBounded } from '../util/each-bounded.ts';
 
 /**
  * Every queue's tags are read again every this many refreshes (a new queue's at once): at 10,000 queues and the
@@ -84,7 +85,7 @@ export class QueueDiscovery {
     const listed = await directory.listQueues(this.#selector.prefix, signal);
     const toRead = this.#set.tagsToRead(listed, this.#deps.now());
     const tags = new Map<string, TagAnswer>();
-    await eachBounded(toRead, async (url) => {
+    await eachBounded(toRead, READS_AT_ONCE, async (url) => {
       try {
         tags.set(url, await directory.queueTags(url, signal));
       } catch (err) {
@@ -97,7 +98,7 @@ export class QueueDiscovery {
     const members = this.#set.members;
     const next = new Map<string, ResolvedQueue>();
     const changed = new Set(change.changed.map((q) => q.url));
-    await eachBounded(members, async (found) => {
+    await eachBounded(members, READS_AT_ONCE, async (found) => {
       const before = this.#resolved.get(found.url);
       if (before !== undefined) {
         next.set(found.url, changed.has(found.url) ? { ...before, weight: found.weight } : before);
@@ -194,7 +195,7 @@ export async function findQueues(
   const set = new QueueSet(selector, 0);
   const listed = await directory.listQueues(selector.prefix, signal);
   const tags = new Map<string, TagAnswer>();
-  await eachBounded(set.tagsToRead(listed, 0), async (url) => {
+  await eachBounded(set.tagsToRead(listed, 0), READS_AT_ONCE, async (url) => {
     tags.set(url, await directory.queueTags(url, signal).catch(() => undefined));
   });
   const change = set.update(listed, tags, 0);
@@ -225,13 +226,4 @@ function logSkipped(logger: Logger, url: string, operation: string, err: unknown
     { queue: nameOf(url), operation, err: { code: e.code, message: firstLine(e.message) } },
     'a found queue cannot be read; skipped until the next refresh',
   );
-}
-
-/** Runs `each` over `items`, READS_AT_ONCE at a time. */
-async function eachBounded<T>(items: readonly T[], each: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await each(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, items.length) }, worker));
 }
