@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
-import { pollBudget, routePolls } from './poll-budget.ts';
+import { PollShares, pollBudget } from './poll-budget.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
 import { totalLoops, totalQueues, type Config } from '../config/config.ts';
@@ -57,21 +57,19 @@ export async function runDaemon(
   const maxSocketsPerHost = socketsPerHost(loops);
   const openFileLimit = readOpenFileLimit();
   // One idle long poll per queue, as far as the open-file limit allows (src/daemon/poll-budget.ts).
-  const configuredQueues = idleQueues(config.routes);
-  const polls = pollBudget({ openFileLimit, loops, queues: configuredQueues, httpServer: config.httpPort !== undefined });
-  const sqsSockets = socketsPerHost(loops, polls);
+  const polls = new PollShares(pollBudget({ openFileLimit, loops, httpServer: config.httpPort !== undefined }), (short) =>
+    logger.warn(
+      { openFileLimit, ...short },
+      'open-file limit below one long poll per queue: the idle queues take turns for a poll, and a message may wait up to --poll-for; raise it (ulimit -n)',
+    ),
+  );
+  const sqsSockets = socketsPerHost(loops, polls.budget);
   // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
   const fds = fdBudget({
     openFileLimit,
     awsSockets: awsSocketCeiling(sqsSockets, maxSocketsPerHost),
     httpServer: config.httpPort !== undefined,
   });
-  if (polls < configuredQueues) {
-    logger.warn(
-      { openFileLimit, queues: configuredQueues, polls },
-      'open-file limit below one long poll per queue: the idle queues take turns for a poll, and a message may wait up to --poll-for; raise it (ulimit -n)',
-    );
-  }
   if (fds.shortfall) {
     logger.warn(
       fds.shortfall,
@@ -118,7 +116,7 @@ export async function runDaemon(
 
     const metrics = await startMetrics(config, aws, logger, ops, queueCount);
     logStarted(logger, config, routes, tracer !== undefined);
-    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer, { budget: polls, queues: configuredQueues }));
+    dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer, polls));
     const work = dispatchers.map((d) => d.run(stop.signal));
     // Routes whose queues are found, not listed: re-read every --queues-refresh, changed live (src/aws/queue-discovery.ts).
     routes.forEach(({ discovery }, i) => {
@@ -241,10 +239,6 @@ function logStarted(logger: Logger, config: Config, routes: readonly CheckedRout
 }
 
 /** The queues the routes long-poll when idle (a route with --poll-for 0 sends no poll). */
-function idleQueues(routes: Config['routes']): number {
-  return routes.reduce((sum, route) => sum + (route.pollForSec > 0 ? route.queues.queues.length : 0), 0);
-}
-
 /** One Dispatcher per route, over the route's checked queues and function. */
 function createDispatchers(
   config: Config,
@@ -253,7 +247,7 @@ function createDispatchers(
   sink: MetricsSink,
   logger: Logger,
   tracer: OtelDispatchTracer | undefined,
-  polls: { readonly budget: number; readonly queues: number },
+  polls: PollShares,
 ): Dispatcher[] {
   // One sender for every route; SNS's client is loaded on the first record for a topic.
   const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
@@ -266,7 +260,7 @@ function createDispatchers(
           queues,
           orderMode: route.queues.mode,
           drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
-          maxPolls: routePolls(polls.budget, route.pollForSec > 0 ? queues.length : 0, polls.queues),
+          pollShare: polls.route(),
         },
         {
           source: new SharedReceiveSource(new OneAtATimeSource(aws.sqs, { logger: logger.child({ component: 'receive' }) })),

@@ -6,6 +6,7 @@ import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { DestinationSender } from '../settle/deliver-failures.ts';
 import type { OrderMode, Random } from '../receive/queue-order.ts';
+import type { PollShare } from '../receive/idle-polls.ts';
 
 /**
  * A route's options (src/config/routes.ts, where each one is defined with its default), with its queues
@@ -39,10 +40,10 @@ export type DispatcherOptions = Pick<
      */
     readonly drainRetryMs?: number | undefined;
     /**
-     * Idle long polls in flight at most (the route's share of the open-file budget, src/daemon/daemon.ts); absent:
-     * one per queue. Below the number of queues, the queues take turns.
+     * The route's share of the idle long polls the open-file limit allows (src/daemon/poll-budget.ts); absent: one
+     * per queue. Below the number of queues, the queues take turns.
      */
-    readonly maxPolls?: number | undefined;
+    readonly pollShare?: PollShare | undefined;
   };
 
 export interface DispatcherDeps {

@@ -104,7 +104,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   });
   const gate = new FunctionGate({ logger: log, random, now });
   const receiver = new Receiver<VisibilityLease>(
-    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue), maxPolls: options.maxPolls },
+    { ...options, limits, visibilityOf: (queue) => visibility.timeoutSec(queue), pollShare: options.pollShare },
     {
       source: deps.source,
       logger: log,

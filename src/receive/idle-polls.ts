@@ -11,7 +11,7 @@
  *   last receive came back full: the loops' passes read it with short receives until one comes back short), while
  *   it rests --sleep after an empty poll, or while the Receiver says it may not be polled (backing off, at its
  *   limits, the function paused).
- * - No new poll while the ready set is full, and never more than `maxPolls` in flight (what the socket budget
+ * - No new poll while the ready set is full, and never more than the share's `max()` in flight (what the socket budget
  *   allows): the queues without a poll take turns, the one that waited longest first.
  * - A poll that came back full wakes two idle loops (spares), which read the queue with their passes and wake
  *   two more each when they find full receives too (src/receive/receiver.ts): a pool of any size is back at
@@ -20,6 +20,18 @@
  * Per-queue state lives in sets and maps keyed by the queue's index, so a route's queues may grow while it runs
  * (grow()). Pure state: time is an argument.
  */
+
+/**
+ * A route's share of the daemon's poll budget (src/daemon/poll-budget.ts, PollShares): told how many queues the
+ * route polls now, it says how many polls may be in flight.
+ */
+export interface PollShare {
+  set(queues: number): void;
+  max(): number;
+}
+
+/** No cap: one poll per queue. */
+export const UNCAPPED: PollShare = { set: () => {}, max: () => Infinity };
 
 /** A waiting loop, as the Receiver numbers it. */
 export type Member = number;
@@ -35,7 +47,7 @@ export const RAMP_UP_WAKES = 2;
 
 export class IdlePolls {
   readonly #restMs: number;
-  readonly #maxPolls: number;
+  readonly #maxPolls: () => number;
   /** Idle loops in the order they joined (a Set: joining, leaving and taking cost O(1) with thousands of loops). */
   readonly #members = new Set<Member>();
   /** Queues with a poll in flight. */
@@ -55,11 +67,13 @@ export class IdlePolls {
   readonly #restUntil = new Map<number, number>();
   /** Per queue with a poll in flight: when it was sent. */
   readonly #sentAt = new Map<number, number>();
+  /** Queues whose first poll had its wait drawn (waitSec). */
+  readonly #spread = new Set<number>();
   #queues = 0;
 
-  constructor(queueCount: number, restMs: number, maxPolls = Infinity) {
+  constructor(queueCount: number, restMs: number, maxPolls: () => number = () => Infinity) {
     this.#restMs = restMs;
-    this.#maxPolls = Math.max(1, maxPolls);
+    this.#maxPolls = () => Math.max(1, maxPolls());
     this.grow(queueCount);
   }
 
@@ -116,8 +130,9 @@ export class IdlePolls {
    */
   toPoll(may: (i: number) => boolean, full: () => boolean, now: number): number[] {
     const chosen: number[] = [];
+    const max = this.#maxPolls();
     for (const i of this.#uncovered) {
-      if (this.#inFlight.size >= this.#maxPolls || full()) break;
+      if (this.#inFlight.size >= max || full()) break;
       if ((this.#restUntil.get(i) ?? 0) > now || !may(i)) continue;
       this.#uncovered.delete(i);
       this.#inFlight.add(i);
@@ -125,6 +140,20 @@ export class IdlePolls {
       chosen.push(i);
     }
     return chosen;
+  }
+
+  /**
+   * How long queue `i`'s poll waits when it is one of thousands sent together (every queue's at start-up, or a
+   * thousand queues found at once): `pollForSec`, except the queue's first such poll, which waits a whole number
+   * of seconds drawn from 1..pollForSec. Sent together, they would otherwise end together, and be sent again
+   * together, every --poll-for for the daemon's life: bursts of thousands of calls that a small host answers late.
+   * Drawn once, the ends stay spread, since each queue's next poll is sent when its last one ends. It costs each
+   * queue one early poll, once.
+   */
+  waitSec(i: number, pollForSec: number, random: () => number): number {
+    if (this.#spread.has(i)) return pollForSec;
+    this.#spread.add(i);
+    return Math.min(pollForSec, 1 + Math.floor(random() * pollForSec));
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
-import { IdlePolls, RAMP_UP_WAKES, type Member } from './idle-polls.ts';
+import { IdlePolls, RAMP_UP_WAKES, UNCAPPED, type Member, type PollShare } from './idle-polls.ts';
 import { ReadySet } from './ready-set.ts';
 import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
@@ -32,8 +32,8 @@ export type ReceiverOptions = {
   readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
   /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
   readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
-  /** Idle polls in flight at most (the socket budget's share of this route); default: one per queue. */
-  readonly maxPolls?: number | undefined;
+  /** Idle polls in flight at most: the route's share of the socket budget (src/daemon/poll-budget.ts); default: one per queue. */
+  readonly pollShare?: PollShare | undefined;
   /**
    * Whether the polls start with the route's first pass (the daemon's way: the other loops' start-up passes then
    * read no polled queue) instead of when the first loop goes idle (default, for the tests of a pass).
@@ -84,6 +84,14 @@ interface Waiting<L> {
 /** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
 const LIMIT_RECHECK_MS = 1_000;
 
+/**
+ * Idle polls sent in one turn of the event loop at most; the rest follow on the next turns. Signing and sending
+ * 10,000 polls at once (every queue's at start-up) would hold the loop for a second or more, and the answers and
+ * the loops' Invokes with it. More polls than this chosen at once also get their first wait drawn
+ * (IdlePolls.waitSec), so that they do not end together.
+ */
+const POLLS_PER_TURN = 250;
+
 /** How an idle loop's wait ended: handed a batch, or sent back to its loop at once. */
 type IdleEnd<L> = { kind: 'received'; received: Received<L> } | { kind: 'now' };
 
@@ -119,6 +127,7 @@ export class Receiver<L = unknown> {
   readonly #unparkLines: WaitQueue[];
   /** The idle loops and the polls, one per queue at most. */
   readonly #idle: IdlePolls;
+  readonly #share: PollShare;
   /** Batches idle polls returned while no loop was free, by queue index. */
   readonly #ready: ReadySet<Waiting<L>>;
   /** Idle polls on their way (a drain waits for them), and releases of waiting batches at the stop. */
@@ -152,7 +161,9 @@ export class Receiver<L = unknown> {
       deps.now(),
     );
     this.#unparkLines = options.queues.map(() => new WaitQueue());
-    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000, options.maxPolls);
+    this.#share = options.pollShare ?? UNCAPPED;
+    if (options.pollForSec > 0) this.#share.set(options.queues.length);
+    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000, () => this.#share.max());
     this.#ready = new ReadySet(Math.max(1, options.readyBound ?? options.concurrency ?? 1));
   }
 
@@ -399,16 +410,31 @@ export class Receiver<L = unknown> {
     const paused = this.#deps.paused?.() ?? false;
     // A poll takes no slot: what it returns waits for a loop that takes the slot then (ReadySet.take).
     const may = (i: number) => !paused && !this.#gathering.has(i) && this.#health.retryAt(i) <= now && this.#slots.admits(i, now);
-    for (const index of this.#idle.toPoll(may, () => this.#ready.full, now)) this.#sendIdlePoll(index);
+    const chosen = this.#idle.toPoll(may, () => this.#ready.full, now);
+    this.#sendInTurns(chosen, 0, chosen.length > POLLS_PER_TURN);
     this.#armRecheck(now);
   }
 
-  #sendIdlePoll(index: number): void {
+  /**
+   * Sends the polls of `chosen` (counted in flight already, so no pass reads their queues meanwhile) from `from`
+   * on, POLLS_PER_TURN per turn of the event loop. A drain waits for the turns still to come.
+   */
+  #sendInTurns(chosen: readonly number[], from: number, spread: boolean): void {
+    const to = Math.min(chosen.length, from + POLLS_PER_TURN);
+    for (let k = from; k < to; k++) this.#sendIdlePoll(chosen[k]!, spread);
+    if (to === chosen.length) return;
+    const turn = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#sendInTurns(chosen, to, spread));
+    this.#polls.add(turn);
+    void turn.finally(() => this.#polls.delete(turn));
+  }
+
+  #sendIdlePoll(index: number, spread: boolean): void {
     const { queues, batchSize, pollForSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
     const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
+    const waitSec = spread ? this.#idle.waitSec(index, pollForSec, this.#deps.random) : pollForSec;
     const poll = this.#health
-      .receive(index, { max, waitSec: pollForSec, visibilityTimeoutSec, startBefore: this.#idleStop })
+      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop })
       .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));
     this.#polls.add(poll);
     void poll.finally(() => this.#polls.delete(poll));
@@ -567,6 +593,7 @@ export class Receiver<L = unknown> {
       this.#slots.set(i, allLimits[i], now);
     });
     this.#opts = { ...this.#opts, queues: all, limits: allLimits };
+    if (this.#opts.pollForSec > 0) this.#share.set(current.size);
     // A retired queue weighs nothing: it is drawn last, and skipped as never due. Equal weights are a random
     // order, as in --queues, and drawn in O(n) where a weighted draw is O(n^2): thousands of found queues.
     const equal = queues.every((q) => q.weight === queues[0]?.weight);

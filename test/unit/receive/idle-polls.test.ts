@@ -67,7 +67,7 @@ describe('IdlePolls: one long poll per queue, whatever the number of idle loops'
   });
 
   it('no new poll while the ready set is full, nor beyond maxPolls: the queues take turns', () => {
-    const idle = new IdlePolls(5, 0, 2);
+    const idle = new IdlePolls(5, 0, () => 2);
     assert.deepEqual(idle.toPoll(yes, notFull, 0), [0, 1]);
     idle.ended(0, 0, 10, false, 20_000);
     assert.deepEqual(idle.toPoll(yes, notFull, 20_000), [2], 'the rotation goes on with the queues that waited');
@@ -82,6 +82,44 @@ describe('IdlePolls: one long poll per queue, whatever the number of idle loops'
       'full: none',
     );
     assert.deepEqual(idle.toPoll(yes, notFull, 40_000), [0]);
+  });
+
+  it('the share is asked at each call: a share that shrinks sends no poll until polls end below it', () => {
+    let max = 3;
+    const idle = new IdlePolls(5, 0, () => max);
+    assert.deepEqual(idle.toPoll(yes, notFull, 0), [0, 1, 2]);
+    max = 1;
+    idle.ended(0, 0, 10, false, 20_000);
+    assert.deepEqual(idle.toPoll(yes, notFull, 20_000), [], 'two still in flight, share one');
+    idle.ended(1, 0, 10, false, 20_000);
+    idle.ended(2, 0, 10, false, 20_000);
+    assert.deepEqual(idle.toPoll(yes, notFull, 20_000), [3]);
+  });
+
+  it("waitSec: a queue's first poll waits 1..pollFor seconds (drawn), every later one pollFor", () => {
+    const idle = new IdlePolls(3, 0);
+    assert.equal(
+      idle.waitSec(0, 20, () => 0),
+      1,
+    );
+    assert.equal(
+      idle.waitSec(1, 20, () => 0.999),
+      20,
+    );
+    assert.equal(
+      idle.waitSec(2, 20, () => 0.5),
+      11,
+    );
+    for (const i of [0, 1, 2])
+      assert.equal(
+        idle.waitSec(i, 20, () => 0),
+        20,
+        'drawn once per queue',
+      );
+    assert.equal(
+      new IdlePolls(1, 0).waitSec(0, 1, () => 0.99),
+      1,
+    );
   });
 
   it('grow(): queues added while running get their poll', () => {
