@@ -53,6 +53,14 @@ export interface IdleOptions {
   readonly pickupTimeoutMs?: number;
   /** Extra CLI arguments (e.g. --poll-for); none: the defaults. */
   readonly args?: readonly string[];
+  /**
+   * Where the SQS calls are counted: through a counting proxy (default), or by the endpoint itself
+   * (bench/fast/fake-aws.ts's GET /_bench/calls), where a proxy would need two sockets per long poll: 10,000 polls
+   * are more than the 20,000 file descriptors a process may open on the benchmark machine.
+   */
+  readonly countAt?: 'proxy' | 'endpoint';
+  /** How long after start-up the idle window opens (default SETTLE_MS): start-up passes are not idle cost. */
+  readonly settleMs?: number;
 }
 
 export interface QueueRef {
@@ -115,6 +123,15 @@ function socketCount(pid: number): number {
   return n;
 }
 
+/** The SQS calls bench/fast/fake-aws.ts saw (GET /_bench/calls), as the counting proxy records them. */
+async function endpointCalls(
+  endpoint: string,
+): Promise<{ at: number; service: string; operation: string; queueUrl: string | undefined }[]> {
+  const answer = await fetch(new URL('/_bench/calls', endpoint));
+  if (!answer.ok) throw new Error(`${endpoint}/_bench/calls answered ${answer.status}: only bench/fast/fake-aws.ts counts calls itself`);
+  return (await answer.json()) as { at: number; service: string; operation: string; queueUrl: string | undefined }[];
+}
+
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
   const server = createNetServer();
@@ -132,7 +149,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     typeof o.queues === 'number'
       ? await Promise.all(Array.from({ length: o.queues }, (_, i) => createQueue(`wl-bench-idle-${i}`, {}, sqs)))
       : o.queues;
-  const proxy = await startFaultProxy({ upstream: o.sqsEndpoint });
+  const proxy = o.countAt === 'endpoint' ? undefined : await startFaultProxy({ upstream: o.sqsEndpoint });
   // Past a few hundred names the list goes in a --config file: one argument may hold at most 128 KiB on Linux.
   const names = queues.map((q) => q.name);
   const tmp = mkdtempSync(join(tmpdir(), 'bench-idle-'));
@@ -157,7 +174,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
         PATH: process.env['PATH'],
         HOME: process.env['HOME'],
         ...awsTestEnv({ lambdaEndpoint: o.lambda.url }),
-        AWS_ENDPOINT_URL_SQS: proxy.url,
+        AWS_ENDPOINT_URL_SQS: proxy?.url ?? o.sqsEndpoint,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -194,7 +211,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     }
     await until('the daemon to start', () => !Number.isNaN(startedMs) || child.exitCode !== null, 120_000);
     if (child.exitCode !== null) throw new Error(`${o.cli} exited ${child.exitCode}:\n${out}`);
-    await sleep(SETTLE_MS);
+    await sleep(o.settleMs ?? SETTLE_MS);
     const invokes0 = o.lambda.invocations.length;
     const from = Date.now();
     await sleep(o.idleSec * 1000);
@@ -204,7 +221,8 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     const perMinute = (n: number) => (n * 60_000) / (to - from);
     const receivesByQueue = new Map<string, number>();
     const byOperation: Record<string, number> = {};
-    for (const c of proxy.calls()) {
+    const calls = proxy ? proxy.calls() : await endpointCalls(o.sqsEndpoint);
+    for (const c of calls) {
       if (c.service !== 'sqs' || c.at < from || c.at >= to) continue;
       byOperation[c.operation] = (byOperation[c.operation] ?? 0) + 1;
       if (c.operation === 'ReceiveMessage' && c.queueUrl !== undefined) {
@@ -257,7 +275,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('close', r)));
-    await proxy.close();
+    await proxy?.close();
     rmSync(tmp, { recursive: true, force: true });
     if (fresh) await Promise.all(queues.map((q) => deleteQueue(q.url, sqs).catch(() => {})));
     sqs.destroy();

@@ -13,7 +13,8 @@
 //   elasticmq  the ElasticMQ at ELASTICMQ_ENDPOINT (default http://127.0.0.1:9324; scripts/sqs-servers.sh start
 //              elasticmq; past 1,000 queues, one of its own with ELASTICMQ_HEAP=1g, required). Its queues are named <prefix>-00000, <prefix>-00001, ... and kept, so the next run (and
 //              a smaller size) reuses them: CreateQueue of an existing queue with the same attributes is a no-op.
-// Printed per size: ReceiveMessage per idle queue per minute (mean and busiest queue) over --idle-sec, every SQS
+// Printed per size: ReceiveMessage per idle queue per minute (mean and busiest queue) over --idle-sec (from one
+// --poll-for after start-up on; the fake counts the calls itself, ElasticMQ through the counting proxy), every SQS
 // call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
 // to a queue chosen at random, send -> Invoke p50 / p99 (and any not invoked within 60 s), the daemon's peak RSS
 // (VmHWM), its time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
@@ -25,6 +26,8 @@ import { sqsClient } from '../test/support/aws.ts';
 import { measureIdle, startIdleEndpoint, type IdleResult, type QueueRef } from './idle.ts';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+/** The idle window opens one default --poll-for (20 s) after start-up, when every queue's first poll has been answered. */
+const SETTLE_AFTER_START_MS = 20_000;
 
 const { values } = parseArgs({
   options: {
@@ -191,6 +194,10 @@ try {
           gapMs: numbers.gapMs,
           pick: 'random',
           readyz: true,
+          // The fake counts the calls itself: a proxy would hold two sockets per long poll (see IdleOptions.countAt).
+          countAt: target === 'fake' ? 'endpoint' : 'proxy',
+          // One --poll-for after start-up: the start-up pass and the first round of polls are not idle cost.
+          settleMs: SETTLE_AFTER_START_MS,
         });
         lambda.reset();
         if (r.idleInvokes > 0)

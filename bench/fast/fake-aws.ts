@@ -9,6 +9,9 @@
 // Control API (plain JSON, unsigned), used by the benchmark between runs:
 //   POST /_bench/reset {"queue":"q","messages":N,"invokeMs":0,"bodyBytes":64} -> {"url","arn"}
 //   GET  /_bench/stats -> {"received","deleted","invoked","invokedRecords","inFlightInvokes","maxInFlightInvokes",...}
+//   GET  /_bench/calls -> [{"at","service":"sqs","operation","queueUrl"}, ...]: every SQS call since the start, as
+//        test/support/fault-proxy.ts records them (bench/idle.ts counts with it where a proxy would need more file
+//        descriptors than a process may open: 10,000 long polls are 20,000 sockets in a proxy)
 //
 // bench/many-queues.ts uses it as an SQS endpoint with many queues: CreateQueue (idempotent), SendMessage
 // (wakes a waiting long poll at once), ListQueues (QueueNamePrefix, MaxResults, NextToken) and ListQueueTags
@@ -111,6 +114,8 @@ const stats = {
 const queues = new Map<string, FakeQueue>();
 let invokeMs = 0;
 let port = 0;
+/** Every SQS call (GET /_bench/calls). */
+const calls: { at: number; service: 'sqs'; operation: string; queueUrl: string | undefined }[] = [];
 
 function queueUrl(name: string): string {
   return `http://127.0.0.1:${port}/${ACCOUNT}/${name}`;
@@ -339,7 +344,12 @@ const server = createServer({ keepAliveTimeout: 120_000, requestTimeout: 0, head
       const dot = target.indexOf('.');
       const service = target.slice(0, dot);
       const op = target.slice(dot + 1);
-      if (service === 'AmazonSQS') return sqs(op, text ? (JSON.parse(text) as Input) : {}, res);
+      if (service === 'AmazonSQS') {
+        const input = text ? (JSON.parse(text) as Input) : {};
+        const queueUrl = typeof input['QueueUrl'] === 'string' ? input['QueueUrl'] : undefined;
+        calls.push({ at: Date.now(), service: 'sqs', operation: op, queueUrl });
+        return sqs(op, input, res);
+      }
       if (service === 'GraniteServiceVersion20100801' && op === 'PutMetricData') {
         stats.metricCalls += 1;
         return json(res, 200, {});
@@ -349,6 +359,7 @@ const server = createServer({ keepAliveTimeout: 120_000, requestTimeout: 0, head
     if (req.method === 'POST' && url.startsWith('/2015-03-31/functions/') && url.includes('/invocations')) return invoke(req, res);
     if (url === '/_bench/reset') return reset(text ? (JSON.parse(text) as Input) : {}, res);
     if (url === '/_bench/stats') return json(res, 200, stats);
+    if (url === '/_bench/calls') return json(res, 200, calls);
     json(res, 404, { message: `no fake for ${req.method} ${url}` });
   });
 });
