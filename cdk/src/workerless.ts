@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
@@ -182,6 +182,14 @@ export class Workerless extends Construct {
         new iam.PolicyStatement({ sid: s.sid, actions: [...s.actions], resources: [...s.resources], conditions: s.conditions }),
       );
     }
+    if (metricsNamespace !== undefined) {
+      // cdk-nag (AwsSolutions) and any other policy validation plugin see these acknowledgements.
+      Validations.of(this.taskRole).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'cloudwatch:PutMetricData takes no resource ARN (Service Authorization Reference, Amazon CloudWatch); the cloudwatch:namespace condition keeps it to Workerless-<name>',
+      });
+    }
 
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logRetention ?? logs.RetentionDays.ONE_MONTH });
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
@@ -213,6 +221,27 @@ export class Workerless extends Construct {
       logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'workerless' }),
     });
     container.linuxParameters?.dropCapabilities(ecs.Capability.ALL);
+    const executionRole = this.taskDefinition.executionRole;
+    if (executionRole !== undefined) {
+      Validations.of(executionRole).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'the execution role CDK makes for an ECR image holds ecr:GetAuthorizationToken, which takes no resource ARN (Service Authorization Reference, Amazon ECR); its pulls and log writes name their repository and log group',
+      });
+    }
+    Validations.of(this.taskDefinition).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-ECS2',
+      reason:
+        'the environment holds the daemon options only (WORKERLESS_*, none secret: the daemon masks its one credential, the Temporal API key, which comes from Secrets Manager through `secrets`)',
+    });
+    // The drain must end before Fargate's SIGKILL: open polls finish first (deploy/ecs/README.md, "Shutdown").
+    const drainSec = config.shutdownTimeoutMs / 1000 + (options.pollFor ?? 20);
+    if (drainSec > STOP_TIMEOUT.toSeconds()) {
+      Annotations.of(this).addWarningV2(
+        'workerless:shutdownTimeout',
+        `shutdownTimeout plus pollFor is ${drainSec} s, above Fargate's ${STOP_TIMEOUT.toSeconds()} s stopTimeout: SIGKILL may end the drain (deploy/ecs/README.md, "Shutdown")`,
+      );
+    }
     // The one path written: temporary files of Node and the AWS SDK.
     container.addMountPoints({ sourceVolume: 'tmp', containerPath: '/tmp', readOnly: false });
 
