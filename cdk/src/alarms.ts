@@ -40,10 +40,21 @@ export function workerlessAlarms(scope: Construct, input: AlarmInput): cloudwatc
     const metrics = Object.fromEntries(
       queueDims.map((queue, i) => [
         `q${i}`,
-        new cloudwatch.Metric({ namespace, metricName, dimensionsMap: { Function: input.functionDimension, Queue: queue }, statistic: 'Sum', period: PERIOD }),
+        new cloudwatch.Metric({
+          namespace,
+          metricName,
+          dimensionsMap: { Function: input.functionDimension, Queue: queue },
+          statistic: 'Sum',
+          period: PERIOD,
+        }),
       ]),
     );
-    return new cloudwatch.MathExpression({ expression: `SUM([${Object.keys(metrics).join(',')}])`, usingMetrics: metrics, label, period: PERIOD });
+    return new cloudwatch.MathExpression({
+      expression: `SUM([${Object.keys(metrics).join(',')}])`,
+      usingMetrics: metrics,
+      label,
+      period: PERIOD,
+    });
   };
   const alarms: cloudwatch.Alarm[] = [
     new cloudwatch.Alarm(scope, 'FunctionPausedAlarm', {

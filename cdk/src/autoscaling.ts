@@ -31,10 +31,14 @@ interface ScalingInput extends WorkerlessScalingProps {
 export function backlogScaling(scope: Construct, input: ScalingInput): appscaling.CfnScalingPolicy {
   const minTasks = input.minTasks ?? 1;
   if (!Number.isInteger(minTasks) || minTasks < 1) {
-    throw new Error(`Workerless ${scope.node.path}: autoscaling.minTasks must be an integer of at least 1 (target tracking divides by running tasks), got ${minTasks}`);
+    throw new Error(
+      `Workerless ${scope.node.path}: autoscaling.minTasks must be an integer of at least 1 (target tracking divides by running tasks), got ${minTasks}`,
+    );
   }
   if (!Number.isInteger(input.maxTasks) || input.maxTasks < minTasks) {
-    throw new Error(`Workerless ${scope.node.path}: autoscaling.maxTasks must be an integer of at least minTasks (${minTasks}), got ${input.maxTasks}`);
+    throw new Error(
+      `Workerless ${scope.node.path}: autoscaling.maxTasks must be an integer of at least minTasks (${minTasks}), got ${input.maxTasks}`,
+    );
   }
   if (!(input.backlogPerTask > 0)) {
     throw new Error(`Workerless ${scope.node.path}: autoscaling.backlogPerTask must be above 0, got ${input.backlogPerTask}`);
@@ -50,7 +54,11 @@ export function backlogScaling(scope: Construct, input: ScalingInput): appscalin
     id: `q${i}`,
     returnData: false,
     metricStat: {
-      metric: { namespace: 'AWS/SQS', metricName: 'ApproximateNumberOfMessagesVisible', dimensions: [{ name: 'QueueName', value: queue.queueName }] },
+      metric: {
+        namespace: 'AWS/SQS',
+        metricName: 'ApproximateNumberOfMessagesVisible',
+        dimensions: [{ name: 'QueueName', value: queue.queueName }],
+      },
       stat: 'Sum',
     },
   }));

@@ -83,7 +83,7 @@ export function daemonEnvironment(input: EnvironmentInput): DaemonEnvironment {
   const checked: Record<string, string> = {};
   const unsupported = new Set<string>(SET_BY_CONSTRUCT);
   const problems: string[] = [];
-  for (const [name, value] of Object.entries(input.options) as [string, unknown][]) {
+  for (const [name, value] of Object.entries<unknown>(input.options)) {
     if (value === undefined) continue;
     const flag = (FLAGS as Record<string, string>)[name];
     if (flag === undefined || unsupported.has(name)) {
@@ -104,7 +104,11 @@ export function daemonEnvironment(input: EnvironmentInput): DaemonEnvironment {
   const collected = collectOptions([], env, OPTIONS);
   problems.push(...collected.problems);
   // The TLS files are not options of the construct: no file is read at synth.
-  const result = resolveConfig(collected.raw, env, addDefaults(collected.raw, () => undefined));
+  const result = resolveConfig(
+    collected.raw,
+    env,
+    addDefaults(collected.raw, () => undefined),
+  );
   if (!result.ok) problems.push(...result.problems);
   if (problems.length > 0 || !result.ok) {
     throw new Error(`invalid workerless options:\n${problems.map((p) => `  - ${named(p)}`).join('\n')}`);

@@ -49,7 +49,11 @@ export function taskPolicy(input: TaskPolicyInput): PolicyStatementSpec[] {
   }
   const dest = input.failureDestination;
   if (dest !== undefined) {
-    statements.push({ sid: 'FailureDestination', actions: [dest.kind === 'sqs' ? 'sqs:SendMessage' : 'sns:Publish'], resources: [dest.arn] });
+    statements.push({
+      sid: 'FailureDestination',
+      actions: [dest.kind === 'sqs' ? 'sqs:SendMessage' : 'sns:Publish'],
+      resources: [dest.arn],
+    });
   }
   // Receiving from a queue under SSE-KMS decrypts with its key; sending to an encrypted destination also makes a
   // data key ("Key management", Amazon SQS Developer Guide; "Securing Amazon SNS data with server-side encryption").

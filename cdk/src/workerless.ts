@@ -126,7 +126,10 @@ export class Workerless extends Construct {
       placeholder: entries.map((e) => e.placeholder).join(','),
     });
     const set: Record<string, SetValue> = {
-      function: literal(fn.functionArn, `arn:aws:lambda:us-east-1:123456789012:function:${fn.node.id.replace(/[^A-Za-z0-9_-]/g, '') || 'fn'}`),
+      function: literal(
+        fn.functionArn,
+        `arn:aws:lambda:us-east-1:123456789012:function:${fn.node.id.replace(/[^A-Za-z0-9_-]/g, '') || 'fn'}`,
+      ),
       queues: queueList(
         queues.map(({ queue, weight }, i) => {
           const w = weight !== undefined ? `:${weight}` : '';
@@ -154,7 +157,8 @@ export class Workerless extends Construct {
     const { environment, config } = env;
 
     this.cluster =
-      cluster ?? new ecs.Cluster(this, 'Cluster', { vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED, enableFargateCapacityProviders: false });
+      cluster ??
+      new ecs.Cluster(this, 'Cluster', { vpc, containerInsightsV2: ecs.ContainerInsights.ENABLED, enableFargateCapacityProviders: false });
 
     this.taskRole = new iam.Role(this, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
@@ -195,7 +199,10 @@ export class Workerless extends Construct {
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
       cpu: cpu ?? 256,
       memoryLimitMiB: memoryLimitMiB ?? 512,
-      runtimePlatform: { operatingSystemFamily: ecs.OperatingSystemFamily.LINUX, cpuArchitecture: cpuArchitecture ?? ecs.CpuArchitecture.X86_64 },
+      runtimePlatform: {
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+        cpuArchitecture: cpuArchitecture ?? ecs.CpuArchitecture.X86_64,
+      },
       taskRole: this.taskRole,
       volumes: [{ name: 'tmp' }],
     });
@@ -253,7 +260,7 @@ export class Workerless extends Construct {
     this.service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
       taskDefinition: this.taskDefinition,
-      desiredCount: autoscaling !== undefined ? autoscaling.minTasks ?? 1 : desiredCount ?? 1,
+      desiredCount: autoscaling !== undefined ? (autoscaling.minTasks ?? 1) : (desiredCount ?? 1),
       securityGroups: [this.securityGroup],
       vpcSubnets: vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
       assignPublicIp: false,
@@ -262,7 +269,8 @@ export class Workerless extends Construct {
       circuitBreaker: { rollback: true },
     });
 
-    if (autoscaling !== undefined) backlogScaling(this, { service: this.service, cluster: this.cluster, queues: queues.map((q) => q.queue), ...autoscaling });
+    if (autoscaling !== undefined)
+      backlogScaling(this, { service: this.service, cluster: this.cluster, queues: queues.map((q) => q.queue), ...autoscaling });
     this.alarms =
       alarms !== undefined
         ? workerlessAlarms(this, {

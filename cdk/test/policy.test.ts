@@ -24,7 +24,9 @@ function taskStatements(stack: Stack): Statement[] {
 function docsBlocks(): unknown[] {
   const page = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
   const section = page.slice(page.indexOf('## IAM permissions'), page.indexOf('\n## ', page.indexOf('## IAM permissions') + 1));
-  return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!.includes('"Version"') ? m[1]! : `[${m[1]}]`) as unknown);
+  return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map(
+    (m) => JSON.parse(m[1]!.includes('"Version"') ? m[1]! : `[${m[1]}]`) as unknown,
+  );
 }
 
 describe('the task role (docs/deployment.md, "IAM permissions")', () => {
@@ -38,7 +40,9 @@ describe('the task role (docs/deployment.md, "IAM permissions")', () => {
   it("grants a failure destination queue the docs' statement, and nothing more", () => {
     const stack = testStack();
     docsExample(stack, { failureDestination: sqs.Queue.fromQueueArn(stack, 'Dest', 'arn:aws:sqs:us-east-1:123456789012:payments-failed') });
-    const destination = docsBlocks().find((b) => Array.isArray(b) && (b as Statement[])[0]?.['Sid'] === 'FailureDestination') as Statement[];
+    const destination = docsBlocks().find(
+      (b) => Array.isArray(b) && (b as Statement[])[0]?.['Sid'] === 'FailureDestination',
+    ) as Statement[];
     assert.ok(destination, 'the docs show the failure destination statement');
     assert.deepEqual(taskStatements(stack).slice(3), destination);
   });
@@ -48,8 +52,13 @@ describe('the task role (docs/deployment.md, "IAM permissions")', () => {
     const queueKey = kms.Key.fromKeyArn(stack, 'QueueKey', 'arn:aws:kms:us-east-1:123456789012:key/11111111-1111-1111-1111-111111111111');
     const topicKey = kms.Key.fromKeyArn(stack, 'TopicKey', 'arn:aws:kms:us-east-1:123456789012:key/22222222-2222-2222-2222-222222222222');
     docsExample(stack, {
-      queues: [sqs.Queue.fromQueueAttributes(stack, 'Enc', { queueArn: 'arn:aws:sqs:us-east-1:123456789012:secret', keyArn: queueKey.keyArn })],
-      failureDestination: sns.Topic.fromTopicAttributes(stack, 'Topic', { topicArn: 'arn:aws:sns:us-east-1:123456789012:failed', keyArn: topicKey.keyArn }),
+      queues: [
+        sqs.Queue.fromQueueAttributes(stack, 'Enc', { queueArn: 'arn:aws:sqs:us-east-1:123456789012:secret', keyArn: queueKey.keyArn }),
+      ],
+      failureDestination: sns.Topic.fromTopicAttributes(stack, 'Topic', {
+        topicArn: 'arn:aws:sns:us-east-1:123456789012:failed',
+        keyArn: topicKey.keyArn,
+      }),
       metrics: false,
     });
     assert.deepEqual(taskStatements(stack), [
@@ -59,7 +68,12 @@ describe('the task role (docs/deployment.md, "IAM permissions")', () => {
         Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'],
         Resource: 'arn:aws:sqs:us-east-1:123456789012:secret',
       },
-      { Sid: 'InvokeTheFunction', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:my-fn:live' },
+      {
+        Sid: 'InvokeTheFunction',
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: 'arn:aws:lambda:us-east-1:123456789012:function:my-fn:live',
+      },
       { Sid: 'FailureDestination', Effect: 'Allow', Action: 'sns:Publish', Resource: 'arn:aws:sns:us-east-1:123456789012:failed' },
       { Sid: 'DecryptQueues', Effect: 'Allow', Action: 'kms:Decrypt', Resource: queueKey.keyArn },
       { Sid: 'EncryptFailureDestination', Effect: 'Allow', Action: ['kms:GenerateDataKey', 'kms:Decrypt'], Resource: topicKey.keyArn },
@@ -74,7 +88,10 @@ describe('the task role (docs/deployment.md, "IAM permissions")', () => {
       temporalFunction: lambda.Function.fromFunctionArn(stack, 'Worker', 'arn:aws:lambda:us-east-1:123456789012:function:worker:7'),
     });
     const statements = taskStatements(stack);
-    assert.deepEqual(statements[1]?.['Resource'], ['arn:aws:lambda:us-east-1:123456789012:function:my-fn:live', 'arn:aws:lambda:us-east-1:123456789012:function:worker:7']);
+    assert.deepEqual(statements[1]?.['Resource'], [
+      'arn:aws:lambda:us-east-1:123456789012:function:my-fn:live',
+      'arn:aws:lambda:us-east-1:123456789012:function:worker:7',
+    ]);
     assert.deepEqual(statements[2]?.['Condition'], { StringEquals: { 'cloudwatch:namespace': 'Workerless-orders' } });
   });
 });

@@ -18,7 +18,9 @@ import { docsExample, ENV } from './support.ts';
 const TASK_DEFINITION = JSON.parse(readFileSync(new URL('../../deploy/ecs/task-definition.json', import.meta.url), 'utf8')) as {
   containerDefinitions: [{ healthCheck: { command: string[] }; linuxParameters: unknown; stopTimeout: number }];
 };
-const CFN_LINT = process.env['WORKERLESS_CFN_LINT'] ?? join(process.env['WORKERLESS_CACHE_DIR'] ?? join(process.env['HOME'] ?? '', '.cache/workerless'), 'cfn-lint-venv/bin/cfn-lint');
+const CFN_LINT =
+  process.env['WORKERLESS_CFN_LINT'] ??
+  join(process.env['WORKERLESS_CACHE_DIR'] ?? join(process.env['HOME'] ?? '', '.cache/workerless'), 'cfn-lint-venv/bin/cfn-lint');
 
 /** Every option the construct offers at once: destination, Temporal with its key, alarms, autoscaling. */
 function fullStack(app: App): Stack {
@@ -80,23 +82,31 @@ describe('the template', () => {
     assert.equal((groups[0] as { Properties: Record<string, unknown> }).Properties['SecurityGroupIngress'], undefined);
   });
 
-  it('alarms on the dashboards\' metrics and scales on visible messages per running task', () => {
+  it("alarms on the dashboards' metrics and scales on visible messages per running task", () => {
     const template = Template.fromStack(fullStack(new App()));
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'FunctionPaused',
       Namespace: 'Workerless-default',
       Dimensions: [{ Name: 'Function', Value: 'arn:aws:lambda:us-east-1:123456789012:function:my-fn:live' }],
     });
-    for (const metric of ['ThrottledInvokeCount', 'OnFailureDestinationDeliveredEventCount', 'OnFailureDestinationDeliveryFailedEventCount']) {
+    for (const metric of [
+      'ThrottledInvokeCount',
+      'OnFailureDestinationDeliveredEventCount',
+      'OnFailureDestinationDeliveryFailedEventCount',
+    ]) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        Metrics: Match.arrayWith([Match.objectLike({ MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: metric }) }) })]),
+        Metrics: Match.arrayWith([
+          Match.objectLike({ MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: metric }) }) }),
+        ]),
       });
     }
     template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage' }, 2);
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
         TargetValue: 100,
-        CustomizedMetricSpecification: { Metrics: Match.arrayWith([Match.objectLike({ Id: 'backlogPerTask', Expression: '(q0 + q1) / tasks' })]) },
+        CustomizedMetricSpecification: {
+          Metrics: Match.arrayWith([Match.objectLike({ Id: 'backlogPerTask', Expression: '(q0 + q1) / tasks' })]),
+        },
       }),
     });
     template.hasResourceProperties('AWS::ECS::Cluster', { ClusterSettings: [{ Name: 'containerInsights', Value: 'enabled' }] });
@@ -115,7 +125,9 @@ describe('the template', () => {
     // Env-agnostic, as `cdk synth` without credentials makes it: the AZs stay Fn::GetAZs.
     new WorkerlessExampleStack(app, 'Example');
     const dir = synthWithNag(app);
-    const assets = JSON.parse(readFileSync(join(dir, 'Example.assets.json'), 'utf8')) as { dockerImages: Record<string, { source: { directory: string } }> };
+    const assets = JSON.parse(readFileSync(join(dir, 'Example.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string } }>;
+    };
     const images = Object.values(assets.dockerImages);
     assert.equal(images.length, 1);
     assert.ok(existsSync(join(dir, images[0]!.source.directory, 'Dockerfile')), 'the Dockerfile is staged with its context');
