@@ -131,6 +131,17 @@ describe('the template', () => {
     const images = Object.values(assets.dockerImages);
     assert.equal(images.length, 1);
     assert.ok(existsSync(join(dir, images[0]!.source.directory, 'Dockerfile')), 'the Dockerfile is staged with its context');
+    // The task role receives from both of the example's queues, each by its own ARN.
+    const template = JSON.parse(readFileSync(join(dir, 'Example.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
+    const policy = Object.entries(template.Resources).find(([id]) => id.startsWith('WorkerlessTaskRoleDefaultPolicy'))![1];
+    const receive = (
+      policy.Properties['PolicyDocument'] as { Statement: { Sid: string; Resource: { 'Fn::GetAtt': [string, string] }[] }[] }
+    ).Statement.find((s) => s.Sid === 'ReceiveAndSettle')!;
+    const queueIds = receive.Resource.map((r) => r['Fn::GetAtt'][0]);
+    assert.equal(new Set(queueIds).size, 2);
+    for (const id of queueIds) assert.equal(template.Resources[id]?.Type, 'AWS::SQS::Queue', id);
     const lint = cfnLint(join(dir, 'Example.template.json'));
     assert.equal(lint.status, 0, lint.out);
   });

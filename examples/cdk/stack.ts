@@ -7,7 +7,7 @@ import type { Construct } from 'constructs';
 import { Workerless } from '../../cdk/src/index.ts';
 
 /**
- * Two queues (payments first, then default), each with its DLQ, a function, a failure destination, and workerless
+ * Two queues (payments first, then bulk), each with its DLQ, a function, a failure destination, and workerless
  * in front of them on Fargate with its alarms and backlog autoscaling. `cdk synth` needs no account: see README.md.
  */
 export class WorkerlessExampleStack extends Stack {
@@ -42,7 +42,7 @@ export class WorkerlessExampleStack extends Stack {
       });
     };
     const payments = queue('Payments');
-    const fallback = queue('Default');
+    const bulk = queue('Bulk');
     // The end of the line for a message that failed its last receive: people read it, no consumer that could fail.
     const failures = new sqs.Queue(this, 'Failures', { enforceSSL: true, retentionPeriod: Duration.days(14) });
     Validations.of(failures).acknowledge({
@@ -53,7 +53,7 @@ export class WorkerlessExampleStack extends Stack {
     new Workerless(this, 'Workerless', {
       vpc,
       function: fn,
-      queues: [payments, fallback],
+      queues: [payments, bulk],
       failureDestination: failures,
       // The daemon's own options, typed; a wrong value stops `cdk synth` with its name.
       name: 'example',
