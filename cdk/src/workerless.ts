@@ -12,6 +12,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { workerlessAlarms, type WorkerlessAlarmProps } from './alarms.ts';
 import { backlogScaling, type WorkerlessScalingProps } from './autoscaling.ts';
+import { defaultOf } from '../../src/config/options.ts';
 import { daemonEnvironment, HTTP_PORT, type SetValue, type WorkerlessOptions } from './daemon-environment.ts';
 import { taskPolicy } from './task-policy.ts';
 
@@ -121,6 +122,9 @@ export class Workerless extends Construct {
     const queues = queueProps.map((q) => ('queue' in q ? q : { queue: q, weight: undefined }));
     if (queues.length === 0) throw new Error(`Workerless ${this.node.path}: queues must list at least one queue`);
 
+    // Placeholders carry the stack's region and account when CDK knows them, as the real values will.
+    const region = Token.isUnresolved(stack.region) ? 'us-east-1' : stack.region;
+    const account = Token.isUnresolved(stack.account) ? '123456789012' : stack.account;
     const queueList = (entries: { value: string; placeholder: string }[]) => ({
       value: entries.map((e) => e.value).join(','),
       placeholder: entries.map((e) => e.placeholder).join(','),
@@ -128,13 +132,13 @@ export class Workerless extends Construct {
     const set: Record<string, SetValue> = {
       function: literal(
         fn.functionArn,
-        `arn:aws:lambda:us-east-1:123456789012:function:${fn.node.id.replace(/[^A-Za-z0-9_-]/g, '') || 'fn'}`,
+        `arn:aws:lambda:${region}:${account}:function:${fn.node.id.replace(/[^A-Za-z0-9_-]/g, '') || 'fn'}`,
       ),
       queues: queueList(
         queues.map(({ queue, weight }, i) => {
           const w = weight !== undefined ? `:${weight}` : '';
           const name = knownName(queue) ?? `queue-${i + 1}${queue.fifo ? '.fifo' : ''}`;
-          return { value: `${queue.queueUrl}${w}`, placeholder: `https://sqs.us-east-1.amazonaws.com/123456789012/${name}${w}` };
+          return { value: `${queue.queueUrl}${w}`, placeholder: `https://sqs.${region}.amazonaws.com/${account}/${name}${w}` };
         }),
       ),
       'http-port': { value: String(HTTP_PORT), placeholder: String(HTTP_PORT) },
@@ -142,11 +146,11 @@ export class Workerless extends Construct {
     };
     if (failureDestination !== undefined) {
       set['failure-destination'] = isQueue(failureDestination)
-        ? literal(failureDestination.queueUrl, 'https://sqs.us-east-1.amazonaws.com/123456789012/failures')
-        : literal(failureDestination.topicArn, 'arn:aws:sns:us-east-1:123456789012:failures');
+        ? literal(failureDestination.queueUrl, `https://sqs.${region}.amazonaws.com/${account}/failures`)
+        : literal(failureDestination.topicArn, `arn:aws:sns:${region}:${account}:failures`);
     }
     if (temporalFunction !== undefined) {
-      set['temporal-function'] = literal(temporalFunction.functionArn, 'arn:aws:lambda:us-east-1:123456789012:function:temporal-worker');
+      set['temporal-function'] = literal(temporalFunction.functionArn, `arn:aws:lambda:${region}:${account}:function:temporal-worker`);
     }
     let env;
     try {
@@ -242,8 +246,9 @@ export class Workerless extends Construct {
         'the environment holds the daemon options only (WORKERLESS_*, none secret: the daemon masks its one credential, the Temporal API key, which comes from Secrets Manager through `secrets`)',
     });
     // The drain must end before Fargate's SIGKILL: open polls finish first (deploy/ecs/README.md, "Shutdown").
-    const drainSec = config.shutdownTimeoutMs / 1000 + (options.pollFor ?? 20);
-    if (drainSec > STOP_TIMEOUT.toSeconds()) {
+    const pollFor = options.pollFor ?? defaultOf('poll-for');
+    const drainSec = config.shutdownTimeoutMs / 1000 + pollFor;
+    if (!Token.isUnresolved(pollFor) && !Token.isUnresolved(options.shutdownTimeout ?? 0) && drainSec > STOP_TIMEOUT.toSeconds()) {
       Annotations.of(this).addWarningV2(
         'workerless:shutdownTimeout',
         `shutdownTimeout plus pollFor is ${drainSec} s, above Fargate's ${STOP_TIMEOUT.toSeconds()} s stopTimeout: SIGKILL may end the drain (deploy/ecs/README.md, "Shutdown")`,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { App, Stack, Validations } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -72,6 +72,24 @@ describe('the template', () => {
         }),
       ],
     });
+  });
+
+  it('lets the execution role, not the task role, read the Temporal API key secret', () => {
+    const template = Template.fromStack(fullStack(new App()));
+    const policies = template.findResources('AWS::IAM::Policy');
+    const actionsOf = (prefix: string) => JSON.stringify(Object.entries(policies).find(([id]) => id.startsWith(prefix))?.[1]);
+    assert.match(actionsOf('WorkerlessTaskDefinitionExecutionRoleDefaultPolicy'), /secretsmanager:GetSecretValue/);
+    assert.doesNotMatch(actionsOf('WorkerlessTaskRoleDefaultPolicy'), /secretsmanager/);
+  });
+
+  it("warns at synth when the drain cannot end before Fargate's SIGKILL (shutdownTimeout + pollFor > 120 s)", () => {
+    const warnings = (props: Parameters<typeof docsExample>[1]) => {
+      const stack = new Stack(new App(), 'Drain', { env: ENV });
+      docsExample(stack, props);
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('stopTimeout'));
+    };
+    assert.equal(warnings({ shutdownTimeout: 85 }).length, 0);
+    assert.equal(warnings({ shutdownTimeout: 101 }).length, 1);
   });
 
   it('admits nothing: the security group has no ingress rule (the HTTP port has no authentication)', () => {
