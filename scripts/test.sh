@@ -2,7 +2,8 @@
 # The whole test suite, from a fresh clone: installs what it needs (Node 24, npm packages, the LocalStack
 # virtualenv, ElasticMQ's jars and moto's virtualenv, the Temporal CLI, the Docker engine and a local base image),
 # starts LocalStack, runs
-#   unit -> process -> deploy (Helm chart, ECS and dashboards; helm and kubernetes-validate built once) ->
+#   unit -> process -> deploy (Helm chart, ECS, dashboards and the CDK construct; helm, kubernetes-validate and
+#   cfn-lint built once) ->
 #   integration (LocalStack, ElasticMQ and moto + test Lambda endpoint) -> temporal -> docker
 # and stops whatever it started, even when tests fail.
 #
@@ -61,7 +62,15 @@ if wants deploy; then
   WORKERLESS_HELM="$(scripts/helm.sh ensure)"
   WORKERLESS_KUBERNETES_VALIDATE="$(scripts/helm.sh ensure-kv)"
   export WORKERLESS_HELM WORKERLESS_KUBERNETES_VALIDATE
-  run_phase deploy 'test/deploy/**/*.test.ts'
+  # The CDK construct (cdk/, with examples/cdk/) has its own packages: npm ci there (skipped while its lock is
+  # unchanged), its typecheck and lint, and cfn-lint from a venv cached per machine (scripts/cfn-lint.sh).
+  (cd cdk && wl_npm_ci)
+  echo "== cdk: typecheck, lint"
+  (cd cdk && npx --no-install tsc -p tsconfig.json)
+  npx --no-install eslint --no-ignore cdk/src cdk/test cdk/scripts examples/cdk/*.ts
+  WORKERLESS_CFN_LINT="$(scripts/cfn-lint.sh ensure)"
+  export WORKERLESS_CFN_LINT
+  run_phase deploy 'test/deploy/**/*.test.ts' 'cdk/test/**/*.test.ts'
 fi
 
 if wants integration || wants temporal || wants docker; then
