@@ -100,6 +100,8 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     lookup: deps.lookup,
     logger: log,
     redrive: failureRoute.any && deps.sendFailure !== undefined,
+    // Read once the receiver exists: the refresh runs after assembly.
+    quiet: (queue): boolean => receiver.quietQueue(queue),
     ...(options.backlogGauges === true ? { onBacklog: (queue, counts) => metrics.backlog(queue.name, counts) } : {}),
   });
   const gate = new FunctionGate({ logger: log, random, now });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import { sleep } from '../util/backoff.ts';
+import { eachBounded } from '../util/each-bounded.ts';
 import { CALL_DEADLINE_MS, type QueueLookup, type ResolvedQueue } from '../core/queue.ts';
 import { BACKLOG_ATTRIBUTES, backlogOf, type BacklogCounts } from '../core/backlog.ts';
 import { maxReceiveCountOf } from '../settle/failure-destination.ts';
@@ -24,7 +25,18 @@ import { maxReceiveCountOf } from '../settle/failure-destination.ts';
  * With `redrive` (a failure destination is set), the same read also takes the queue's RedrivePolicy, whose
  * maxReceiveCount says which receive is a message's last (src/settle/failure-destination.ts), and keeps it
  * current, with --visibility-timeout too.
+ *
+ * Thousands of queues: a refresh reads REREADS_AT_ONCE queues at a time (10,000 at once would open 10,000 sockets
+ * beside the 10,000 long polls), and a queue that is `quiet` (its long poll came back empty and nothing was read
+ * from it since, src/receive/idle-polls.ts) is read every QUIET_EVERY refreshes only: SQS just said nothing is
+ * visible in it, and the re-read would cost an idle queue one call a minute beside its three polls. Its other
+ * counts (in flight for other consumers, delayed) and its settings then lag by up to QUIET_EVERY refreshes.
  */
+/** Attribute re-reads on their way at once. */
+const REREADS_AT_ONCE = 16;
+/** A quiet queue is re-read at every QUIET_EVERY-th refresh (the first included). */
+export const QUIET_EVERY = 5;
+
 export class QueueVisibility {
   readonly #lookup: Pick<QueueLookup, 'queueAttributes'> | undefined;
   readonly #logger: Logger;
@@ -35,6 +47,9 @@ export class QueueVisibility {
   readonly #names: readonly string[];
   readonly #redrive: boolean;
   readonly #maxReceives: Map<ResolvedQueue, number | undefined>;
+  readonly #quiet: ((queue: ResolvedQueue) => boolean) | undefined;
+  /** Refreshes made: which ones read the quiet queues. */
+  #refreshes = 0;
 
   /**
    * `overrideSec`: --visibility-timeout. It is applied once, where the queues are resolved (resolveQueues in
@@ -51,6 +66,8 @@ export class QueueVisibility {
       readonly onBacklog?: ((queue: ResolvedQueue, counts: BacklogCounts) => void) | undefined;
       /** Re-read each queue's RedrivePolicy too (a failure destination is set). */
       readonly redrive?: boolean;
+      /** Whether the queue's last long poll came back empty, with nothing read from it since (Receiver.quietQueue). */
+      readonly quiet?: ((queue: ResolvedQueue) => boolean) | undefined;
     },
   ) {
     this.#lookup = deps.lookup;
@@ -59,6 +76,7 @@ export class QueueVisibility {
     this.#current = new Map(queues.map((q) => [q, q.visibilityTimeoutSec]));
     this.#onBacklog = deps.onBacklog;
     this.#redrive = deps.redrive ?? false;
+    this.#quiet = deps.quiet;
     this.#maxReceives = new Map(queues.map((q) => [q, q.maxReceiveCount]));
     this.#names = [
       ...(this.#overridden ? [] : ['VisibilityTimeout']),
@@ -102,39 +120,41 @@ export class QueueVisibility {
   }
 
   /**
-   * Re-reads every queue's VisibilityTimeout (not with --visibility-timeout), backlog counts and RedrivePolicy (with
-   * a failure destination) once; never throws.
+   * Re-reads the queues' VisibilityTimeout (not with --visibility-timeout), backlog counts and RedrivePolicy (with
+   * a failure destination) once: every queue that is not quiet, and every QUIET_EVERY-th time the quiet ones too;
+   * never throws.
    */
   async refresh(stop?: AbortSignal): Promise<void> {
     const lookup = this.#lookup;
     if (this.#names.length === 0 || lookup === undefined) return;
-    await Promise.all(
-      [...this.#current.keys()].map(async (queue) => {
-        const signal = withDeadline(CALL_DEADLINE_MS, stop);
-        try {
-          const attrs = await lookup.queueAttributes(queue.url, this.#names, signal);
-          const counts = this.#onBacklog && backlogOf(attrs);
-          if (counts) this.#onBacklog?.(queue, counts);
-          if (this.#redrive) this.#redriveRead(queue, attrs['RedrivePolicy']);
-          if (this.#overridden) return;
-          const toSec = Number(attrs['VisibilityTimeout']);
-          const fromSec = this.timeoutSec(queue);
-          if (!Number.isInteger(toSec) || toSec < 0 || toSec === fromSec) return;
-          this.#current.set(queue, toSec);
-          this.#logger.info(
-            { queue: queue.name, fromSec, toSec },
-            "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs",
-          );
-        } catch (err) {
-          if (stop?.aborted) return;
-          const e = callErrorOf(err);
-          this.#logger.warn(
-            { queue: queue.name, err: { code: e.code, message: e.message } },
-            "could not re-read the queue's visibility timeout; receives keep stating the last one read",
-          );
-        }
-      }),
-    );
+    const all = this.#refreshes++ % QUIET_EVERY === 0;
+    const due = [...this.#current.keys()].filter((queue) => all || !(this.#quiet?.(queue) ?? false));
+    await eachBounded(due, REREADS_AT_ONCE, async (queue) => {
+      if (stop?.aborted) return;
+      const signal = withDeadline(CALL_DEADLINE_MS, stop);
+      try {
+        const attrs = await lookup.queueAttributes(queue.url, this.#names, signal);
+        const counts = this.#onBacklog && backlogOf(attrs);
+        if (counts) this.#onBacklog?.(queue, counts);
+        if (this.#redrive) this.#redriveRead(queue, attrs['RedrivePolicy']);
+        if (this.#overridden) return;
+        const toSec = Number(attrs['VisibilityTimeout']);
+        const fromSec = this.timeoutSec(queue);
+        if (!Number.isInteger(toSec) || toSec < 0 || toSec === fromSec) return;
+        this.#current.set(queue, toSec);
+        this.#logger.info(
+          { queue: queue.name, fromSec, toSec },
+          "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs",
+        );
+      } catch (err) {
+        if (stop?.aborted) return;
+        const e = callErrorOf(err);
+        this.#logger.warn(
+          { queue: queue.name, err: { code: e.code, message: e.message } },
+          "could not re-read the queue's visibility timeout; receives keep stating the last one read",
+        );
+      }
+    });
   }
 
   #redriveRead(queue: ResolvedQueue, policy: string | undefined): void {

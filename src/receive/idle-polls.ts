@@ -190,6 +190,14 @@ export class IdlePolls {
     } else if (this.#hot.has(i)) this.#cool(i);
   }
 
+  /**
+   * Whether queue `i` is quiet: its last long poll came back empty (it rests or is polled again) and nothing was
+   * read from it since.
+   */
+  quiet(i: number): boolean {
+    return this.#restUntil.has(i) && !this.#warm.has(i) && !this.#hot.has(i) && !this.#waiting.has(i);
+  }
+
   /** Up to `n` idle loops go back to their passes (the ones that waited longest first). */
   wakeSpares(n: number): Member[] {
     const woken: Member[] = [];

@@ -328,6 +328,12 @@ export class Receiver<L = unknown> {
     return this.#health.quiet();
   }
 
+  /** Whether `queue`'s last long poll came back empty, with nothing read from it since (IdlePolls.quiet). */
+  quietQueue(queue: ResolvedQueue): boolean {
+    const index = this.#indexOf(queue);
+    return index >= 0 && this.#idle.quiet(index);
+  }
+
   /** Idle loops waiting now (for tests). */
   get idleLoops(): number {
     return this.#idle.members;

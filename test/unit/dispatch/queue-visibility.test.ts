@@ -188,3 +188,40 @@ describe('QueueVisibility: the redrive policy (for a failure destination)', () =
     );
   });
 });
+
+describe('QueueVisibility with thousands of queues', () => {
+  it('a refresh has at most 16 re-reads on their way at once, and reads every queue', async () => {
+    const queues = Array.from({ length: 100 }, (_, i) => queue(`q${i}`));
+    let open = 0;
+    let most = 0;
+    const read: string[] = [];
+    const sqs = {
+      queueAttributes: async (url: string) => {
+        open += 1;
+        most = Math.max(most, open);
+        await new Promise((r) => setImmediate(r));
+        open -= 1;
+        read.push(url);
+        return { VisibilityTimeout: '30' };
+      },
+    };
+    await new QueueVisibility(queues, undefined, { lookup: sqs, logger: recordingLogger().logger }).refresh();
+    assert.equal(most, 16);
+    assert.equal(read.length, 100);
+  });
+
+  it('a quiet queue (its poll came back empty) is re-read at every fifth refresh only, the first included', async () => {
+    const idle = queue('idle');
+    const busy = queue('busy');
+    const sqs = lookup(new Map());
+    const visibility = new QueueVisibility([idle, busy], undefined, {
+      lookup: sqs,
+      logger: recordingLogger().logger,
+      quiet: (q) => q === idle,
+    });
+    for (let k = 0; k < 11; k++) await visibility.refresh();
+    const count = (url: string) => sqs.calls.filter((c) => c.url === url).length;
+    assert.equal(count(busy.url), 11);
+    assert.equal(count(idle.url), 3, 'refreshes 1, 6 and 11');
+  });
+});

@@ -122,6 +122,22 @@ describe('IdlePolls: one long poll per queue, whatever the number of idle loops'
     );
   });
 
+  it('quiet(): the last poll came back empty and nothing was read since', () => {
+    const idle = new IdlePolls(2, 0);
+    assert.equal(idle.quiet(0), false, 'never polled');
+    idle.toPoll(yes, notFull, 0);
+    idle.ended(0, 0, 10, false, 20_000);
+    idle.ended(1, 3, 10, false, 20_000);
+    assert.equal(idle.quiet(0), true);
+    assert.equal(idle.quiet(1), false, 'its poll brought messages');
+    idle.read(0, 2, 10);
+    assert.equal(idle.quiet(0), false, 'a pass read messages from it');
+    idle.taken(1);
+    assert.deepEqual(idle.toPoll(yes, notFull, 20_000), [0, 1]);
+    idle.ended(1, 0, 10, true, 40_000);
+    assert.equal(idle.quiet(1), false, 'a failed poll says nothing');
+  });
+
   it('grow(): queues added while running get their poll', () => {
     const idle = new IdlePolls(1, 0);
     idle.toPoll(yes, notFull, 0);
