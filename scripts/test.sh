@@ -61,6 +61,9 @@ if wants deploy; then
   WORKERLESS_HELM="$(scripts/helm.sh ensure)"
   WORKERLESS_KUBERNETES_VALIDATE="$(scripts/helm.sh ensure-kv)"
   export WORKERLESS_HELM WORKERLESS_KUBERNETES_VALIDATE
+  # actionlint (go install, about 20 s the first time) and Debian's shellcheck, for the GitHub workflows' test.
+  WORKERLESS_ACTIONLINT="$(scripts/actionlint.sh ensure)"
+  export WORKERLESS_ACTIONLINT
   run_phase deploy 'test/deploy/**/*.test.ts'
 fi
 
