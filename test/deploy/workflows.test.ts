@@ -77,14 +77,19 @@ describe('actionlint', { skip: noActionlint }, () => {
   });
 
   test('fails on a release workflow broken on purpose, naming each fault', () => {
-    const broken = source('release.yml')
+    const faults: [string, string][] = [
       // a context property that does not exist
-      .replace('TAG: ${{ github.ref_name }}', 'TAG: ${{ github.ref_nmae }}')
+      ['TAG: ${{ github.ref_name }}', 'TAG: ${{ github.ref_nmae }}'],
       // a job that needs a job that does not exist
-      .replace('needs: [version, npm, image]', 'needs: [version, npm, imgae]')
+      ['needs: [version, npm, image]', 'needs: [version, npm, imgae]'],
       // an unquoted expansion in a script: shellcheck's SC2086
-      .replace('echo "version=$version" >>"$GITHUB_OUTPUT"', 'echo version=$version >>$GITHUB_OUTPUT');
-    assert.notEqual(broken, source('release.yml'));
+      ['echo "version=$version" >>"$GITHUB_OUTPUT"', 'echo version=$version >>$GITHUB_OUTPUT'],
+    ];
+    let broken = source('release.yml');
+    for (const [from, to] of faults) {
+      assert.ok(broken.includes(from), `release.yml no longer has ${from}: update this test's faults`);
+      broken = broken.replace(from, to);
+    }
     const dir = join(work, 'broken');
     mkdirSync(join(dir, '.github/workflows'), { recursive: true });
     writeFileSync(join(dir, '.github/workflows/release.yml'), broken);
