@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -26,6 +26,7 @@ const actionlint = process.env['WORKERLESS_ACTIONLINT'] ?? join(cacheDir, 'bin/a
 if (process.env['WORKERLESS_ACTIONLINT'] !== undefined)
   assert.ok(existsSync(actionlint), `WORKERLESS_ACTIONLINT=${actionlint} does not exist`);
 const noActionlint = existsSync(actionlint) ? false : `actionlint not found at ${actionlint}: run scripts/actionlint.sh ensure`;
+const CHART = 'deploy/helm/workerless/Chart.yaml';
 const packageVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 const work = mkdtempSync(join(tmpdir(), 'workerless-workflows-'));
@@ -180,13 +181,21 @@ describe('the workflows, beyond what actionlint checks', () => {
   describe("release: the tag check, run as the workflow's step runs it", () => {
     const step = load('release.yml').jobs['version']?.steps.find((s) => s.id === 'version');
 
-    function runCheck(tag: string): { code: number | null; stdout: string; outputs: string } {
+    /** Runs the step in a folder holding package.json and the chart's Chart.yaml, the latter as given. */
+    function runCheck(
+      tag: string,
+      chart = readFileSync(join(root, CHART), 'utf8'),
+    ): { code: number | null; stdout: string; outputs: string } {
       assert.ok(step?.run);
-      const outputFile = join(work, `output-${tag}`);
+      const dir = mkdtempSync(join(work, 'tag-check-'));
+      mkdirSync(join(dir, dirname(CHART)), { recursive: true });
+      writeFileSync(join(dir, 'package.json'), readFileSync(join(root, 'package.json')));
+      writeFileSync(join(dir, CHART), chart);
+      const outputFile = join(dir, 'output');
       writeFileSync(outputFile, '');
       // GitHub runs a `run:` step with `bash -e {0}`.
       const result = spawnSync('bash', ['-e', '-c', step.run], {
-        cwd: root,
+        cwd: dir,
         encoding: 'utf8',
         env: { PATH: process.env['PATH'], TAG: tag, GITHUB_OUTPUT: outputFile },
       });
@@ -209,6 +218,16 @@ describe('the workflows, beyond what actionlint checks', () => {
         );
         assert.equal(result.outputs, '');
       }
+    });
+
+    test("stops the release when the chart's appVersion is another version", () => {
+      const chart = readFileSync(join(root, CHART), 'utf8');
+      const other = chart.replace(/^appVersion: .*$/m, 'appVersion: "0.0.9"');
+      assert.notEqual(other, chart);
+      const result = runCheck(`v${packageVersion}`, other);
+      assert.equal(result.code, 1, result.stdout);
+      assert.equal(result.stdout.trim(), `::error::${CHART}'s appVersion 0.0.9 is not package.json's version ${packageVersion}`);
+      assert.equal(result.outputs, '');
     });
   });
 });
