@@ -18,6 +18,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
+# The version the image is labelled with must be the one `workerless --version` prints (package.json's): a release
+# built from a tag that does not match package.json fails here rather than publish an image that lies about itself.
+ARG VERSION=unknown
+RUN node -e 'const v = require("./package.json").version, a = process.env.VERSION; \
+  if (a !== "unknown" && a !== v) { console.error(`VERSION build argument "${a}" is not package.json version "${v}"`); process.exit(1); }'
 
 # --- deps: production dependencies only --------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
@@ -42,11 +47,20 @@ RUN apt-get update \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
       /root/.npm /tmp/*
 
+# OCI image labels (https://github.com/opencontainers/image-spec/blob/main/annotations.md). The release workflow
+# (.github/workflows/release.yml) and docker/build-image.sh pass the build arguments: the version (package.json's,
+# checked in the build stage), the commit, the commit's time (RFC 3339) and the repository.
 ARG VERSION=unknown
+ARG REVISION=unknown
+ARG CREATED=unknown
+ARG SOURCE=https://github.com/workerless/workerless
 LABEL org.opencontainers.image.title="workerless" \
       org.opencontainers.image.description="Dispatch SQS messages from prioritised queues to one AWS Lambda function" \
       org.opencontainers.image.licenses="MIT" \
-      org.opencontainers.image.version="${VERSION}"
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="${SOURCE}"
 
 ENV NODE_ENV=production
 WORKDIR /app

@@ -18,8 +18,12 @@ base="$(sed -n "s/^ARG NODE_IMAGE=//p" "$root/Dockerfile" | head -n 1)"
 base="${NODE_IMAGE:-${base%%@*}}"
 
 version="$(sed -n -E 's/^[[:space:]]*"version":[[:space:]]*"([^"]+)".*/\1/p' "$root/package.json" | head -n 1 || true)"
+# The OCI labels' commit and time: the checkout's HEAD when there is one (as the release workflow passes them).
+revision="$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+created="$(git -C "$root" log -1 --format=%cI 2>/dev/null || echo unknown)"
 start=$(date +%s)
 DOCKER_BUILDKIT=0 docker build --network host --force-rm --build-arg "VERSION=${version:-unknown}" \
+  --build-arg "REVISION=$revision" --build-arg "CREATED=$created" \
   --build-arg "NODE_IMAGE=$base" -t "$IMAGE" "$@" "$root"
 echo "build-image: built $IMAGE in $(( $(date +%s) - start )) s;" \
   "size $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.1f MB", $1 / 1e6 }')" >&2

@@ -70,6 +70,9 @@ if wants deploy; then
   npx --no-install eslint --no-ignore cdk/src cdk/test cdk/scripts examples/cdk/*.ts
   WORKERLESS_CFN_LINT="$(scripts/cfn-lint.sh ensure)"
   export WORKERLESS_CFN_LINT
+  # actionlint (go install, about 20 s the first time) and Debian's shellcheck, for the GitHub workflows' test.
+  WORKERLESS_ACTIONLINT="$(scripts/actionlint.sh ensure)"
+  export WORKERLESS_ACTIONLINT
   run_phase deploy 'test/deploy/**/*.test.ts' 'cdk/test/**/*.test.ts'
 fi
 

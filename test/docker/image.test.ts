@@ -7,6 +7,7 @@
 // Needs root (or a docker group) and the machine's apt/npm access; the first run builds the base image
 // (~1 min), later runs reuse it. Prints image size, app layer size and start-up time.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { awsTestEnv, countMessages, createQueue, sendMessages } from '../support/aws.ts';
@@ -20,6 +21,10 @@ const IMAGE = process.env['WORKERLESS_TEST_IMAGE'] ?? 'workerless:test';
 const RECORD = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
 const SLOW = fileURLToPath(new URL('../fixtures/functions/slow.mjs', import.meta.url));
 const containers: string[] = [];
+const { version: PACKAGE_VERSION, license: PACKAGE_LICENSE } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  version: string;
+  license: string;
+};
 
 /** A container name unique to this run, removed in the final `after`. */
 function containerName(purpose: string): string {
@@ -124,6 +129,38 @@ describe('the image without AWS', () => {
     const lines = out.split('\n').filter((l) => l.trim() !== '' && !l.endsWith(':'));
     assert.equal(lines.length, 1, out);
     assert.match(lines[0] ?? '', /^v24\./, out);
+  });
+
+  test('carries the OCI labels, and prints the version it is labelled with', async () => {
+    const labels = JSON.parse(await docker(['image', 'inspect', '-f', '{{json .Config.Labels}}', IMAGE])) as Record<string, string>;
+    const oci = (name: string): string | undefined => labels[`org.opencontainers.image.${name}`];
+    // docker/build-image.sh passes package.json's version and the checkout's HEAD, as the release workflow does.
+    assert.equal(oci('version'), PACKAGE_VERSION);
+    assert.equal(oci('revision'), (await run('git', ['-C', root, 'rev-parse', 'HEAD'])).stdout.trim());
+    assert.equal(oci('created'), (await run('git', ['-C', root, 'log', '-1', '--format=%cI'])).stdout.trim());
+    assert.equal(oci('source'), 'https://github.com/workerless/workerless');
+    assert.equal(oci('licenses'), PACKAGE_LICENSE);
+    assert.equal(oci('title'), 'workerless');
+
+    const version = await run('docker', ['run', '--rm', '--network', 'host', IMAGE, '--version'], { timeoutMs: 60_000 });
+    assert.equal(version.code, 0, version.stderr);
+    assert.equal(version.stdout, `${PACKAGE_VERSION}\n`);
+  });
+
+  test("will not build with a VERSION other than package.json's", { timeout: 10 * 60_000 }, async () => {
+    // What a release from a tag that does not match package.json would do; the stages before the check come from
+    // the cache of the build above, so this takes seconds.
+    const build = await run('bash', [`${root}docker/build-image.sh`, '--build-arg', 'VERSION=999.0.0'], {
+      timeoutMs: 10 * 60_000,
+      env: { ...process.env, IMAGE: `${IMAGE}-wrong-version` },
+    });
+    assert.notEqual(build.code, 0, 'the build with VERSION=999.0.0 succeeded');
+    assert.match(
+      build.stdout + build.stderr,
+      new RegExp(`VERSION build argument "999\\.0\\.0" is not package\\.json version "${PACKAGE_VERSION.replaceAll('.', '\\.')}"`),
+    );
+    const image = await run('docker', ['image', 'inspect', `${IMAGE}-wrong-version`]);
+    assert.notEqual(image.code, 0, 'an image was tagged anyway');
   });
 
   test('runs as the unprivileged node user with tini as PID 1', async () => {
