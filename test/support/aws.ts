@@ -236,3 +236,22 @@ export async function countMessages(url: string, client: SQSClient = sqsClient()
 export async function deleteQueue(url: string, client: SQSClient = sqsClient()): Promise<void> {
   await client.send(new DeleteQueueCommand({ QueueUrl: url }));
 }
+
+/** `n` fresh queues named `prefix`-..., created 50 at a time. */
+export async function createQueues(
+  n: number,
+  prefix: string,
+  sqs: SQSClient,
+  attributes: Record<string, string> = {},
+): Promise<TestQueue[]> {
+  const queues: TestQueue[] = [];
+  for (let i = 0; i < n; i += 50)
+    queues.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => createQueue(prefix, attributes, sqs)))));
+  return queues;
+}
+
+/** Deletes `queues`, 50 at a time, ignoring failures. */
+export async function deleteQueues(queues: readonly TestQueue[], sqs: SQSClient): Promise<void> {
+  for (let i = 0; i < queues.length; i += 50)
+    await Promise.all(queues.slice(i, i + 50).map((q) => deleteQueue(q.url, sqs).catch(() => {})));
+}
