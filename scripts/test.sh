@@ -4,7 +4,8 @@
 # starts LocalStack, runs
 #   unit -> process -> deploy (Helm chart, ECS, dashboards and the CDK construct; helm, kubernetes-validate and
 #   cfn-lint built once) ->
-#   integration (LocalStack, ElasticMQ and moto + test Lambda endpoint) -> temporal -> docker
+#   integration (LocalStack, ElasticMQ and moto + test Lambda endpoint; then test/integration/alone/ one file at a
+#   time) -> temporal -> docker
 # and stops whatever it started, even when tests fail.
 #
 #   scripts/test.sh              everything
@@ -99,6 +100,8 @@ if wants integration; then
 fi
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
+# Tests that hold a thousand connections open on the SQS servers run after them, one file at a time.
+wants integration && run_phase alone --test-concurrency=1 'test/integration/alone/*.test.ts'
 # The later phases do not use ElasticMQ and moto: free their memory now (cleanup covers a run cut short).
 if [ ${#started_sqs_servers[@]} -gt 0 ]; then
   scripts/sqs-servers.sh stop "${started_sqs_servers[@]}" || true
