@@ -2,8 +2,8 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
-import { IdlePolls, RAMP_UP_WAKES, UNCAPPED, type Member, type PollShare } from './idle-polls.ts';
-import { ReadySet } from './ready-set.ts';
+import { IdleLoops, LIMIT_RECHECK_MS, type HeldBatch, type Received } from './idle-loops.ts';
+import type { PollShare } from './idle-polls.ts';
 import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
@@ -43,14 +43,7 @@ export type ReceiverOptions = {
   readonly readyBound?: number | undefined;
 };
 
-/**
- * A batch an idle poll returned, held while it waits for a loop: `lease` keeps it invisible (the dispatcher's
- * visibility lease, which the batch keeps once a loop takes it), `release` makes it visible again at once (a stop).
- */
-export interface HeldBatch<L> {
-  readonly lease: L;
-  release(): Promise<void>;
-}
+export type { HeldBatch, Received };
 
 export interface ReceiverDeps<L = unknown> {
   readonly source: MessageSource;
@@ -65,35 +58,6 @@ export interface ReceiverDeps<L = unknown> {
   /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
   readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
 }
-
-export interface Received<L = unknown> {
-  readonly queue: ResolvedQueue;
-  readonly messages: Message[];
-  /** The VisibilityTimeout the receive stated: what SQS applied to these messages. */
-  readonly visibilityTimeoutSec: number;
-  /** The lease made when an idle poll answered (ReceiverDeps.hold); undefined: the loop leases the batch itself. */
-  readonly lease?: L | undefined;
-}
-
-/** A batch in the ready set, and how it is released at a stop. */
-interface Waiting<L> {
-  readonly received: Received<L>;
-  readonly release: (() => Promise<void>) | undefined;
-}
-
-/** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
-const LIMIT_RECHECK_MS = 1_000;
-
-/**
- * Idle polls sent in one turn of the event loop at most; the rest follow on the next turns. Signing and sending
- * 10,000 polls at once (every queue's at start-up) would hold the loop for a second or more, and the answers and
- * the loops' Invokes with it. More polls than this chosen at once also get their first wait drawn
- * (IdlePolls.waitSec), so that they do not end together.
- */
-const POLLS_PER_TURN = 250;
-
-/** How an idle loop's wait ended: handed a batch, or sent back to its loop at once. */
-type IdleEnd<L> = { kind: 'received'; received: Received<L> } | { kind: 'now' };
 
 /**
  * The receive step: picks the queues to try in this iteration's order (strict, weighted or random), skips
@@ -125,29 +89,14 @@ export class Receiver<L = unknown> {
   readonly #slotWaiters = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
   readonly #unparkLines: WaitQueue[];
-  /** The idle loops and the polls, one per queue at most. */
-  readonly #idle: IdlePolls;
-  readonly #share: PollShare;
-  /** Batches idle polls returned while no loop was free, by queue index. */
-  readonly #ready: ReadySet<Waiting<L>>;
-  /** Idle polls on their way (a drain waits for them), and releases of waiting batches at the stop. */
-  readonly #polls = new Set<Promise<void>>();
-  readonly #releases = new Set<Promise<void>>();
+  /** The idle loops and their polls (src/receive/idle-loops.ts). */
+  readonly #idle: IdleLoops<L>;
   /**
    * Before the first loop goes idle (no poll yet): the queues a start-up pass found empty. The other loops'
    * start-up passes skip them, so the start-up reads each idle queue about once, not once per loop (with 1,000
    * queues and ten loops, 10,000 short receives that ran for tens of seconds on a local SQS).
    */
   readonly #emptyAtStart = new Set<number>();
-  /** Queues a loop is gathering a batch of (batching window), by index: how many loops. */
-  readonly #gathering = new Map<number, number>();
-  /** How each waiting idle loop is answered. */
-  readonly #members = new Map<Member, (end: IdleEnd<L>) => void>();
-  #nextMember: Member = 0;
-  /** The idle loops' stop: a poll still waiting to be sent (shared receives) is not sent after it, none is sent after it. */
-  #idleStop: AbortSignal | undefined;
-  /** Looks again for queues to poll when one has rested, recovered or may get a slot (a release also looks). */
-  #recheck: NodeJS.Timeout | undefined;
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps<L>) {
     this.#opts = options;
@@ -161,10 +110,25 @@ export class Receiver<L = unknown> {
       deps.now(),
     );
     this.#unparkLines = options.queues.map(() => new WaitQueue());
-    this.#share = options.pollShare ?? UNCAPPED;
-    if (options.pollForSec > 0) this.#share.set(options.queues.length);
-    this.#idle = new IdlePolls(options.queues.length, options.sleepSec * 1000, () => this.#share.max());
-    this.#ready = new ReadySet(Math.max(1, options.readyBound ?? options.concurrency ?? 1));
+    this.#idle = new IdleLoops<L>(
+      {
+        queues: () => this.#opts.queues,
+        list: () => this.#list,
+        visibilityOf: (queue) => this.#visibilityOf(queue),
+        batchSize: options.batchSize,
+        pollForSec: options.pollForSec,
+        sleepSec: options.sleepSec,
+        health: this.#health,
+        slots: this.#slots,
+        logger: deps.logger,
+        random: deps.random,
+        now: deps.now,
+        paused: deps.paused,
+        placeWanted: deps.placeWanted,
+        hold: deps.hold,
+      },
+      { pollShare: options.pollShare, readyBound: options.readyBound ?? options.concurrency ?? 1 },
+    );
   }
 
   /**
@@ -219,8 +183,8 @@ export class Receiver<L = unknown> {
     }
     this.#slotWaiters.wakeOne();
     // An idle loop may take a batch of the queue that waits, and the queue may be polled again.
-    this.#serve();
-    this.#pollIdle();
+    this.#idle.serve();
+    this.#idle.poll();
   }
 
   /** Loops waiting for a slot now (for tests). */
@@ -250,13 +214,14 @@ export class Receiver<L = unknown> {
     // which still reads every queue in order (a strict route serves its highest queue first from the start): the
     // other loops' start-up passes then read none, not a thousand queues each.
     let first = false;
-    if (pollForSec > 0 && this.#opts.pollsFromStart === true && this.#idleStop === undefined && !stop.aborted) {
+    if (pollForSec > 0 && this.#opts.pollsFromStart === true && !this.#idle.started && !stop.aborted) {
       first = true;
-      this.#watchStop(stop);
-      this.#pollIdle();
+      this.#idle.start(stop);
+      this.#idle.poll();
     }
+    if (this.#idle.started && this.#emptyAtStart.size > 0) this.#emptyAtStart.clear();
     const now = this.#deps.now();
-    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#ready.has(i) || this.#health.retryAt(i) <= now);
+    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#idle.waiting(i) || this.#health.retryAt(i) <= now);
     if (drawn.length === 0) {
       const retryAt = this.#health.firstRetryAt();
       // No queue at all (every one left the route): look again as a loop at its limits does.
@@ -271,13 +236,13 @@ export class Receiver<L = unknown> {
     for (const index of order) {
       if (stop.aborted) return undefined;
       // A batch an idle poll returned waits for a loop: it is taken at its queue's turn, as a receive would be.
-      if (this.#ready.has(index)) {
-        if (this.#slots.acquire(index, this.#deps.now())) return this.#takeWaiting(index);
+      if (this.#idle.waiting(index)) {
+        if (this.#slots.acquire(index, this.#deps.now())) return this.#idle.take(index);
         continue;
       }
       // A queue with a poll in flight has nothing to read: its poll answers the moment a message arrives.
       if ((!first && this.#idle.covered(index)) || this.#health.retryAt(index) > this.#deps.now()) continue;
-      const starting = pollForSec > 0 && this.#idleStop === undefined;
+      const starting = pollForSec > 0 && !this.#idle.started;
       if (starting && this.#emptyAtStart.has(index)) continue;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
@@ -286,8 +251,6 @@ export class Receiver<L = unknown> {
       this.#idle.read(index, messages.length, max);
       if (starting && messages.length === 0 && this.#health.retryAt(index) <= this.#deps.now()) this.#emptyAtStart.add(index);
       if (messages.length > 0) {
-        // A full receive suggests more are waiting: idle loops come back to read them too.
-        if (messages.length >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
         return { queue: queues[index]!, messages, visibilityTimeoutSec };
       }
       this.#release(index);
@@ -303,19 +266,11 @@ export class Receiver<L = unknown> {
     }
     if (pollForSec > 0) {
       onIdle?.();
-      const end = await this.#waitIdle(stop);
+      const end = await this.#idle.wait(stop);
       return end.kind === 'received' ? end.received : undefined;
     }
     await sleep(sleepSec * 1000, stop);
     return undefined;
-  }
-
-  /**
-   * A parked batch waits for an adaptive place, which idle loops may hold: an idle one goes back to its loop,
-   * which gives the place up; without one, the next poll that ends empty tries again (placeWanted).
-   */
-  yieldIdle(): void {
-    this.#wake(this.#idle.wakeSpares(1));
   }
 
   /** Whether at least one queue is not backing off after a failed receive. */
@@ -334,206 +289,20 @@ export class Receiver<L = unknown> {
     return index >= 0 && this.#idle.quiet(index);
   }
 
-  /** Idle loops waiting now (for tests). */
-  get idleLoops(): number {
-    return this.#idle.members;
-  }
-
-  /** Waits as an idle loop (src/receive/idle-polls.ts) until handed a batch or sent back to its loop. */
-  #waitIdle(stop: AbortSignal): Promise<IdleEnd<L>> {
-    if (stop.aborted) return Promise.resolve({ kind: 'now' });
-    const member = this.#nextMember++;
-    this.#watchStop(stop);
-    return new Promise((resolve) => {
-      const onStop = () => {
-        this.#idle.leave(member);
-        this.#answer(member, { kind: 'now' });
-      };
-      this.#members.set(member, (end) => {
-        stop.removeEventListener('abort', onStop);
-        resolve(end);
-      });
-      stop.addEventListener('abort', onStop, { once: true });
-      this.#idle.join(member);
-      this.#serve();
-      this.#pollIdle();
-    });
-  }
-
-  /** The idle loops' stop: from then on no poll is sent, and what waits or still arrives is released at once. */
-  #watchStop(stop: AbortSignal): void {
-    if (this.#idleStop === stop) return;
-    this.#idleStop = stop;
-    this.#emptyAtStart.clear();
-    stop.addEventListener('abort', () => this.#releaseWaiting(), { once: true });
-  }
-
-  get #stopping(): boolean {
-    return this.#idleStop?.aborted ?? false;
-  }
-
-  #answer(member: Member, end: IdleEnd<L>): void {
-    const resolve = this.#members.get(member);
-    this.#members.delete(member);
-    resolve?.(end);
-  }
-
-  #wake(members: readonly Member[]): void {
-    for (const m of members) this.#answer(m, { kind: 'now' });
-  }
-
-  /** Idle loops take the waiting batches, in the queues' order drawn now, while both last. */
-  #serve(): void {
-    const now = this.#deps.now();
-    while (this.#ready.size > 0 && this.#idle.first() !== undefined) {
-      const got = this.#ready.take(
-        this.#list,
-        this.#deps.random,
-        (i) => this.#slots.acquire(i, now),
-        (order) => this.#slots.prioritise(order, now),
-      );
-      if (!got) return;
-      this.#idle.taken(got.queue);
-      const member = this.#idle.first()!;
-      this.#idle.leave(member);
-      this.#answer(member, { kind: 'received', received: got.batch.received });
-    }
-  }
-
-  /** A loop's pass reached queue `index`, whose batch waits: it takes it (its slot is taken already). */
-  #takeWaiting(index: number): Received<L> {
-    const batch = this.#ready.takeQueue(index)!;
-    this.#idle.taken(index);
-    // The queue's next poll is signed and sent after the taker's Invoke has gone out, not ahead of it.
-    setImmediate(() => this.#pollIdle());
-    return batch.received;
-  }
-
-  /** Sends the polls that are missing: one per queue that may be polled now (src/receive/idle-polls.ts). */
-  #pollIdle(): void {
-    if (this.#stopping || this.#idleStop === undefined) return;
-    const now = this.#deps.now();
-    const paused = this.#deps.paused?.() ?? false;
-    // A poll takes no slot: what it returns waits for a loop that takes the slot then (ReadySet.take).
-    const may = (i: number) => !paused && !this.#gathering.has(i) && this.#health.retryAt(i) <= now && this.#slots.admits(i, now);
-    const chosen = this.#idle.toPoll(may, () => this.#ready.full, now);
-    this.#sendInTurns(chosen, 0, chosen.length > POLLS_PER_TURN);
-    this.#armRecheck(now);
-  }
-
   /**
-   * Sends the polls of `chosen` (counted in flight already, so no pass reads their queues meanwhile) from `from`
-   * on, POLLS_PER_TURN per turn of the event loop. A drain waits for the turns still to come.
+   * A parked batch waits for an adaptive place, which idle loops may hold: an idle one goes back to its loop,
+   * which gives the place up; without one, the next poll that ends empty tries again (placeWanted).
    */
-  #sendInTurns(chosen: readonly number[], from: number, spread: boolean): void {
-    const to = Math.min(chosen.length, from + POLLS_PER_TURN);
-    for (let k = from; k < to; k++) this.#sendIdlePoll(chosen[k]!, spread);
-    if (to === chosen.length) return;
-    const turn = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#sendInTurns(chosen, to, spread));
-    this.#polls.add(turn);
-    void turn.finally(() => this.#polls.delete(turn));
-  }
-
-  #sendIdlePoll(index: number, spread: boolean): void {
-    const { queues, batchSize, pollForSec } = this.#opts;
-    const max = firstReceiveMax(batchSize);
-    const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
-    const waitSec = spread ? this.#idle.waitSec(index, pollForSec, this.#deps.random) : pollForSec;
-    const poll = this.#health
-      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop })
-      .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));
-    this.#polls.add(poll);
-    void poll.finally(() => this.#polls.delete(poll));
-  }
-
-  /** `messages` undefined: the poll failed (the queue's health has its back-off). */
-  #idlePollEnded(index: number, messages: Message[] | undefined, max: number, visibilityTimeoutSec: number): void {
-    const now = this.#deps.now();
-    const count = messages?.length ?? 0;
-    const failed = messages === undefined || this.#health.retryAt(index) > now;
-    this.#idle.ended(index, count, max, failed, now);
-    if (messages !== undefined && count > 0) {
-      const queue = this.#opts.queues[index]!;
-      // Leased from here (the dispatcher's lease): it may wait for a loop.
-      const held = this.#deps.hold?.(queue, messages, visibilityTimeoutSec);
-      const received: Received<L> = held
-        ? { queue, messages, visibilityTimeoutSec, lease: held.lease }
-        : { queue, messages, visibilityTimeoutSec };
-      const batch: Waiting<L> = { received, release: held ? () => held.release() : undefined };
-      if (this.#stopping) {
-        this.#idle.taken(index);
-        this.#release1(batch);
-        return;
-      }
-      this.#ready.add(index, batch);
-      this.#serve();
-      // A full poll suggests more are waiting: idle loops come back to read the queue with their passes.
-      if (count >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
-      setImmediate(() => this.#pollIdle());
-      return;
-    }
-    if (this.#deps.placeWanted?.()) this.yieldIdle();
-    this.#pollIdle();
-  }
-
-  /** At the stop: every batch waiting for a loop is made visible again at once (never left until its timeout). */
-  #releaseWaiting(): void {
-    clearTimeout(this.#recheck);
-    this.#recheck = undefined;
-    for (const batch of this.#ready.drain()) {
-      this.#idle.taken(this.#opts.queues.indexOf(batch.received.queue));
-      this.#release1(batch);
-    }
-  }
-
-  #release1(batch: Waiting<L>): void {
-    if (!batch.release) return;
-    const release = batch
-      .release()
-      .catch((err: unknown) =>
-        this.#deps.logger.error({ err, queue: batch.received.queue.name }, 'could not release a batch that waited for a loop'),
-      );
-    this.#releases.add(release);
-    void release.finally(() => this.#releases.delete(release));
+  yieldIdle(): void {
+    this.#idle.yieldIdle();
   }
 
   /**
    * After the stop, once the loops have ended: resolves when no idle poll is on its way and every batch that
    * waited (or arrived since) has been released.
    */
-  async drain(): Promise<void> {
-    this.#releaseWaiting();
-    while (this.#polls.size > 0 || this.#releases.size > 0) await Promise.allSettled([...this.#polls, ...this.#releases]);
-  }
-
-  /**
-   * While a queue may need a poll, looks again when the first one has rested, recovered or gets its rate token,
-   * and at least every LIMIT_RECHECK_MS (a slot may free, the function's pause may end); and while batches wait
-   * for an idle loop that their queues' limits keep from them.
-   */
-  #armRecheck(now: number): void {
-    clearTimeout(this.#recheck);
-    this.#recheck = undefined;
-    if (this.#stopping) return;
-    const uncovered = this.#ready.full ? [] : [...this.#idle.uncovered()];
-    const blocked = this.#idle.members > 0 ? this.#ready.queues() : [];
-    if (uncovered.length === 0 && blocked.length === 0) return;
-    let at = now + LIMIT_RECHECK_MS;
-    const rested = this.#idle.restEnd(now);
-    if (rested !== undefined) at = Math.min(at, rested);
-    for (const i of uncovered) if (this.#health.retryAt(i) > now) at = Math.min(at, this.#health.retryAt(i));
-    if (this.#slots.active) {
-      const tokenAt = this.#slots.nextTokenAt([...uncovered, ...blocked], now);
-      if (tokenAt !== undefined) at = Math.min(at, tokenAt);
-    }
-    this.#recheck = setTimeout(
-      () => {
-        this.#recheck = undefined;
-        this.#serve();
-        this.#pollIdle();
-      },
-      Math.max(1, at - now),
-    );
+  drain(): Promise<void> {
+    return this.#idle.drain();
   }
 
   /**
@@ -542,11 +311,12 @@ export class Receiver<L = unknown> {
    */
   gathering(queue: ResolvedQueue, on: boolean): void {
     const index = this.#opts.queues.indexOf(queue);
-    if (index < 0) return;
-    const n = (this.#gathering.get(index) ?? 0) + (on ? 1 : -1);
-    if (n > 0) this.#gathering.set(index, n);
-    else this.#gathering.delete(index);
-    if (!on) this.#pollIdle();
+    if (index >= 0) this.#idle.gathering(index, on);
+  }
+
+  /** Idle loops waiting now (for tests). */
+  get idleLoops(): number {
+    return this.#idle.members;
   }
 
   /**
@@ -586,7 +356,6 @@ export class Receiver<L = unknown> {
         i = all.push(queue) - 1;
         this.#byName.set(queue.name, i);
         this.#unparkLines.push(new WaitQueue());
-        this.#idle.grow(all.length);
       }
       all[i] = queue;
       allLimits[i] = limits[k];
@@ -599,14 +368,13 @@ export class Receiver<L = unknown> {
       this.#slots.set(i, allLimits[i], now);
     });
     this.#opts = { ...this.#opts, queues: all, limits: allLimits };
-    if (this.#opts.pollForSec > 0) this.#share.set(current.size);
     // A retired queue weighs nothing: it is drawn last, and skipped as never due. Equal weights are a random
     // order, as in --queues, and drawn in O(n) where a weighted draw is O(n^2): thousands of found queues.
     const equal = queues.every((q) => q.weight === queues[0]?.weight);
     const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
     this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
     // Idle loops poll the queues that joined.
-    this.#pollIdle();
+    this.#idle.grow(all.length, current.size);
   }
 
   #indexOf(queue: ResolvedQueue): number {
