@@ -122,10 +122,17 @@ export async function runDaemon(
     routes.forEach(({ discovery }, i) => {
       if (discovery === undefined) return;
       const dispatcher = dispatchers[i]!;
+      // The route receives from the queues found, and the status page shows them before they have traffic.
+      const target = {
+        setQueues: (...[queues, tagLimits]: Parameters<Dispatcher['setQueues']>) => {
+          dispatcher.setQueues(queues, tagLimits);
+          ops?.status.showQueues(queues.map((q) => q.name));
+        },
+      };
       // The tags' limits of the queues found at start-up (--queue-options holds the rest).
-      dispatcher.setQueues(discovery.found.queues, discovery.found.tagLimits);
+      target.setQueues(discovery.found.queues, discovery.found.tagLimits);
       discovery.finder.report(discovery.found, metrics.sink, true);
-      work.push(discovery.finder.run(dispatcher, stop.signal, metrics.sink));
+      work.push(discovery.finder.run(target, stop.signal, metrics.sink));
     });
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.

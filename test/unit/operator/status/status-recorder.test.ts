@@ -96,6 +96,23 @@ describe('StatusRecorder: buckets', () => {
     assert.equal(queue(recorder, 'extra').buckets.at(-1)?.polled, 5);
   });
 
+  it('showQueues: queues found while running are shown, with empty buckets, before any traffic, and once each', () => {
+    const { recorder } = recorderAt(T0, { queues: ['listed'] });
+    recorder.showQueues(['tenant-1', 'tenant-2']);
+    recorder.showQueues(['tenant-2', 'tenant-3']);
+    assert.deepEqual(
+      recorder.queues().map((q) => q.name),
+      ['listed', 'tenant-1', 'tenant-2', 'tenant-3'],
+    );
+    assert.deepEqual(nonEmpty(queue(recorder, 'tenant-3').buckets), []);
+    assert.equal(queue(recorder, 'tenant-3').buckets.length, 60, 'five minutes of 5 s buckets');
+    recorder.record(datum(SQS_METRICS.polled.cloudwatch, 4, 'tenant-3'));
+    assert.equal(queue(recorder, 'tenant-3').buckets.at(-1)?.polled, 4);
+    const snapshot = recorder.snapshot('running', { version: '0', functions: ['fn'], startedAt: T0 });
+    assert.equal(snapshot.summary.queues, 4);
+    assert.equal(snapshot.summary.active, 1);
+  });
+
   it('keeps the latest in-flight gauge per queue', () => {
     const { recorder } = recorderAt();
     recorder.record(datum(SQS_METRICS.inFlight.cloudwatch, 10, 'a'));
