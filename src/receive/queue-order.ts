@@ -24,8 +24,8 @@ export interface QueueList {
 export type Random = () => number;
 
 /**
- * Draws the order in which one iteration checks the queues, as indices into `list.queues`.
- * Allocates one small array per call; the lists are short (a handful of queues).
+ * Draws the order in which one iteration checks the queues, as indices into `list.queues`, in O(n log n): the
+ * weighted order of queues found by tag holds thousands.
  */
 export function drawOrder(list: QueueList, random: Random = Math.random): number[] {
   const n = list.queues.length;
@@ -39,20 +39,10 @@ export function drawOrder(list: QueueList, random: Random = Math.random): number
     }
     return order;
   }
-  // Weighted sampling without replacement: pick the next queue in proportion to the remaining weights.
-  const remaining = order.slice();
-  const result: number[] = [];
-  let total = list.queues.reduce((sum, q) => sum + q.weight, 0);
-  while (remaining.length > 0) {
-    let r = random() * total;
-    let k = 0;
-    for (; k < remaining.length - 1; k++) {
-      r -= list.queues[remaining[k]!]!.weight;
-      if (r < 0) break;
-    }
-    const picked = remaining.splice(k, 1)[0]!;
-    total -= list.queues[picked]!.weight;
-    result.push(picked);
-  }
-  return result;
+  // Weighted sampling without replacement, as one sort (Efraimidis and Spirakis, 2006): each queue draws the key
+  // u^(1/weight), u uniform in (0, 1], and the queues go in decreasing key order. The first is then queue i with
+  // probability weight_i / total, the next in proportion to the remaining weights, and so on: the same order as
+  // drawing one queue at a time, which cost O(n^2). Compared as log(u) / weight; a weight of 0 goes last.
+  const keys = list.queues.map((q) => (q.weight > 0 ? Math.log(1 - random()) / q.weight : -Infinity));
+  return order.sort((a, b) => (keys[b] === keys[a] ? a - b : keys[b]! > keys[a]! ? 1 : -1));
 }

@@ -369,7 +369,7 @@ export class Receiver<L = unknown> {
     });
     this.#opts = { ...this.#opts, queues: all, limits: allLimits };
     // A retired queue weighs nothing: it is drawn last, and skipped as never due. Equal weights are a random
-    // order, as in --queues, and drawn in O(n) where a weighted draw is O(n^2): thousands of found queues.
+    // order, as in --queues, drawn in O(n) (a weighted draw sorts: O(n log n)).
     const equal = queues.every((q) => q.weight === queues[0]?.weight);
     const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
     this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };

@@ -51,6 +51,28 @@ describe('drawOrder', () => {
     assert.ok(Math.abs(bSecondAfterA / aFirst - 2 / 3) < 0.015, `b second after a ${bSecondAfterA / aFirst}`);
   });
 
+  it('weighted: a queue of weight 0 (one that left a found route) always comes last', () => {
+    const rnd = seeded(3);
+    const l: QueueList = { mode: 'weighted', queues: [{ ref: 'gone', weight: 0 }, ...list('a:3,b:1').queues] };
+    for (let i = 0; i < 1000; i++) assert.equal(drawOrder(l, rnd).at(-1), 0);
+  });
+
+  it('weighted with 10,000 queues (found by tag, weights from tags): a permutation, heavier queues first more often', () => {
+    const rnd = seeded(11);
+    const l: QueueList = {
+      mode: 'weighted',
+      queues: Array.from({ length: 10_000 }, (_, i) => ({ ref: `q${i}`, weight: i < 100 ? 100 : 1 })),
+    };
+    const order = drawOrder(l, rnd);
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      l.queues.map((_, k) => k),
+    );
+    // The 100 heavy queues hold 100 x 100 of 19,900 weight: about half of the first places.
+    const heavyFirst = order.slice(0, 100).filter((k) => k < 100).length;
+    assert.ok(heavyFirst > 30 && heavyFirst < 80, `${heavyFirst} heavy queues among the first 100`);
+  });
+
   it('random: every queue is first equally often and every permutation appears', () => {
     const l = list('a:1,b:1,c:1');
     const rnd = seeded(3);
