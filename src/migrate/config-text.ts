@@ -14,7 +14,8 @@ export function configText(functionName: string, migration: Migration): string {
     '# Run it with: workerless --config <this file>; then "workerless migrate --cutover" disables the mappings.',
   ];
   if (migration.notes.length > 0) lines.push('#', '# Kept by SQS, whoever reads the queues:', ...migration.notes.flatMap(item));
-  if (migration.differences.length > 0) lines.push('#', '# What differs from the trigger, and why:', ...migration.differences.flatMap(item));
+  if (migration.differences.length > 0)
+    lines.push('#', '# What differs from the trigger, and why:', ...migration.differences.flatMap(item));
   const doc = new Document(migration.config);
   // Each filter pattern on one line, as the trigger's console and docs/delivery.md show them.
   visit(doc, {

@@ -46,7 +46,8 @@ export function createMigrateAdapters(region: string, endpointUrl: string | unde
       const { QueueUrl: url } = await call('GetQueueUrl', signal, () =>
         sqs.send(new GetQueueUrlCommand({ QueueName: arn.name, QueueOwnerAWSAccountId: arn.account }), { abortSignal: signal }),
       );
-      if (url === undefined) throw new AwsCallError('GetQueueUrl', { kind: 'fatal', code: 'NoQueueUrl', message: `no QueueUrl for ${arn.name}` });
+      if (url === undefined)
+        throw new AwsCallError('GetQueueUrl', { kind: 'fatal', code: 'NoQueueUrl', message: `no QueueUrl for ${arn.name}` });
       const { Attributes: attrs = {} } = await call('GetQueueAttributes', signal, () =>
         sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedrivePolicy'] }), {
           abortSignal: signal,
@@ -110,4 +111,3 @@ function redriveOf(text: string | undefined): QueueFacts['redrive'] {
     return undefined;
   }
 }
-

@@ -33,7 +33,11 @@ export function sqsMappings(mappings: readonly SqsMapping[]): SqsMapping[] {
  * queue ARN. One route per function the mappings invoke (a function and its alias are two), so the common case, one
  * function, is the top-level keys of the file.
  */
-export function migrateMappings(functionName: string, mappings: readonly SqsMapping[], queues: ReadonlyMap<string, QueueFacts>): MigrationResult {
+export function migrateMappings(
+  functionName: string,
+  mappings: readonly SqsMapping[],
+  queues: ReadonlyMap<string, QueueFacts>,
+): MigrationResult {
   const differences: string[] = [];
   for (const m of mappings.filter((m) => parseQueueArn(m.eventSourceArn) === undefined)) {
     differences.push(`mapping ${m.uuid} reads ${m.eventSourceArn}, not an SQS queue: left out (workerless reads SQS queues only)`);
@@ -54,7 +58,8 @@ export function migrateMappings(functionName: string, mappings: readonly SqsMapp
   let region: string | undefined;
   for (const [arn, group] of groups) {
     const fn = parseFunctionArn(arn);
-    if (fn === undefined) return { ok: false, problem: `mapping ${group[0]!.uuid}: its FunctionArn ${JSON.stringify(arn)} is not a Lambda function ARN` };
+    if (fn === undefined)
+      return { ok: false, problem: `mapping ${group[0]!.uuid}: its FunctionArn ${JSON.stringify(arn)} is not a Lambda function ARN` };
     region ??= fn.region;
     routes.push(routeOf(fn, group, queues, differences, notes));
   }
@@ -97,7 +102,9 @@ function routeOf(
       );
     }
     if (m.filterKmsKeyArn !== undefined && m.filterPatterns.length > 0) {
-      differences.push(`queue ${ref}: the mapping's filter criteria are encrypted with ${m.filterKmsKeyArn}; in this file they are plain text`);
+      differences.push(
+        `queue ${ref}: the mapping's filter criteria are encrypted with ${m.filterKmsKeyArn}; in this file they are plain text`,
+      );
     }
     if (!m.reportBatchItemFailures) {
       differences.push(
@@ -149,7 +156,14 @@ function routeOf(
   return {
     function: functionRef,
     queues: refs.length === 1 ? refs[0] : refs.map((r) => `${r}:1`).join(','),
-    ...(capped ? { concurrency: Math.min(CONCURRENCY_MAX, caps.reduce<number>((sum, c) => sum + (c ?? 0), 0)) } : {}),
+    ...(capped
+      ? {
+          concurrency: Math.min(
+            CONCURRENCY_MAX,
+            caps.reduce<number>((sum, c) => sum + (c ?? 0), 0),
+          ),
+        }
+      : {}),
     'batch-size': batchSize,
     ...(windowSec > 0 ? { 'batch-window': `${windowSec}s` } : {}),
     ...(Object.keys(queueOptions).length > 0 ? { 'queue-options': queueOptions } : {}),

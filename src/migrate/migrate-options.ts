@@ -86,7 +86,7 @@ export function parseMigrateArgs(argv: readonly string[]): MigrateArgs {
   if (cutover && rollback) problems.push('--cutover and --rollback are opposites: give one');
   const readyUrl = text(parsed['ready-url']);
   if (readyUrl !== undefined && !isHttpUrl(readyUrl)) problems.push(`--ready-url must be an http(s) URL, got ${JSON.stringify(readyUrl)}`);
-  if (cutover && readyUrl === undefined) problems.push("--cutover needs --ready-url: the /readyz of the workerless run that takes over");
+  if (cutover && readyUrl === undefined) problems.push('--cutover needs --ready-url: the /readyz of the workerless run that takes over');
   if (!cutover && readyUrl !== undefined) problems.push('--ready-url goes with --cutover');
   const timeoutText = text(parsed['ready-timeout']);
   let readyTimeoutMs = READY_TIMEOUT_DEFAULT_MS;

@@ -9,8 +9,7 @@ import { migrateMappings, sqsMappings } from './migrate-config.ts';
 import type { MigratePorts, QueueFacts } from './migrate-ports.ts';
 
 export type MigrateOutcome =
-  | { readonly ok: true; readonly text: string; readonly differences: number }
-  | { readonly ok: false; readonly problem: string };
+  { readonly ok: true; readonly text: string; readonly differences: number } | { readonly ok: false; readonly problem: string };
 
 export async function migrateFunction(functionName: string, ports: MigratePorts, signal: AbortSignal): Promise<MigrateOutcome> {
   const mappings = await ports.listMappings(functionName, signal);

@@ -99,7 +99,8 @@ async function act(options: MigrateOptions, ports: ReturnType<typeof createMigra
 function failureLine(functionName: string, err: AwsCallError, endpoints: AwsEndpoints): string {
   const e = err.error;
   const lambda = err.operation.includes('EventSourceMapping');
-  if (lambda && (e.code === 'ResourceNotFoundException' || e.status === 404)) return `function ${functionName} not found (${err.operation})`;
+  if (lambda && (e.code === 'ResourceNotFoundException' || e.status === 404))
+    return `function ${functionName} not found (${err.operation})`;
   const endpoint = endpointName((lambda ? endpoints.lambda : endpoints.sqs).url);
   const { detail } = explainAwsError(e, lambda ? 'Lambda' : 'SQS', ACTIONS[err.operation] ?? [], endpoint);
   return `${err.operation} for ${functionName}: ${detail}`;
