@@ -154,12 +154,16 @@ export function helpText(defs: readonly OptionDef[], extra: string): string {
   const lines = [
     'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
     '       workerless check [the same options]',
+    '       workerless migrate --function <name> [--cutover | --rollback]   (see workerless migrate --help)',
     '',
     'Dispatches messages from prioritised SQS queues to a Lambda function (or several: routes in the --config file).',
     '',
     '"workerless check" validates the configuration as a run does, then prints one line per check and exits 0',
     'when all pass: every queue resolves, the functions accept a DryRun invoke, CloudWatch takes one CheckRun',
     'datum (when metrics are on), and Temporal answers DescribeTaskQueue (when spillover is on).',
+    '',
+    '"workerless migrate" prints the config that does what a function\'s SQS event source mappings do, and switches',
+    'from the trigger to workerless (--cutover) and back (--rollback); see docs/migrate.md.',
   ];
   let group: string | undefined;
   const width = Math.max(...defs.map((d) => d.flag.length)) + 4;
