@@ -20,7 +20,7 @@ import { runCli, type CliRun } from '../support/cli.ts';
 import { started, startDaemon, stopDaemon } from '../support/daemon.ts';
 import { freePort } from '../support/http.ts';
 import { startLambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-import { createFunction, createMapping, ensureMappingServer, mappingServers, mappingState } from '../support/sqs-trigger.ts';
+import { createFunction, createMapping, deleteMapping, ensureMappingServer, mappingServers, mappingState } from '../support/sqs-trigger.ts';
 
 const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
 const FILTER = { body: { type: ['order'] } };
@@ -121,6 +121,7 @@ for (const server of mappingServers()) {
         const again = await migrate(server.endpoint, ['--function', fn, '--cutover', '--ready-url', `http://127.0.0.1:${port}/readyz`]);
         assert.equal(again.code, 0, again.err);
         assert.match(again.out, /: already Disabl(ing|ed)\n$/, 'a second cut-over changes nothing');
+        await deleteMapping(server.endpoint, uuid);
       } finally {
         assert.equal(await stopDaemon(daemon), 0);
         await endpoint.stop();
@@ -149,6 +150,7 @@ for (const server of mappingServers()) {
         `workerless: --ready-url http://127.0.0.1:${port}/readyz: not ready within 2 s (last answer: ECONNREFUSED); the mappings stay enabled\n`,
       );
       assert.equal(await mappingState(server.endpoint, uuid), 'Enabled');
+      await deleteMapping(server.endpoint, uuid);
     });
 
     it('a function without an SQS mapping: one line, exit 1', async () => {

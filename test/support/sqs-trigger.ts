@@ -6,6 +6,7 @@ import { crc32 } from 'node:zlib';
 import {
   CreateEventSourceMappingCommand,
   CreateFunctionCommand,
+  DeleteEventSourceMappingCommand,
   GetEventSourceMappingCommand,
   LambdaClient,
   type CreateEventSourceMappingCommandInput,
@@ -105,6 +106,11 @@ export async function createMapping(
 /** The mapping's State (Enabled, Disabling, Disabled, Enabling...). */
 export async function mappingState(endpoint: string, uuid: string): Promise<string | undefined> {
   return (await lambdaAt(endpoint).send(new GetEventSourceMappingCommand({ UUID: uuid }))).State;
+}
+
+/** DeleteEventSourceMapping: an enabled mapping keeps LocalStack's poller reading its queue. */
+export async function deleteMapping(endpoint: string, uuid: string): Promise<void> {
+  await lambdaAt(endpoint).send(new DeleteEventSourceMappingCommand({ UUID: uuid }));
 }
 
 /** A zip archive of one stored (uncompressed) file: what CreateFunction's ZipFile takes (APPNOTE.TXT 4.3). */
