@@ -65,13 +65,19 @@ healthy() {
   python3 -c '
 import json, sys
 s = json.loads(sys.argv[1]).get("services", {})
-need = ["sqs", "cloudwatch"] + (["lambda"] if "lambda" in sys.argv[2].split(",") else [])
-ok = all(s.get(n) in ("available", "running") for n in need)
-sys.exit(0 if ok else 1)' "$body" "$SERVICES"
+up = lambda n: s.get(n) in ("available", "running")
+if not (up("sqs") and up("cloudwatch")): sys.exit(1)
+# 2: running, but without the lambda that LOCALSTACK_SERVICES asks for (an instance started with other services).
+sys.exit(2 if "lambda" in sys.argv[2].split(",") and not up("lambda") else 0)' "$body" "$SERVICES"
 }
 
 cmd_start() {
-  local pid waited=0 started
+  local pid waited=0 started rc=0
+  healthy || rc=$?
+  if [ "$rc" = 2 ]; then
+    log "a LocalStack without lambda answers at $ENDPOINT; stop it (localstack/localstack.sh stop) and start it again with LOCALSTACK_SERVICES=$SERVICES"
+    exit 1
+  fi
   if pid="$(running_pid)"; then
     if healthy; then
       log "already running (pid $pid) at $ENDPOINT"
