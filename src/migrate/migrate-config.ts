@@ -93,7 +93,7 @@ function routeOf(
     const redrive = queues.get(m.eventSourceArn)?.redrive;
     notes.push(
       redrive
-        ? `queue ${ref}: SQS moves a message to ${parseQueueArn(redrive.deadLetterTargetArn)?.name ?? redrive.deadLetterTargetArn} after ${redrive.maxReceiveCount} receives (its RedrivePolicy, kept by SQS whoever reads the queue)`
+        ? `queue ${ref}: SQS moves a message to ${parseQueueArn(redrive.deadLetterTargetArn)?.name ?? redrive.deadLetterTargetArn} after ${redrive.maxReceiveCount} receives (its RedrivePolicy)`
         : `queue ${ref}: no redrive policy; a message that keeps failing returns until the queue's retention period ends, as with the trigger`,
     );
     if (m.provisionedPollers) {

@@ -112,9 +112,7 @@ describe('migrateMappings: one mapping', () => {
     });
     const result = migrateMappings('orders-fn', [m1], queues);
     assert.ok(result.ok);
-    assert.deepEqual(result.migration.notes, [
-      'queue orders: SQS moves a message to orders-dlq after 5 receives (its RedrivePolicy, kept by SQS whoever reads the queue)',
-    ]);
+    assert.deepEqual(result.migration.notes, ['queue orders: SQS moves a message to orders-dlq after 5 receives (its RedrivePolicy)']);
     const d = result.migration.differences;
     assert.ok(d.some((x) => x.startsWith('queue orders: its mapping uuid-orders is Disabled now')));
     assert.ok(d.some((x) => x.includes('ProvisionedPollerConfig 2-10 pollers')));
