@@ -25,3 +25,19 @@ export function parseFunctionArn(arn: string): FunctionArn | undefined {
   const m = /^arn:aws[a-zA-Z-]*:lambda:([a-z0-9-]+):(\d{12}):function:([a-zA-Z0-9_-]{1,64})(?::([a-zA-Z0-9$_-]{1,128}))?$/.exec(arn);
   return m ? { region: m[1]!, account: m[2]!, name: m[3]!, qualifier: m[4] } : undefined;
 }
+
+/**
+ * Whether a mapping's FunctionArn is the function the caller named (name, name:qualifier, partial or full ARN): the
+ * same name, and the same qualifier when the caller gave one. Lambda's ListEventSourceMappings answers only the
+ * function's mappings; LocalStack 4.13 also answers those of every function whose name starts with it, and a
+ * cut-over must never disable another function's trigger.
+ */
+export function isFunction(requested: string, functionArn: string): boolean {
+  const arn = parseFunctionArn(functionArn);
+  const m =
+    /^(?:arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?([a-zA-Z0-9_-]{1,64})(?::([a-zA-Z0-9$_-]{1,128}))?$/.exec(
+      requested,
+    );
+  if (arn === undefined || m === null) return false;
+  return arn.name === m[1] && (m[2] === undefined || arn.qualifier === m[2] || (m[2] === '$LATEST' && arn.qualifier === undefined));
+}

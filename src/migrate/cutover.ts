@@ -6,7 +6,7 @@
  * received it deletes it ("Amazon SQS visibility timeout" in the SQS developer guide), so the overlap never loses a
  * message and never hands one to both at once. Nothing is ever deleted or created here.
  */
-import { sqsMappings } from './migrate-config.ts';
+import { mappingsOf, sqsMappings } from './migrate-config.ts';
 import { parseQueueArn } from './arns.ts';
 import type { MigratePorts } from './migrate-ports.ts';
 
@@ -48,7 +48,7 @@ export async function switchMappings(
   signal: AbortSignal,
   say: (line: string) => void,
 ): Promise<number | undefined> {
-  const mappings = sqsMappings(await ports.listMappings(functionName, signal));
+  const mappings = sqsMappings(mappingsOf(functionName, await ports.listMappings(functionName, signal)));
   if (mappings.length === 0) return undefined;
   const done = enabled ? ['Enabled', 'Enabling'] : ['Disabled', 'Disabling'];
   let switched = 0;

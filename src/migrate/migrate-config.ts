@@ -4,7 +4,7 @@
  * its reason. The semantics are the trigger's as AWS documents them (EventSourceMappingConfiguration in the Lambda
  * API reference; "Using Lambda with Amazon SQS" in the Lambda developer guide) and docs/delivery.md has them.
  */
-import { parseFunctionArn, parseQueueArn, type FunctionArn } from './arns.ts';
+import { isFunction, parseFunctionArn, parseQueueArn, type FunctionArn } from './arns.ts';
 import type { QueueFacts, SqsMapping } from './migrate-ports.ts';
 
 export interface Migration {
@@ -26,6 +26,11 @@ const CONCURRENCY_MAX = 10_000;
 /** The mappings whose event source is an SQS queue: the only ones workerless can take over. */
 export function sqsMappings(mappings: readonly SqsMapping[]): SqsMapping[] {
   return mappings.filter((m) => parseQueueArn(m.eventSourceArn) !== undefined);
+}
+
+/** The mappings of the function the caller named, whatever else the server listed (see isFunction). */
+export function mappingsOf(functionName: string, mappings: readonly SqsMapping[]): SqsMapping[] {
+  return mappings.filter((m) => isFunction(functionName, m.functionArn));
 }
 
 /**

@@ -5,14 +5,14 @@
  */
 import { configText } from './config-text.ts';
 import { daemonProblems } from './daemon-check.ts';
-import { migrateMappings, sqsMappings } from './migrate-config.ts';
+import { mappingsOf, migrateMappings, sqsMappings } from './migrate-config.ts';
 import type { MigratePorts, QueueFacts } from './migrate-ports.ts';
 
 export type MigrateOutcome =
   { readonly ok: true; readonly text: string; readonly differences: number } | { readonly ok: false; readonly problem: string };
 
 export async function migrateFunction(functionName: string, ports: MigratePorts, signal: AbortSignal): Promise<MigrateOutcome> {
-  const mappings = await ports.listMappings(functionName, signal);
+  const mappings = mappingsOf(functionName, await ports.listMappings(functionName, signal));
   const queues = new Map<string, QueueFacts>();
   for (const arn of new Set(sqsMappings(mappings).map((m) => m.eventSourceArn))) queues.set(arn, await ports.queueFacts(arn, signal));
   const result = migrateMappings(functionName, mappings, queues);

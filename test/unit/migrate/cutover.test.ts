@@ -56,3 +56,16 @@ describe('switchMappings', () => {
     assert.equal(await switchMappings('f', true, ports, new AbortController().signal, () => {}), undefined);
   });
 });
+
+describe('switchMappings and another function', () => {
+  it('never switches the mapping of a function whose name only starts with the one named (LocalStack 4.13 lists those too)', async () => {
+    const other = { ...mapping('o', 'Enabled'), functionArn: 'arn:aws:lambda:us-east-1:123456789012:function:f-admin' };
+    const changed: string[] = [];
+    const ports = {
+      listMappings: () => Promise.resolve([mapping('a', 'Enabled'), other]),
+      setEnabled: (uuid: string) => (changed.push(uuid), Promise.resolve('Disabling')),
+    };
+    await switchMappings('f', false, ports, new AbortController().signal, () => {});
+    assert.deepEqual(changed, ['a']);
+  });
+});
