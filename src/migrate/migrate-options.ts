@@ -29,6 +29,8 @@ export type MigrateArgs =
 const SHARED = ['function', 'region', 'endpoint-url'] as const;
 const OWN_STRINGS = ['ready-url', 'ready-timeout'] as const;
 const BOOLEANS = ['cutover', 'rollback'] as const;
+/** Every flag of `workerless migrate`: --help and docs/migrate.md list each (a unit test holds them to it). */
+export const MIGRATE_FLAGS: readonly string[] = [...SHARED, ...BOOLEANS, ...OWN_STRINGS];
 const READY_TIMEOUT_DEFAULT_MS = 300_000;
 const READY_TIMEOUT_MIN_MS = 1_000;
 const READY_TIMEOUT_MAX_MS = 3_600_000;

@@ -1,7 +1,8 @@
 // `workerless migrate`'s flags: every invalid one named with its value, all at once (exit 2 in run-migrate.ts).
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { parseMigrateArgs } from '../../../src/migrate/migrate-options.ts';
+import { MIGRATE_FLAGS, MIGRATE_HELP, parseMigrateArgs } from '../../../src/migrate/migrate-options.ts';
 
 const problems = (...argv: string[]) => {
   const args = parseMigrateArgs(argv);
@@ -62,5 +63,15 @@ describe('parseMigrateArgs', () => {
     ]);
     assert.deepEqual(problems('--function', 'f', '--ready-url', 'http://h/readyz'), ['--ready-url goes with --cutover']);
     assert.deepEqual(problems('--function', 'f', 'extra'), ['unexpected argument "extra" (options take the form --name value)']);
+  });
+});
+
+describe('the flags in --help and docs/migrate.md', () => {
+  it('lists every flag in both', async () => {
+    const page = await readFile(new URL('../../../docs/migrate.md', import.meta.url), 'utf8');
+    for (const flag of MIGRATE_FLAGS) {
+      assert.match(MIGRATE_HELP, new RegExp(`--${flag}\\b`), `--${flag} in --help`);
+      assert.ok(page.includes(`| \`--${flag}\` |`), `--${flag} in the table of docs/migrate.md`);
+    }
   });
 });
