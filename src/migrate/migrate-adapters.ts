@@ -13,6 +13,16 @@ export interface MigrateAdapters extends MigratePorts {
   close(): void;
 }
 
+/** A refused or failed SQS call about one queue of a mapping, so the line names the queue. */
+export class QueueCallError extends AwsCallError {
+  readonly queue: string;
+
+  constructor(err: AwsCallError, queue: string) {
+    super(err.operation, err.error);
+    this.queue = queue;
+  }
+}
+
 export function createMigrateAdapters(region: string, endpointUrl: string | undefined, endpoints: AwsEndpoints): MigrateAdapters {
   const sdk = createSdkClients({ region, endpointUrl }, endpoints.sqs, { maxSockets: 4 });
   const call = async <T>(operation: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> => {
@@ -43,17 +53,21 @@ export function createMigrateAdapters(region: string, endpointUrl: string | unde
       const arn = parseQueueArn(queueArn);
       if (arn === undefined) throw new Error(`not an SQS queue ARN: ${queueArn}`);
       const [{ GetQueueUrlCommand, GetQueueAttributesCommand }, sqs] = await Promise.all([import('@aws-sdk/client-sqs'), sdk.sqs()]);
-      const { QueueUrl: url } = await call('GetQueueUrl', signal, () =>
-        sqs.send(new GetQueueUrlCommand({ QueueName: arn.name, QueueOwnerAWSAccountId: arn.account }), { abortSignal: signal }),
-      );
-      if (url === undefined)
-        throw new AwsCallError('GetQueueUrl', { kind: 'fatal', code: 'NoQueueUrl', message: `no QueueUrl for ${arn.name}` });
-      const { Attributes: attrs = {} } = await call('GetQueueAttributes', signal, () =>
-        sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedrivePolicy'] }), {
-          abortSignal: signal,
-        }),
-      );
-      return { arn: queueArn, url, redrive: redriveOf(attrs['RedrivePolicy']) };
+      try {
+        const { QueueUrl: url } = await call('GetQueueUrl', signal, () =>
+          sqs.send(new GetQueueUrlCommand({ QueueName: arn.name, QueueOwnerAWSAccountId: arn.account }), { abortSignal: signal }),
+        );
+        if (url === undefined)
+          throw new AwsCallError('GetQueueUrl', { kind: 'fatal', code: 'NoQueueUrl', message: 'no QueueUrl in the answer' });
+        const { Attributes: attrs = {} } = await call('GetQueueAttributes', signal, () =>
+          sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedrivePolicy'] }), {
+            abortSignal: signal,
+          }),
+        );
+        return { arn: queueArn, url, redrive: redriveOf(attrs['RedrivePolicy']) };
+      } catch (err) {
+        throw err instanceof AwsCallError ? new QueueCallError(err, arn.name) : err;
+      }
     },
     async setEnabled(uuid, enabled, signal) {
       const [{ UpdateEventSourceMappingCommand }, lambda] = await Promise.all([import('@aws-sdk/client-lambda'), sdk.lambda()]);

@@ -9,7 +9,7 @@ import { AwsCallError } from '../core/errors.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
 import { switchMappings, waitReady } from './cutover.ts';
 import { migrateFunction } from './migrate.ts';
-import { createMigrateAdapters } from './migrate-adapters.ts';
+import { createMigrateAdapters, QueueCallError } from './migrate-adapters.ts';
 import { MIGRATE_HELP, parseMigrateArgs, type MigrateOptions } from './migrate-options.ts';
 
 /** The process, as main.ts hands it over (main stays the one module that touches `process`). */
@@ -103,5 +103,5 @@ function failureLine(functionName: string, err: AwsCallError, endpoints: AwsEndp
     return `function ${functionName} not found (${err.operation})`;
   const endpoint = endpointName((lambda ? endpoints.lambda : endpoints.sqs).url);
   const { detail } = explainAwsError(e, lambda ? 'Lambda' : 'SQS', ACTIONS[err.operation] ?? [], endpoint);
-  return `${err.operation} for ${functionName}: ${detail}`;
+  return `${err.operation} for ${err instanceof QueueCallError ? `queue ${err.queue} of ${functionName}'s mappings` : functionName}: ${detail}`;
 }

@@ -15,7 +15,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { awsTestEnv, countMessages, createQueueWithDlq, sendMessages, sqsClient, TEST_CREDENTIALS, TEST_REGION } from '../support/aws.ts';
+import {
+  awsTestEnv,
+  countMessages,
+  createQueue,
+  createQueueWithDlq,
+  deleteQueue,
+  sendMessages,
+  sqsClient,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+} from '../support/aws.ts';
 import { runCli, type CliRun } from '../support/cli.ts';
 import { started, startDaemon, stopDaemon } from '../support/daemon.ts';
 import { freePort } from '../support/http.ts';
@@ -151,6 +161,24 @@ for (const server of mappingServers()) {
       );
       assert.equal(await mappingState(server.endpoint, uuid), 'Enabled');
       await deleteMapping(server.endpoint, uuid);
+    });
+
+    it('a mapping whose queue was deleted: one line naming the queue, exit 1', async () => {
+      const sqs = sqsClient(server.endpoint);
+      const queue = await createQueue('migrate-gone', {}, sqs);
+      const fn = await createFunction(server.endpoint, 'migrate-gone');
+      const uuid = await createMapping(server.endpoint, { functionName: fn, queueArn: queue.arn, Enabled: false });
+      await deleteQueue(queue.url, sqs);
+      const printed = await migrate(server.endpoint, ['--function', fn]);
+      await deleteMapping(server.endpoint, uuid);
+      assert.equal(printed.code, 1);
+      assert.equal(printed.out, '');
+      assert.match(
+        printed.err,
+        new RegExp(
+          `^workerless: GetQueueUrl for queue ${queue.name} of ${fn}'s mappings: (AWS\\.SimpleQueueService\\.NonExistentQueue|QueueDoesNotExist): [^\\n]+\\n$`,
+        ),
+      );
     });
 
     it('a function without an SQS mapping: one line, exit 1', async () => {
