@@ -34,10 +34,17 @@ export function parseFunctionArn(arn: string): FunctionArn | undefined {
  */
 export function isFunction(requested: string, functionArn: string): boolean {
   const arn = parseFunctionArn(functionArn);
+  const ref = parseFunctionRef(requested);
+  if (arn === undefined || ref === undefined) return false;
+  const q = ref.qualifier;
+  return arn.name === ref.name && (q === undefined || arn.qualifier === q || (q === '$LATEST' && arn.qualifier === undefined));
+}
+
+/** A function as the daemon and Lambda's FunctionName take it (name, name:qualifier, partial or full ARN): its name and qualifier. */
+export function parseFunctionRef(ref: string): { readonly name: string; readonly qualifier?: string | undefined } | undefined {
   const m =
     /^(?:arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?([a-zA-Z0-9_-]{1,64})(?::([a-zA-Z0-9$_-]{1,128}))?$/.exec(
-      requested,
+      ref,
     );
-  if (arn === undefined || m === null) return false;
-  return arn.name === m[1] && (m[2] === undefined || arn.qualifier === m[2] || (m[2] === '$LATEST' && arn.qualifier === undefined));
+  return m ? { name: m[1]!, qualifier: m[2] } : undefined;
 }

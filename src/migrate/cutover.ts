@@ -7,7 +7,7 @@
  * message and never hands one to both at once. Nothing is ever deleted or created here.
  */
 import { mappingsOf, sqsMappings } from './migrate-config.ts';
-import { parseQueueArn } from './arns.ts';
+import { parseFunctionRef, parseQueueArn } from './arns.ts';
 import type { MigratePorts } from './migrate-ports.ts';
 
 /** How often /readyz is asked while the run starts. */
@@ -34,6 +34,15 @@ export async function waitReady(
       signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
   }
+}
+
+/**
+ * Whether a run that invokes `functions` (its status.json) takes over the trigger of `functionName`: it invokes that
+ * function, by any name (name, alias, ARN). A --ready-url that points at another run must not disable this trigger.
+ */
+export function runServes(functionName: string, functions: readonly string[]): boolean {
+  const wanted = parseFunctionRef(functionName)?.name;
+  return wanted !== undefined && functions.some((f) => parseFunctionRef(f)?.name === wanted);
 }
 
 /**

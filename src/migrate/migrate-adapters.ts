@@ -86,6 +86,20 @@ export function createMigrateAdapters(region: string, endpointUrl: string | unde
         return { unreachable: unreachableReason(e) ?? e.code };
       }
     },
+    async runFunctions(readyUrl, signal) {
+      // Relative, so a path prefix in front of the run's server (a proxy's /workerless/readyz) is kept.
+      const url = new URL('status.json', readyUrl);
+      try {
+        const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]), redirect: 'manual' });
+        const body = (await response.json().catch(() => undefined)) as { functions?: unknown } | undefined;
+        if (!response.ok || !Array.isArray(body?.functions))
+          return { unreachable: `${url.href} answered HTTP ${response.status} without the run's functions` };
+        return { functions: body.functions.filter((f): f is string => typeof f === 'string') };
+      } catch (err) {
+        const e = classifyAwsError(err, signal);
+        return { unreachable: `${url.href}: ${unreachableReason(e) ?? e.code}` };
+      }
+    },
     close: () => sdk.destroy(),
   };
 }

@@ -51,4 +51,9 @@ export interface MigratePorts {
   setEnabled(uuid: string, enabled: boolean, signal: AbortSignal): Promise<string>;
   /** GET the URL: the HTTP status, or why it could not be reached (ECONNREFUSED, timed out). */
   probe(url: string, signal: AbortSignal): Promise<{ status: number } | { unreachable: string }>;
+  /**
+   * The functions the workerless run behind a /readyz URL invokes: its status.json beside it (`functions`), or why
+   * that could not be read.
+   */
+  runFunctions(readyUrl: string, signal: AbortSignal): Promise<{ functions: string[] } | { unreachable: string }>;
 }

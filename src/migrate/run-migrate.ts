@@ -7,7 +7,7 @@ import { loadAwsRegion } from '../aws/region.ts';
 import { explainAwsError } from '../check/check-errors.ts';
 import { AwsCallError } from '../core/errors.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
-import { switchMappings, waitReady } from './cutover.ts';
+import { runServes, switchMappings, waitReady } from './cutover.ts';
 import { migrateFunction } from './migrate.ts';
 import { createMigrateAdapters, QueueCallError } from './migrate-adapters.ts';
 import { MIGRATE_HELP, parseMigrateArgs, type MigrateOptions } from './migrate-options.ts';
@@ -83,6 +83,13 @@ async function act(options: MigrateOptions, ports: ReturnType<typeof createMigra
     const notReady = await waitReady(options.readyUrl!, options.readyTimeoutMs, ports, proc.stop);
     if (notReady !== undefined) {
       proc.tell(`--ready-url ${options.readyUrl!}: ${notReady}; the mappings stay enabled`);
+      return EXIT_FAILURE;
+    }
+    const run = await ports.runFunctions(options.readyUrl!, proc.stop);
+    if ('unreachable' in run || !runServes(functionName, run.functions)) {
+      proc.tell(
+        `--ready-url ${options.readyUrl!}: ${'unreachable' in run ? `ready, but which functions it invokes is unknown (${run.unreachable})` : `that run invokes ${run.functions.join(', ') || 'no function'}, not ${functionName}`}; the mappings stay enabled`,
+      );
       return EXIT_FAILURE;
     }
   }

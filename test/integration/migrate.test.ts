@@ -116,6 +116,20 @@ for (const server of mappingServers()) {
         );
         assert.equal(await countMessages(dlq.url, sqs), 0, 'nothing in the DLQ');
 
+        // A ready run of another function does not take over this one's trigger.
+        const other = await createFunction(server.endpoint, 'migrate-other');
+        const otherQueue = await createQueue('migrate-other', {}, sqs);
+        const otherUuid = await createMapping(server.endpoint, { functionName: other, queueArn: otherQueue.arn, BatchSize: 10 });
+        const wrong = await migrate(server.endpoint, ['--function', other, '--cutover', '--ready-url', `http://127.0.0.1:${port}/readyz`]);
+        const otherState = await mappingState(server.endpoint, otherUuid);
+        await deleteMapping(server.endpoint, otherUuid).finally(() => deleteQueue(otherQueue.url, sqs));
+        assert.doesNotMatch(otherState ?? '', /Disabl/, 'the other mapping was not touched');
+        assert.deepEqual(wrong, {
+          code: 1,
+          out: '',
+          err: `workerless: --ready-url http://127.0.0.1:${port}/readyz: that run invokes ${fn}, not ${other}; the mappings stay enabled\n`,
+        });
+
         // Rollback enables the mapping; cut-over, once the run is ready, disables it again.
         const back = await migrate(server.endpoint, ['--function', fn, '--rollback']);
         assert.equal(back.code, 0, back.err);

@@ -1,7 +1,7 @@
 // The switch: --cutover waits for /readyz before it disables anything; each mapping switched once, in order.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { switchMappings, waitReady } from '../../../src/migrate/cutover.ts';
+import { runServes, switchMappings, waitReady } from '../../../src/migrate/cutover.ts';
 import type { SqsMapping } from '../../../src/migrate/migrate-ports.ts';
 
 const mapping = (uuid: string, state: string, source = `arn:aws:sqs:us-east-1:123456789012:${uuid}-q`): SqsMapping => ({
@@ -67,5 +67,15 @@ describe('switchMappings and another function', () => {
     };
     await switchMappings('f', false, ports, new AbortController().signal, () => {});
     assert.deepEqual(changed, ['a']);
+  });
+});
+
+describe('runServes', () => {
+  it('a run invoking the function by any of its names takes over; a run of another function does not', () => {
+    assert.ok(runServes('orders-fn', ['orders-fn']));
+    assert.ok(runServes('orders-fn', ['billing-fn', 'arn:aws:lambda:us-east-1:123456789012:function:orders-fn:live']));
+    assert.ok(runServes('arn:aws:lambda:us-east-1:123456789012:function:orders-fn', ['orders-fn:live']));
+    assert.ok(!runServes('orders-fn', ['orders-fn-admin']));
+    assert.ok(!runServes('orders-fn', []));
   });
 });
