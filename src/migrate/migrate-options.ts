@@ -44,8 +44,9 @@ and prints a workerless config file (YAML, for --config) that does the same: que
 window, filters, MaximumConcurrency, ReportBatchItemFailures, metrics; its comments list the queues' redrive
 policies and what differs from the trigger, with the reason. The config is checked as the daemon reads it.
 
-  --cutover        Wait until --ready-url answers 200, then disable the mappings (UpdateEventSourceMapping
-                   Enabled=false); both read the queues meanwhile, which SQS's visibility timeout makes safe
+  --cutover        Wait until --ready-url answers 200 and that run invokes the function (its status.json), then
+                   disable the mappings (UpdateEventSourceMapping Enabled=false); both read the queues meanwhile,
+                   which SQS's visibility timeout makes safe
   --ready-url      The /readyz of the workerless run with this config (its --http-port), e.g. http://10.0.0.5:8080/readyz
   --ready-timeout  How long --cutover waits for it (1s-1h) [default: ${formatMs(READY_TIMEOUT_DEFAULT_MS)}]
   --rollback       Enable the mappings again (Enabled=true)
