@@ -157,7 +157,12 @@ cmd_stop() {
 }
 
 cmd_status() {
-  local pid
+  local pid rc=0
+  healthy || rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "running without lambda at $ENDPOINT (LOCALSTACK_SERVICES asks for it)"
+    return 3
+  fi
   if pid="$(running_pid)" && healthy; then
     echo "running pid $pid at $ENDPOINT"
     return 0
