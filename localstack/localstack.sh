@@ -4,7 +4,8 @@
 #   localstack/localstack.sh stop     SIGTERM, wait, then SIGKILL; a no-op when not running
 #   localstack/localstack.sh status   exit 0 when running (prints pid and endpoint), 3 when not
 #   localstack/localstack.sh seed     create the demo queues (see seed-queues.sh)
-# Environment: LOCALSTACK_PORT (default 4566), WORKERLESS_CACHE_DIR (venv location, default ~/.cache/workerless),
+# Environment: LOCALSTACK_PORT (default 4566), LOCALSTACK_SERVICES (default sqs,cloudwatch,sts,iam; add lambda for
+# event source mappings: `workerless migrate`'s tests), WORKERLESS_CACHE_DIR (venv location, default ~/.cache/workerless),
 # WORKERLESS_PYTHON (interpreter for the venv, default python3), LOCALSTACK_START_TIMEOUT_SEC (default 120).
 set -euo pipefail
 
@@ -14,6 +15,7 @@ CACHE_DIR="${WORKERLESS_CACHE_DIR:-$HOME/.cache/workerless}"
 VENV="$CACHE_DIR/ls-venv"
 REQUIREMENTS="$SCRIPT_DIR/requirements.txt"
 PORT="${LOCALSTACK_PORT:-4566}"
+SERVICES="${LOCALSTACK_SERVICES:-sqs,cloudwatch,sts,iam}"
 # Another port gets its own state (pid, log, FILESYSTEM_ROOT), so instances can run side by side.
 if [ "$PORT" = 4566 ]; then STATE_DIR="$PROJECT_DIR/.localstack"; else STATE_DIR="$PROJECT_DIR/.localstack/port-$PORT"; fi
 PID_FILE="$STATE_DIR/localstack.pid"
@@ -55,19 +57,27 @@ running_pid() {
   echo "$pid"
 }
 
-# Healthy = the gateway answers and reports both services we need as available or running.
+# Healthy = the gateway answers and reports the services we need (SQS, CloudWatch, and lambda when it is in
+# LOCALSTACK_SERVICES) as available or running.
 healthy() {
   local body
   body="$(curl -fsS --max-time 2 "$ENDPOINT/_localstack/health" 2>/dev/null)" || return 1
   python3 -c '
 import json, sys
 s = json.loads(sys.argv[1]).get("services", {})
-ok = all(s.get(n) in ("available", "running") for n in ("sqs", "cloudwatch"))
-sys.exit(0 if ok else 1)' "$body"
+up = lambda n: s.get(n) in ("available", "running")
+if not (up("sqs") and up("cloudwatch")): sys.exit(1)
+# 2: running, but without the lambda that LOCALSTACK_SERVICES asks for (an instance started with other services).
+sys.exit(2 if "lambda" in sys.argv[2].split(",") and not up("lambda") else 0)' "$body" "$SERVICES"
 }
 
 cmd_start() {
-  local pid waited=0 started
+  local pid waited=0 started rc=0
+  healthy || rc=$?
+  if [ "$rc" = 2 ]; then
+    log "a LocalStack without lambda answers at $ENDPOINT; stop it (localstack/localstack.sh stop) and start it again with LOCALSTACK_SERVICES=$SERVICES"
+    exit 1
+  fi
   if pid="$(running_pid)"; then
     if healthy; then
       log "already running (pid $pid) at $ENDPOINT"
@@ -87,7 +97,7 @@ cmd_start() {
     # request of a test as fast as the rest. OVERRIDE_IN_DOCKER=0: these VMs have a /.dockerenv, which makes
     # LocalStack believe it is in its container and keep its state in /tmp/localstack - shared by every
     # instance on the machine and wiped when any of them stops - instead of under FILESYSTEM_ROOT.
-    env SERVICES=sqs,cloudwatch,sts,iam \
+    env SERVICES="$SERVICES" \
       OVERRIDE_IN_DOCKER=0 \
       GATEWAY_LISTEN="127.0.0.1:$PORT" \
       LOCALSTACK_HOST="localhost:$PORT" \
@@ -147,7 +157,12 @@ cmd_stop() {
 }
 
 cmd_status() {
-  local pid
+  local pid rc=0
+  healthy || rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "running without lambda at $ENDPOINT (LOCALSTACK_SERVICES asks for it)"
+    return 3
+  fi
   if pid="$(running_pid)" && healthy; then
     echo "running pid $pid at $ENDPOINT"
     return 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=10
 // The #! line's V8 flags, and why each (young generation capped, full collections before promoted garbage piles
 // up): src/daemon/node-flags.ts, which also adds them when Node was started without them.
-// main.ts parses the command line and the configuration, then hands the process to one of the two commands:
-// the daemon (src/daemon/daemon.ts) or `workerless check` (src/check/run-check.ts). It is the one module that
+// main.ts parses the command line and the configuration, then hands the process to one of the commands: the
+// daemon (src/daemon/daemon.ts), `workerless check` (src/check/run-check.ts) or `workerless migrate`
+// (src/migrate/run-migrate.ts, which reads its own flags). It is the one module that
 // touches `process` (argv, env, signals, stdio, exit codes); the commands get what they need from it as a port.
 import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
@@ -26,6 +27,16 @@ process.on('SIGTERM', (signal) => onSignal(signal));
 process.on('SIGINT', (signal) => onSignal(signal));
 
 async function main(): Promise<number> {
+  // `workerless migrate`: a config from a function's SQS trigger, and the switch; its flags are not a run's.
+  if (process.argv[2] === 'migrate') {
+    const { runMigrate } = await import('./migrate/run-migrate.ts');
+    return runMigrate(process.argv.slice(3), {
+      stop: stop.signal,
+      env: process.env,
+      print: (text) => process.stdout.write(text),
+      tell,
+    });
+  }
   const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig, totalLoops }, { pino }, { addDefaults }, { loadAwsRegion }] =
     await Promise.all([
       import('./config/cli.ts'),

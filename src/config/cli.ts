@@ -98,19 +98,31 @@ function loadConfigFile(path: string, byFlag: Map<string, OptionDef>, raw: Map<s
     problems.push(`--config cannot read "${path}": ${e.code ?? (e.message ?? String(err)).split('\n')[0]}`);
     return;
   }
-  if (data === null || data === undefined) return;
+  for (const [flag, value] of fileOptions(data, path, [...byFlag.values()], problems)) raw.set(flag, value);
+}
+
+/**
+ * The options a parsed config file holds (a mapping of option names to values), by flag, each with `where` as its
+ * origin (`batch-size in wl.yaml`); unknown keys and a file that is not a mapping go to `problems`. `workerless
+ * migrate` reads the config it prints through this too, so what it prints is what the daemon would read.
+ */
+export function fileOptions(data: unknown, where: string, defs: readonly OptionDef[], problems: string[]): Map<string, RawValue> {
+  const raw = new Map<string, RawValue>();
+  if (data === null || data === undefined) return raw;
   if (typeof data !== 'object' || Array.isArray(data)) {
-    problems.push(`--config "${path}" must hold a mapping of option names to values`);
-    return;
+    problems.push(`--config "${where}" must hold a mapping of option names to values`);
+    return raw;
   }
+  const known = new Set(defs.map((d) => d.flag));
   for (const [key, value] of Object.entries(data)) {
     const flag = flagOf(key);
-    if (!byFlag.has(flag) || flag === 'config') {
-      problems.push(`unknown option "${key}" in ${path}${suggest(kebab(key), [...byFlag.values()])}`);
+    if (!known.has(flag) || flag === 'config') {
+      problems.push(`unknown option "${key}" in ${where}${suggest(kebab(key), defs)}`);
       continue;
     }
-    raw.set(flag, { value, origin: `${kebab(key)} in ${path}` });
+    raw.set(flag, { value, origin: `${kebab(key)} in ${where}` });
   }
+  return raw;
 }
 
 function suggest(name: string, defs: readonly OptionDef[]): string {
@@ -142,12 +154,16 @@ export function helpText(defs: readonly OptionDef[], extra: string): string {
   const lines = [
     'Usage: workerless --function <name|ARN|name:alias> --queues <list> [options]',
     '       workerless check [the same options]',
+    '       workerless migrate --function <name> [--cutover | --rollback]   (see workerless migrate --help)',
     '',
     'Dispatches messages from prioritised SQS queues to a Lambda function (or several: routes in the --config file).',
     '',
     '"workerless check" validates the configuration as a run does, then prints one line per check and exits 0',
     'when all pass: every queue resolves, the functions accept a DryRun invoke, CloudWatch takes one CheckRun',
     'datum (when metrics are on), and Temporal answers DescribeTaskQueue (when spillover is on).',
+    '',
+    '"workerless migrate" prints the config that does what a function\'s SQS event source mappings do, and switches',
+    'from the trigger to workerless (--cutover) and back (--rollback); see docs/migrate.md.',
   ];
   let group: string | undefined;
   const width = Math.max(...defs.map((d) => d.flag.length)) + 4;
