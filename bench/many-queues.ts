@@ -17,17 +17,21 @@
 // --poll-for after start-up on; the fake counts the calls itself, ElasticMQ through the counting proxy), every SQS
 // call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
 // to a queue chosen at random, send -> Invoke p50 / p99 (and any not invoked within 60 s), the daemon's peak RSS
-// (VmHWM), its time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
+// (VmHWM) beside the floor's (the same number of long polls held by bare node:http: bench/peers/poll-floor.ts), its
+// time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../test/support/aws.ts';
+import { NODE_FLAGS } from '../src/daemon/node-flags.ts';
 import { measureIdle, startIdleEndpoint, type IdleResult, type QueueRef } from './idle.ts';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 /** The idle window opens one default --poll-for (20 s) after start-up, when every queue's first poll has been answered. */
 const SETTLE_AFTER_START_MS = 20_000;
+/** How long the floor holds its polls: every poll answered and sent again at least once. */
+const FLOOR_SEC = 30;
 
 const { values } = parseArgs({
   options: {
@@ -118,6 +122,22 @@ interface Row {
   readonly sqs: string;
   readonly queues: number;
   readonly r: IdleResult;
+  /** The floor's peak RSS: the same number of long polls held by bare node:http (bench/peers/poll-floor.ts). */
+  readonly floorMiB: number;
+}
+
+/** Runs bench/peers/poll-floor.ts on `queues` against `endpoint` for one --poll-for and a half, under the daemon's V8 flags. */
+async function pollFloor(endpoint: string, queues: readonly QueueRef[]): Promise<number> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, here('./peers/poll-floor.ts'), endpoint, String(FLOOR_SEC)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  child.stdin.end(queues.map((q) => q.url).join('\n'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  await new Promise((resolve) => child.once('close', resolve));
+  children.delete(child);
+  return (JSON.parse(out) as { peakRssMiB: number }).peakRssMiB;
 }
 
 const fmt = (n: number | undefined, digits = 1) =>
@@ -126,7 +146,7 @@ const fmt = (n: number | undefined, digits = 1) =>
     : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-function row({ sqs, queues, r }: Row): string {
+function row({ sqs, queues, r, floorMiB }: Row): string {
   const receives = `${fmt(mean(r.receivesPerQueueMinute))} (max ${fmt(Math.max(...r.receivesPerQueueMinute))})`;
   const all = Object.values(r.callsPerQueueMinute).reduce((a, b) => a + b, 0);
   const ops = Object.entries(r.callsPerQueueMinute)
@@ -135,7 +155,7 @@ function row({ sqs, queues, r }: Row): string {
     .join(', ');
   const pickup = `${fmt(r.pickupAll.p50, 0)} / ${fmt(r.pickupAll.p99, 0)} (${r.pickupAll.n}${r.missed > 0 ? ` invoked; ${r.missed} not, 60 s after the last send` : ''})`;
   return (
-    `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ` +
+    `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ${fmt(floorMiB, 0)} | ` +
     `${fmt((r.readyMs ?? NaN) / 1000)} | ${r.idleSockets} | 15 | ${(2 * queues).toLocaleString('en-US')} |`
   );
 }
@@ -202,7 +222,8 @@ try {
         lambda.reset();
         if (r.idleInvokes > 0)
           progress(`${target}, ${size} queues: ${r.idleInvokes} invocations during the idle window (queues not empty)`);
-        rows.push({ sqs: target, queues: size, r });
+        const floorMiB = await pollFloor(endpoint, pool.slice(0, size));
+        rows.push({ sqs: target, queues: size, r, floorMiB });
         progress(row(rows.at(-1)!));
       }
     } finally {
@@ -222,9 +243,9 @@ console.log(
     `${numbers.probes} probes ${numbers.gapMs} ms apart, each to a random queue (send -> Invoke); ${new Date().toISOString()}`,
 );
 console.log(
-  '| SQS | queues | ReceiveMessage per idle queue per minute: mean (busiest) | SQS calls of any kind per queue per minute (by operation) | pickup p50 / p99 ms (probes) | peak RSS MiB | ready s (/readyz 200) | sockets at idle | Lambda trigger: receives per idle queue per minute | trigger: concurrency claimed (MaximumConcurrency >= 2 per queue) |',
+  '| SQS | queues | ReceiveMessage per idle queue per minute: mean (busiest) | SQS calls of any kind per queue per minute (by operation) | pickup p50 / p99 ms (probes) | peak RSS MiB | floor: the same polls on bare node:http, peak RSS MiB | ready s (/readyz 200) | sockets at idle | Lambda trigger: receives per idle queue per minute | trigger: concurrency claimed (MaximumConcurrency >= 2 per queue) |',
 );
-console.log('|---|--:|--:|---|--:|--:|--:|--:|--:|--:|');
+console.log('|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|');
 for (const r of rows) console.log(row(r));
 console.log('goals:');
 for (const r of rows) for (const line of goals(r)) console.log(line);
