@@ -60,3 +60,12 @@ export interface TemporalConfig {
 export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfig, 'apiKey'> & { apiKey?: string } {
   return { ...config, ...(config.apiKey !== undefined ? { apiKey: '***' } : {}) };
 }
+
+/**
+ * Every function spillover may invoke, each once: --temporal-function (the unversioned queue, and every version
+ * when --temporal-versions is empty) and each function --temporal-versions maps a Build ID to, in that order.
+ * `workerless check` and the start-up DryRun each of them (the validation invoke).
+ */
+export function spilloverFunctions(config: Pick<TemporalConfig, 'functionName' | 'versionFunctions'>): string[] {
+  return [...new Set([config.functionName, ...Object.values(config.versionFunctions)])];
+}
