@@ -11,6 +11,22 @@ export interface TemporalTlsConfig {
   readonly serverName: string | undefined;
 }
 
+/** Worker sets (src/temporal/worker-set-sizing.ts): each field names its option. */
+export interface WorkerSetConfig {
+  /** --temporal-worker-set-min. */
+  readonly min: number;
+  /** --temporal-worker-set-max. */
+  readonly max: number;
+  /** --temporal-worker-capacity: tasks/s one worker dispatches, until measured. */
+  readonly capacityPerSec: number;
+  /** --temporal-worker-set-max-step. */
+  readonly maxStep: number;
+  /** --temporal-scale-up-cooldown. */
+  readonly upCooldownMs: number;
+  /** --temporal-scale-down-cooldown. */
+  readonly downCooldownMs: number;
+}
+
 export interface TemporalConfig {
   /** --temporal-address: the frontend's host:port. */
   readonly address: string;
@@ -50,6 +66,8 @@ export interface TemporalConfig {
    * invoke --temporal-function for every version. With a mapping, versions it does not name get no spillover.
    */
   readonly versionFunctions: Readonly<Record<string, string>>;
+  /** --temporal-worker-set-*: sizing a set of long-lived workers per task queue; undefined: off. */
+  readonly workerSet: WorkerSetConfig | undefined;
   /** --temporal-tls and its files; undefined for plain-text connections. */
   readonly tls: TemporalTlsConfig | undefined;
   /** --temporal-api-key: Temporal Cloud API key (implies TLS). Never log it. */
