@@ -760,6 +760,15 @@ export const TEMPORAL_OPTIONS = [
     doc: 'worker sets: no scale-down until this long after the last change',
   },
   {
+    flag: 'temporal-ecs-service',
+    group: TEMPORAL_GROUP,
+    kind: 'string',
+    describe: 'Worker sets: keep this ECS service\'s desired count at the set\'s size, "CLUSTER/SERVICE" (one task queue only)',
+    doc: 'worker sets: the ECS service (`CLUSTER/SERVICE`) whose desired count workerless sets (UpdateService); one task queue only',
+    defaultText: 'the gauge only',
+    valuesText: '`CLUSTER/SERVICE`',
+  },
+  {
     flag: 'temporal-spill-priority',
     group: TEMPORAL_GROUP,
     kind: 'integer',

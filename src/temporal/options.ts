@@ -25,6 +25,8 @@ export interface WorkerSetConfig {
   readonly upCooldownMs: number;
   /** --temporal-scale-down-cooldown. */
   readonly downCooldownMs: number;
+  /** --temporal-ecs-service: the ECS service whose desired count is the set; undefined: the gauge only. */
+  readonly ecsService: EcsServiceRef | undefined;
 }
 
 export interface TemporalConfig {
@@ -86,4 +88,17 @@ export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfi
  */
 export function spilloverFunctions(config: Pick<TemporalConfig, 'functionName' | 'versionFunctions'>): string[] {
   return [...new Set([config.functionName, ...Object.values(config.versionFunctions)])];
+}
+
+/** `CLUSTER/SERVICE` as --temporal-ecs-service takes it (names or ARNs; the cluster part may be an ARN too). */
+export interface EcsServiceRef {
+  readonly cluster: string;
+  readonly service: string;
+}
+
+/** Splits `CLUSTER/SERVICE` at its last '/' (a cluster ARN contains '/'); undefined when either part is empty. */
+export function parseEcsService(text: string): EcsServiceRef | undefined {
+  const at = text.lastIndexOf('/');
+  if (at <= 0 || at === text.length - 1) return undefined;
+  return { cluster: text.slice(0, at), service: text.slice(at + 1) };
 }

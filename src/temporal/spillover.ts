@@ -11,6 +11,7 @@ import { runTaskQueue } from './task-queue-loop.ts';
 import { type SpilloverClock } from './task-queue-context.ts';
 import { WorkerBudget } from './worker-budget.ts';
 import { createLambdaWorkerInvoker, type WorkerInvoker } from './worker-invoker.ts';
+import type { WorkerSetActuator } from './ecs-worker-set.ts';
 
 export interface SpilloverDeps {
   logger: Logger;
@@ -23,6 +24,10 @@ export interface SpilloverDeps {
   /** Wall clock and sleep (tests); sleep must return early, without throwing, when the signal aborts. */
   clock?: SpilloverClock;
   random?: () => number;
+  /** Where the ECS client of --temporal-ecs-service goes: the run's region and --endpoint-url. */
+  aws?: { readonly region: string; readonly endpointUrl: string | undefined };
+  /** Replaces the ECS service actuator (tests). */
+  workerSetActuator?: WorkerSetActuator;
 }
 
 /**
@@ -36,6 +41,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
   const connect = deps.connect ?? connectTemporal;
   const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda);
   const budget = new WorkerBudget(config.maxWorkersTotal, config.taskQueues);
+  const workerSetActuator = deps.workerSetActuator ?? (await ecsActuator(config, deps.aws));
 
   logger.info(
     {
@@ -72,6 +78,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
             logger: logger.child({ taskQueue }),
             clock,
             random,
+            workerSetActuator,
           },
           signal,
         ),
@@ -81,4 +88,15 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
     await connection.close().catch((err: unknown) => logger.warn({ err }, 'could not close the temporal connection'));
     logger.info('temporal spillover stopped');
   }
+}
+
+/** The ECS service of --temporal-ecs-service; the ECS client is loaded only then. */
+async function ecsActuator(config: TemporalConfig, aws: SpilloverDeps['aws']): Promise<WorkerSetActuator | undefined> {
+  const ref = config.workerSet?.ecsService;
+  if (ref === undefined) return undefined;
+  const [{ ECSClient }, { ecsWorkerSet }] = await Promise.all([import('@aws-sdk/client-ecs'), import('./ecs-worker-set.ts')]);
+  const endpointUrl = aws?.endpointUrl ?? process.env['AWS_ENDPOINT_URL_ECS'] ?? process.env['AWS_ENDPOINT_URL'];
+  const region = aws?.region;
+  const client = new ECSClient({ ...(region !== undefined ? { region } : {}), ...(aws?.endpointUrl ? { endpoint: aws.endpointUrl } : {}) });
+  return ecsWorkerSet(client, ref, endpointUrl ?? `ecs.${region ?? 'the default region'}.amazonaws.com`);
 }

@@ -116,7 +116,7 @@ class TaskQueueControl {
     this.#recordBacklog(backlog);
     this.#noteStatsKnown(stats, backlog);
     this.#notePerPriority(stats, backlog);
-    this.#workerSet?.observe(stats, now);
+    if (this.#workerSet !== undefined) await this.#workerSet.apply(this.#workerSet.observe(stats, now), signal);
     const targets = toTargets(stats, this.#perPriority ? this.#loop.config.spillPriority : undefined);
     const decided = this.#decide(targets, now);
     const lost = decided.reduce((sum, d) => sum + d.decision.lostWorkers, 0) + this.#retireOthers(targets, stats, now);

@@ -18,6 +18,9 @@ export class WorkerSetControl {
   readonly #limits: WorkerSetLimits;
   #state: WorkerSetState;
   #published: number | undefined;
+  /** The size the actuator last accepted, and the failure last logged (logged once per distinct reason). */
+  #applied: number | undefined;
+  #failureLogged: string | undefined;
 
   constructor(loop: TaskQueueLoop, set: WorkerSetConfig) {
     this.#loop = loop;
@@ -64,5 +67,21 @@ export class WorkerSetControl {
       dimensions: { TaskQueue: this.#loop.taskQueue },
     });
     return desired;
+  }
+
+  /** Applies the size to the ECS service when it differs from what it last accepted; a failure is retried next reading. */
+  async apply(desired: number, signal: AbortSignal): Promise<void> {
+    const actuator = this.#loop.workerSetActuator;
+    if (actuator === undefined || desired === this.#applied || signal.aborted) return;
+    const outcome = await actuator.apply(desired, signal);
+    const { logger } = this.#loop;
+    if (outcome.ok) {
+      if (this.#failureLogged !== undefined) logger.info({ desiredWorkers: desired }, 'worker set size applied again');
+      this.#applied = desired;
+      this.#failureLogged = undefined;
+    } else if (outcome.reason !== 'interrupted' && outcome.reason !== this.#failureLogged) {
+      this.#failureLogged = outcome.reason;
+      logger.error({ desiredWorkers: desired, reason: outcome.reason }, 'could not set the worker set size; retrying at each reading');
+    }
   }
 }

@@ -152,6 +152,7 @@ describe('resolveTemporalConfig', () => {
       maxStep: 4,
       upCooldownMs: 15_000,
       downCooldownMs: 300_000,
+      ecsService: undefined,
     });
     const orphan = resolve({ ...minimal, temporalScaleDownCooldown: '1m' }, fakeFiles, {
       temporalScaleDownCooldown: 'WORKERLESS_TEMPORAL_SCALE_DOWN_COOLDOWN',
@@ -165,6 +166,22 @@ describe('resolveTemporalConfig', () => {
     assert.deepEqual(bad.problems, [
       '--temporal-worker-capacity must be a number from 0.001 to 100000, got "0"',
       '--temporal-worker-set-min must not exceed --temporal-worker-set-max (2), got "3"',
+    ]);
+  });
+
+  it('reads --temporal-ecs-service as CLUSTER/SERVICE (a cluster ARN too), for one task queue only', () => {
+    const arn = resolve({
+      ...minimal,
+      temporalWorkerSetMax: '4',
+      temporalEcsService: 'arn:aws:ecs:us-east-1:123456789012:cluster/prod/workers',
+    });
+    assert.deepEqual(arn.problems, []);
+    assert.deepEqual(arn.config?.workerSet?.ecsService, { cluster: 'arn:aws:ecs:us-east-1:123456789012:cluster/prod', service: 'workers' });
+    const bad = resolve({ ...minimal, temporalWorkerSetMax: '4', temporalEcsService: 'workers/' });
+    assert.deepEqual(bad.problems, ['--temporal-ecs-service must be CLUSTER/SERVICE, got "workers/"']);
+    const two = resolve({ ...minimal, temporalTaskQueues: ['a', 'b'], temporalWorkerSetMax: '4', temporalEcsService: 'prod/workers' });
+    assert.deepEqual(two.problems, [
+      '--temporal-ecs-service sizes one task queue\'s workers; --temporal-task-queues names 2, got "prod/workers"',
     ]);
   });
 
