@@ -70,7 +70,9 @@ export function initialWorkerSetState(limits: Pick<WorkerSetLimits, 'min'>): Wor
  */
 export function decideWorkerSet(state: WorkerSetState, reading: WorkerSetReading, limits: WorkerSetLimits): WorkerSetDecision {
   const arrivalSample = nonNegative(reading.addRatePerSec);
-  const arrivalPerSec = state.arrivalPerSec === undefined ? arrivalSample : ewma(state.arrivalPerSec, arrivalSample);
+  // Fully idle (nothing waits, arrives or is dispatched): no memory of the last burst, so the set can reach its minimum.
+  const idle = reading.backlog <= 0 && arrivalSample === 0 && nonNegative(reading.dispatchRatePerSec) === 0;
+  const arrivalPerSec = idle || state.arrivalPerSec === undefined ? arrivalSample : ewma(state.arrivalPerSec, arrivalSample);
   // One worker's capacity is measurable only while the set is busy: tasks wait and workers are there to take them.
   const dispatch = nonNegative(reading.dispatchRatePerSec);
   const busy = reading.backlog > 0 && state.desired > 0 && dispatch > 0;

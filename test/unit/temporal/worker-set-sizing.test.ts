@@ -108,6 +108,15 @@ describe('worker-set sizing', () => {
     assert.equal(ds[1]?.target, 7);
   });
 
+  it('fully idle (no backlog, nothing added or dispatched): the arrival EWMA snaps to 0 rather than decaying', () => {
+    const ds = run([reading(0, 30, 0, 0), reading(1_000, 0, 0, 0)], { ...limits, maxStep: 100, downCooldownMs: 0 });
+    assert.equal(ds[1]?.state.arrivalPerSec, 0);
+    assert.equal(ds[1]?.desired, 0);
+    // Still dispatching: not idle, the EWMA decays.
+    const [d] = run([reading(1_000, 0, 1, 0)], { ...limits, maxStep: 100 }, ds[0]!.state);
+    assert.ok(Math.abs((d?.state.arrivalPerSec ?? 0) - 21) < 1e-9, String(d?.state.arrivalPerSec));
+  });
+
   it('NaN and negative rates read as 0', () => {
     const [d] = run([reading(0, Number.NaN, -3, 0)], { ...limits, min: 2 });
     assert.equal(d?.desired, 2);
