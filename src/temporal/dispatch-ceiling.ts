@@ -28,6 +28,8 @@ export interface Ceiling {
   readonly since: number;
   /** Live workers when it was found. */
   readonly workers: number;
+  /** Consecutive readings with the rate outside the band so far (RESUME_READINGS resume). */
+  readonly outside: number;
 }
 
 export interface CeilingState {
@@ -55,6 +57,12 @@ export interface CeilingVerdict {
   readonly evidence?: { readonly rateBefore: number; readonly workersBefore: number; readonly backlogBefore: number };
 }
 
+/**
+ * Readings in a row with the rate outside the band before scale-ups resume: the server's rates are averages that
+ * wobble (more so on a loaded host), and one reading off the ceiling is not yet a moved rate.
+ */
+export const RESUME_READINGS = 3;
+
 /** Below this, rates are noise (a task every 10 s): the band is never narrower than this many tasks per second. */
 export const MIN_RATE_PER_SEC = 0.1;
 
@@ -65,7 +73,8 @@ export function flat(a: number, b: number, bandFraction: number): boolean {
 
 /**
  * One reading. With a ceiling known: held while the dispatch rate stays within the band around it, resumed (the
- * ceiling forgotten) as soon as it leaves the band, up (a limit raised) or down (workers lost: more are needed).
+ * ceiling forgotten) once it has been outside the band for RESUME_READINGS readings in a row, up (a limit raised) or
+ * down (workers lost: more are needed).
  * Otherwise, once the pending scale-up has settled, it is judged: a ceiling when the rate stayed flat although
  * workers were added and the backlog grew meanwhile. A scale-up from no worker, or from a rate of 0, proves
  * nothing (nothing was dispatched before), so it is never judged a ceiling.
@@ -73,7 +82,8 @@ export function flat(a: number, b: number, bandFraction: number): boolean {
 export function observeCeiling(state: CeilingState, reading: CeilingReading, options: CeilingOptions): CeilingVerdict {
   const rate = nonNegative(reading.dispatchRatePerSec);
   if (state.ceiling !== undefined) {
-    if (flat(rate, state.ceiling.ratePerSec, options.bandFraction)) return { state, hold: true, change: undefined };
+    const outside = flat(rate, state.ceiling.ratePerSec, options.bandFraction) ? 0 : state.ceiling.outside + 1;
+    if (outside < RESUME_READINGS) return { state: { ...state, ceiling: { ...state.ceiling, outside } }, hold: true, change: undefined };
     return { state: initialCeilingState, hold: false, change: 'resumed' };
   }
   const pending = state.pending;
@@ -82,7 +92,7 @@ export function observeCeiling(state: CeilingState, reading: CeilingReading, opt
   const grew = reading.backlog > pending.backlogBefore;
   if (judged && grew && reading.liveWorkers > pending.workersBefore && flat(rate, pending.rateBefore, options.bandFraction)) {
     return {
-      state: { pending: undefined, ceiling: { ratePerSec: rate, since: reading.now, workers: reading.liveWorkers } },
+      state: { pending: undefined, ceiling: { ratePerSec: rate, since: reading.now, workers: reading.liveWorkers, outside: 0 } },
       hold: true,
       change: 'held',
       evidence: { rateBefore: pending.rateBefore, workersBefore: pending.workersBefore, backlogBefore: pending.backlogBefore },

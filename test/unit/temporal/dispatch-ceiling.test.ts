@@ -6,6 +6,7 @@ import {
   initialCeilingState,
   observeCeiling,
   recordScaleUp,
+  RESUME_READINGS,
   type CeilingReading,
   type CeilingState,
 } from '../../../src/temporal/dispatch-ceiling.ts';
@@ -37,7 +38,7 @@ describe('dispatch ceiling', () => {
     assert.equal(v.hold, true);
     assert.equal(v.change, 'held');
     assert.deepEqual(v.evidence, { rateBefore: 5, workersBefore: 2, backlogBefore: 40 });
-    assert.deepEqual(v.state.ceiling, { ratePerSec: 5.3, since: 6_000, workers: 4 });
+    assert.deepEqual(v.state.ceiling, { ratePerSec: 5.3, since: 6_000, workers: 4, outside: 0 });
   });
 
   it('not judged before the scale-up settled', () => {
@@ -67,7 +68,7 @@ describe('dispatch ceiling', () => {
     assert.equal(judge(at(0, 5, 40, 2), at(6_000, 5, 52, 2)).hold, false);
   });
 
-  it('held while the rate stays in the band, whatever the backlog; resumed once when it moves, up or down', () => {
+  it('held while the rate stays in the band, whatever the backlog; resumed once when it has moved for 3 readings, up or down', () => {
     const held = judge(at(0, 5, 40, 2), at(6_000, 5, 52, 4)).state;
     for (const [rate, backlog] of [
       [5.9, 80],
@@ -78,11 +79,22 @@ describe('dispatch ceiling', () => {
       assert.equal(v.change, undefined);
     }
     for (const rate of [6.5, 3.5]) {
-      const v = observeCeiling(held, at(20_000, rate, 200, 4), options);
+      // Outside the band for three readings in a row: held for the first two, resumed at the third.
+      let state = held;
+      for (let i = 1; i < RESUME_READINGS; i++) {
+        const v = observeCeiling(state, at(20_000 + i, rate, 200, 4), options);
+        assert.equal(v.hold, true, `rate ${rate}, reading ${i}`);
+        state = v.state;
+      }
+      const v = observeCeiling(state, at(30_000, rate, 200, 4), options);
       assert.equal(v.hold, false, `rate ${rate}`);
       assert.equal(v.change, 'resumed');
       assert.deepEqual(v.state, initialCeilingState);
     }
+    // One reading off the ceiling, then back in the band: the count starts again.
+    const off = observeCeiling(held, at(20_000, 7, 200, 4), options).state;
+    const back = observeCeiling(off, at(21_000, 5, 200, 4), options).state;
+    assert.equal(back.ceiling?.outside, 0);
   });
 
   it('a second scale-up before the first is judged keeps the first one as the comparison', () => {
