@@ -56,6 +56,11 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
   ]);
+  const ecs = config.temporal?.workerSet?.ecsService;
+  const ecsLine: CheckResult[] =
+    ecs !== undefined && ports.ecsService !== undefined
+      ? [{ name: `ECS service ${ecs.cluster}/${ecs.service}`, ...(await ports.ecsService(ecs, deadline())) }]
+      : [];
   const fnOf = new Map(config.routes.map((route, i) => [route, routeFns[i]!]));
   const queueLines = queueSpecs.flatMap(({ route }, i) => {
     const queue = queues[i]!.resolved;
@@ -76,6 +81,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     ...concurrencyLines,
     ...(metrics ? [metrics] : []),
     ...temporal,
+    ...ecsLine,
   ];
   const notes =
     queueSpecs.length > 0

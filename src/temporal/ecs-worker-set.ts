@@ -3,7 +3,7 @@
 // comes from worker-set-sizing.ts, already within --temporal-worker-set-min and -max; this only sends it, once per
 // change, and turns a failure into one line naming the service and the endpoint.
 import type { ECSClient } from '@aws-sdk/client-ecs';
-import { UpdateServiceCommand } from '@aws-sdk/client-ecs';
+import { DescribeServicesCommand, UpdateServiceCommand } from '@aws-sdk/client-ecs';
 import { firstLine, isAbort } from '../core/errors.ts';
 import type { EcsServiceRef } from './options.ts';
 
@@ -32,4 +32,40 @@ export function ecsWorkerSet(ecs: ECSClient, ref: EcsServiceRef, endpoint: strin
       }
     },
   };
+}
+
+/** What `workerless check` says of the ECS service: found and ACTIVE (passes), or why not. */
+export interface EcsServiceVerdict {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/**
+ * DescribeServices of the service, as Temporal's ECS provider validates its configuration (the service must be found
+ * and ACTIVE): `ACTIVE, desired N, running M`, or `not found in cluster C (MISSING)`, `status DRAINING`, or the error
+ * with the endpoint. Proves ecs:DescribeServices only; UpdateService has no dry run.
+ */
+export async function describeEcsService(
+  ecs: ECSClient,
+  ref: EcsServiceRef,
+  endpoint: string,
+  signal: AbortSignal,
+): Promise<EcsServiceVerdict> {
+  try {
+    const out = await ecs.send(new DescribeServicesCommand({ cluster: ref.cluster, services: [ref.service] }), { abortSignal: signal });
+    const service = out.services?.[0];
+    if (service === undefined) {
+      const reason = out.failures?.[0]?.reason;
+      return { ok: false, detail: `not found in cluster ${ref.cluster}${reason !== undefined ? ` (${reason})` : ''}` };
+    }
+    if (service.status !== 'ACTIVE') return { ok: false, detail: `status ${service.status ?? 'unknown'}, not ACTIVE` };
+    return { ok: true, detail: `ACTIVE, desired ${service.desiredCount ?? 0}, running ${service.runningCount ?? 0}` };
+  } catch (err) {
+    if (signal.aborted || isAbort(err)) return { ok: false, detail: 'timed out' };
+    const e = err as { name?: unknown; message?: unknown };
+    const code = typeof e.name === 'string' && e.name !== 'Error' ? e.name : 'Error';
+    const message = firstLine(typeof e.message === 'string' ? e.message : String(err));
+    const hint = code === 'AccessDeniedException' ? ' (needs ecs:DescribeServices and ecs:UpdateService)' : '';
+    return { ok: false, detail: `cannot read it at ${endpoint}: ${code}: ${message}${hint}` };
+  }
 }

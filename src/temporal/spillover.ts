@@ -1,6 +1,7 @@
 // The spillover controller: one loop per task queue reads the backlog, asks scaling.ts how many workers
 // should be alive, and starts the difference as Lambda Event invocations. Failures are logged, backed off and
 // never escape: SQS dispatching in the same process must not notice a Temporal or Lambda outage.
+import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
@@ -94,9 +95,22 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
 async function ecsActuator(config: TemporalConfig, aws: SpilloverDeps['aws']): Promise<WorkerSetActuator | undefined> {
   const ref = config.workerSet?.ecsService;
   if (ref === undefined) return undefined;
-  const [{ ECSClient }, { ecsWorkerSet }] = await Promise.all([import('@aws-sdk/client-ecs'), import('./ecs-worker-set.ts')]);
-  const endpointUrl = aws?.endpointUrl ?? process.env['AWS_ENDPOINT_URL_ECS'] ?? process.env['AWS_ENDPOINT_URL'];
+  const [{ client, endpoint }, { ecsWorkerSet }] = await Promise.all([ecsClient(aws), import('./ecs-worker-set.ts')]);
+  return ecsWorkerSet(client, ref, endpoint);
+}
+
+/**
+ * The ECS client of worker sets, in the run's region and at --endpoint-url (else the SDK's own resolution, which reads
+ * AWS_ENDPOINT_URL_ECS), and the endpoint to name in its errors. `workerless check` builds the same.
+ */
+export async function ecsClient(aws: SpilloverDeps['aws']): Promise<{ client: ECSClient; endpoint: string }> {
+  const { ECSClient } = await import('@aws-sdk/client-ecs');
   const region = aws?.region;
   const client = new ECSClient({ ...(region !== undefined ? { region } : {}), ...(aws?.endpointUrl ? { endpoint: aws.endpointUrl } : {}) });
-  return ecsWorkerSet(client, ref, endpointUrl ?? `ecs.${region ?? 'the default region'}.amazonaws.com`);
+  const endpoint =
+    aws?.endpointUrl ??
+    process.env['AWS_ENDPOINT_URL_ECS'] ??
+    process.env['AWS_ENDPOINT_URL'] ??
+    `ecs.${region ?? 'the default region'}.amazonaws.com`;
+  return { client, endpoint };
 }

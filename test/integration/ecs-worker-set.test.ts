@@ -18,6 +18,7 @@ import { runTemporalSpillover } from '../../src/temporal/spillover.ts';
 import { ecsWorkerSet } from '../../src/temporal/ecs-worker-set.ts';
 import type { TemporalConfig } from '../../src/temporal/options.ts';
 import type { TaskQueueStats, TaskTypeStats } from '../../src/temporal/task-queue-stats.ts';
+import { runCli } from '../support/cli.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
 
 const moto = sqsServers().find((s) => s.name === 'moto')!;
@@ -164,5 +165,48 @@ describe('worker sets on an ECS service (moto)', { timeout: 60_000 }, () => {
       outcome.ok ? '' : outcome.reason,
       new RegExp(`^UpdateService ${CLUSTER}/no-such-service at ${moto.endpoint.replace(/[.]/g, '\\.')}: ServiceNotFoundException: `),
     );
+  });
+
+  it('workerless check reads the service with DescribeServices: ACTIVE passes, a missing one fails its line', async () => {
+    // The Temporal address answers nothing and moto has no worker function: only the ECS lines matter here.
+    const check = async (service: string) => {
+      const run = runCli(
+        [
+          'check',
+          '--temporal-task-queues',
+          'orders',
+          '--temporal-function',
+          'temporal-worker',
+          '--temporal-address',
+          '127.0.0.1:9',
+          '--temporal-worker-set-max',
+          '4',
+          '--temporal-ecs-service',
+          `${CLUSTER}/${service}`,
+          '--endpoint-url',
+          moto.endpoint,
+          '--region',
+          'us-east-1',
+          '--metrics',
+          'off',
+        ],
+        { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+      );
+      const { code } = await run.exited;
+      assert.equal(code, 1, run.stdout() + run.stderr());
+      return run
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('ECS service'));
+    };
+    const found = await check(SERVICE);
+    assert.equal(found.length, 1, found.join('\n'));
+    assert.match(
+      found[0]!,
+      new RegExp(`^ok   ECS service ${CLUSTER}/${SERVICE} \\(ACTIVE, desired ${String(await desiredCount())}, running \\d+\\)$`),
+    );
+    assert.deepEqual(await check('no-such-service'), [
+      `FAIL ECS service ${CLUSTER}/no-such-service: not found in cluster ${CLUSTER} (MISSING)`,
+    ]);
   });
 });
