@@ -25,6 +25,18 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
   const aws = createAwsAdapters(config.awsClient, config, endpoints, { maxSockets: 50 });
   return {
     endpoints: { lambda: endpointName(endpoints.lambda.url), cloudwatch: endpointName(endpoints.cloudwatch.url) },
+    async ecsService(ref, signal) {
+      const [{ ecsClient }, { describeEcsService }] = await Promise.all([
+        import('../temporal/spillover.ts'),
+        import('../temporal/ecs-worker-set.ts'),
+      ]);
+      const { client, endpoint } = await ecsClient({ region: config.region, endpointUrl: config.endpointUrl });
+      try {
+        return await describeEcsService(client, ref, endpoint, signal);
+      } finally {
+        client.destroy();
+      }
+    },
     resolveQueue: async (spec, signal) => resolveQueue((await aws).sqs, spec, undefined, signal, endpoints.sqs),
     async findQueues(selector, signal) {
       const { found, unreadable } = await findQueues((await aws).sqs, selector, signal);

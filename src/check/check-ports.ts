@@ -2,7 +2,7 @@ import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import type { QueueSelector } from '../receive/queue-set.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
-import type { TemporalConfig } from '../temporal/options.ts';
+import type { EcsServiceRef, TemporalConfig } from '../temporal/options.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
 
@@ -59,6 +59,11 @@ export interface CheckPorts {
   connectTemporal(config: TemporalConfig): Promise<TemporalCheckConnection>;
   /** Why nothing answers on host:port over TCP, or undefined when something does: explains a failed connection. */
   probeTcp(address: string, signal: AbortSignal): Promise<string | undefined>;
+  /**
+   * --temporal-ecs-service: DescribeServices of the worker set's ECS service, as a line (temporal/ecs-worker-set.ts words it).
+   * Optional: fakes that do not model ECS leave it out.
+   */
+  ecsService?(ref: EcsServiceRef, signal: AbortSignal): Promise<{ ok: boolean; detail: string }>;
   /** The Lambda and CloudWatch endpoints a run uses, named when they cannot be reached (SQS errors carry their own). */
   readonly endpoints?: { readonly lambda: string; readonly cloudwatch: string } | undefined;
 }

@@ -19,6 +19,7 @@ import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, rea
 import { dryRunParams } from './dry-run.ts';
 import { checkLine } from './check-line.ts';
 import { checkTemporal } from './temporal-check.ts';
+import { spilloverFunctions } from '../temporal/options.ts';
 import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 
 export interface CheckOptions {
@@ -42,15 +43,24 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   const queueSpecs = config.routes.flatMap((route) => route.queues.queues.map((spec) => ({ spec, route })));
   const loads = functionLoads(config.routes);
 
-  const [found, queues, routeFns, temporalFn, reserved, metrics, temporal] = await Promise.all([
+  const [found, queues, routeFns, temporalFns, reserved, metrics, temporal] = await Promise.all([
     Promise.all(config.routes.flatMap((route) => (route.discovery ? [checkDiscovery(ports, route.discovery, deadline())] : []))),
     Promise.all(queueSpecs.map((q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline()))),
     Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline, dryRunParams(route)))),
-    config.temporal ? checkFunctionDryRun(ports, 'Temporal worker function', config.temporal.functionName, deadline()) : undefined,
+    Promise.all(
+      (config.temporal ? spilloverFunctions(config.temporal) : []).map((fn) =>
+        checkFunctionDryRun(ports, 'Temporal worker function', fn, deadline()),
+      ),
+    ),
     Promise.all([...loads.keys()].map((fn) => readReserved(ports, fn, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
   ]);
+  const ecs = config.temporal?.workerSet?.ecsService;
+  const ecsLine: CheckResult[] =
+    ecs !== undefined && ports.ecsService !== undefined
+      ? [{ name: `ECS service ${ecs.cluster}/${ecs.service}`, ...(await ports.ecsService(ecs, deadline())) }]
+      : [];
   const fnOf = new Map(config.routes.map((route, i) => [route, routeFns[i]!]));
   const queueLines = queueSpecs.flatMap(({ route }, i) => {
     const queue = queues[i]!.resolved;
@@ -66,14 +76,12 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     ...found,
     ...mergeUnreachable(queues.map((q) => q.result)),
     // Each function's configuration line after its DryRun line (never merged: only an unreachable service is).
-    ...mergeUnreachable([
-      ...routeFns.flatMap((f) => [f.dryRun, ...(f.configuration ? [f.configuration] : [])]),
-      ...(temporalFn ? [temporalFn] : []),
-    ]),
+    ...mergeUnreachable([...routeFns.flatMap((f) => [f.dryRun, ...(f.configuration ? [f.configuration] : [])]), ...temporalFns]),
     ...queueLines,
     ...concurrencyLines,
     ...(metrics ? [metrics] : []),
     ...temporal,
+    ...ecsLine,
   ];
   const notes =
     queueSpecs.length > 0

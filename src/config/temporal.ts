@@ -4,7 +4,7 @@
 // (flag > env > file > default) and error messages are the same.
 import type { OptionsWithDefaults } from './with-defaults.ts';
 import { TEMPORAL_OPTIONS, defaultOf } from './options.ts';
-import type { TemporalConfig } from '../temporal/options.ts';
+import { parseEcsService, type TemporalConfig, type WorkerSetConfig } from '../temporal/options.ts';
 
 /**
  * Validates the Temporal options. Problems go to `r` (one per invalid option, with the rest of the
@@ -56,6 +56,7 @@ export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | 
     );
   }
   const versionFunctions = versionFunctionMap(r);
+  const workerSet = workerSetConfig(r, taskQueues);
 
   const apiKey = r.read('temporal-api-key');
   // Read now: the connection only reads them when it connects, and would retry an unreadable file forever.
@@ -93,12 +94,43 @@ export function resolveTemporalConfig(r: OptionsWithDefaults): TemporalConfig | 
     spillPriority,
     fairness,
     versionFunctions,
+    workerSet,
     tls: tlsOn ? Object.freeze({ certPath, keyPath, caPath, serverName }) : undefined,
     apiKey,
   });
 }
 
 /** Comma-separated names (a YAML list arrives joined with commas), trimmed and without duplicates. */
+/** --temporal-worker-set-*: undefined without --temporal-worker-set-max; the other set options need it. */
+function workerSetConfig(r: OptionsWithDefaults, taskQueues: readonly string[]): WorkerSetConfig | undefined {
+  const max = r.read('temporal-worker-set-max');
+  const min = r.read('temporal-worker-set-min');
+  const capacityPerSec = r.read('temporal-worker-capacity');
+  const maxStep = r.read('temporal-worker-set-max-step');
+  const upCooldownMs = r.read('temporal-scale-up-cooldown');
+  const downCooldownMs = r.read('temporal-scale-down-cooldown');
+  const dependent = [
+    'temporal-worker-set-min',
+    'temporal-worker-capacity',
+    'temporal-worker-set-max-step',
+    'temporal-scale-up-cooldown',
+    'temporal-scale-down-cooldown',
+    'temporal-ecs-service',
+  ] as const;
+  if (max === undefined) {
+    for (const flag of dependent) if (r.has(flag)) r.reject(flag, 'is only used with --temporal-worker-set-max (none given)');
+    return undefined;
+  }
+  if (min > max) r.reject('temporal-worker-set-min', `must not exceed --temporal-worker-set-max (${max})`);
+  const ecsText = r.read('temporal-ecs-service');
+  const ecsService = ecsText === undefined ? undefined : parseEcsService(ecsText);
+  if (ecsText !== undefined && ecsService === undefined) r.reject('temporal-ecs-service', 'must be CLUSTER/SERVICE');
+  else if (ecsService !== undefined && taskQueues.length !== 1) {
+    r.reject('temporal-ecs-service', `sizes one task queue's workers; --temporal-task-queues names ${taskQueues.length}`);
+  }
+  return Object.freeze({ min, max, capacityPerSec, maxStep, upCooldownMs, downCooldownMs, ecsService });
+}
+
 function taskQueueList(r: OptionsWithDefaults): string[] {
   const value = r.read('temporal-task-queues');
   const names: string[] = [];

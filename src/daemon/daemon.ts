@@ -137,7 +137,18 @@ export async function runDaemon(
     if (config.temporal) {
       // Loaded only when configured: the Temporal client is large and most deployments do not use it.
       const { runTemporalSpillover } = await import('../temporal/spillover.ts');
-      work.push(runTemporalSpillover(config.temporal, { logger, metrics: metrics.sink, lambda: await aws.sdk.lambda() }, stop.signal));
+      work.push(
+        runTemporalSpillover(
+          config.temporal,
+          {
+            logger,
+            metrics: metrics.sink,
+            lambda: await aws.sdk.lambda(),
+            aws: { region: config.region, endpointUrl: config.endpointUrl },
+          },
+          stop.signal,
+        ),
+      );
     }
     ops?.running(dispatchers);
     const failures = await awaitParts(work, stop, beginShutdown);

@@ -13,6 +13,7 @@ import type { QueueSpec } from '../receive/queue-order.ts';
 import { StartupError } from '../core/errors.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
 import type { Config } from '../config/config.ts';
+import { spilloverFunctions } from '../temporal/options.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { checkFunction } from './function-check.ts';
@@ -65,10 +66,10 @@ export async function runStartupChecks(
       'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
     );
   }
-  // Spillover only invokes its function once a backlog builds, and then logs refusals and retries: a typo in
-  // --temporal-function would go unnoticed until the day it is needed.
-  const spillFn = config.temporal?.functionName;
-  if (spillFn !== undefined)
+  // Spillover only invokes its functions once a backlog builds, and then logs refusals and retries: a typo in
+  // --temporal-function or in a --temporal-versions target would go unnoticed until the day it is needed. So each
+  // gets one validation invoke (a DryRun) now, and one that cannot be invoked stops the start (docs/temporal.md).
+  for (const spillFn of config.temporal ? spilloverFunctions(config.temporal) : [])
     await checkFunction(await aws.sdkInvoker(spillFn), spillFn, startup, 'Temporal worker function', lambdaEndpoint);
   return routes;
 }

@@ -11,6 +11,24 @@ export interface TemporalTlsConfig {
   readonly serverName: string | undefined;
 }
 
+/** Worker sets (src/temporal/worker-set-sizing.ts): each field names its option. */
+export interface WorkerSetConfig {
+  /** --temporal-worker-set-min. */
+  readonly min: number;
+  /** --temporal-worker-set-max. */
+  readonly max: number;
+  /** --temporal-worker-capacity: tasks/s one worker dispatches, until measured. */
+  readonly capacityPerSec: number;
+  /** --temporal-worker-set-max-step. */
+  readonly maxStep: number;
+  /** --temporal-scale-up-cooldown. */
+  readonly upCooldownMs: number;
+  /** --temporal-scale-down-cooldown. */
+  readonly downCooldownMs: number;
+  /** --temporal-ecs-service: the ECS service whose desired count is the set; undefined: the gauge only. */
+  readonly ecsService: EcsServiceRef | undefined;
+}
+
 export interface TemporalConfig {
   /** --temporal-address: the frontend's host:port. */
   readonly address: string;
@@ -50,6 +68,8 @@ export interface TemporalConfig {
    * invoke --temporal-function for every version. With a mapping, versions it does not name get no spillover.
    */
   readonly versionFunctions: Readonly<Record<string, string>>;
+  /** --temporal-worker-set-*: sizing a set of long-lived workers per task queue; undefined: off. */
+  readonly workerSet: WorkerSetConfig | undefined;
   /** --temporal-tls and its files; undefined for plain-text connections. */
   readonly tls: TemporalTlsConfig | undefined;
   /** --temporal-api-key: Temporal Cloud API key (implies TLS). Never log it. */
@@ -59,4 +79,26 @@ export interface TemporalConfig {
 /** The config with the API key masked, for logging. */
 export function redactTemporalConfig(config: TemporalConfig): Omit<TemporalConfig, 'apiKey'> & { apiKey?: string } {
   return { ...config, ...(config.apiKey !== undefined ? { apiKey: '***' } : {}) };
+}
+
+/**
+ * Every function spillover may invoke, each once: --temporal-function (the unversioned queue, and every version
+ * when --temporal-versions is empty) and each function --temporal-versions maps a Build ID to, in that order.
+ * `workerless check` and the start-up DryRun each of them (the validation invoke).
+ */
+export function spilloverFunctions(config: Pick<TemporalConfig, 'functionName' | 'versionFunctions'>): string[] {
+  return [...new Set([config.functionName, ...Object.values(config.versionFunctions)])];
+}
+
+/** `CLUSTER/SERVICE` as --temporal-ecs-service takes it (names or ARNs; the cluster part may be an ARN too). */
+export interface EcsServiceRef {
+  readonly cluster: string;
+  readonly service: string;
+}
+
+/** Splits `CLUSTER/SERVICE` at its last '/' (a cluster ARN contains '/'); undefined when either part is empty. */
+export function parseEcsService(text: string): EcsServiceRef | undefined {
+  const at = text.lastIndexOf('/');
+  if (at <= 0 || at === text.length - 1) return undefined;
+  return { cluster: text.slice(0, at), service: text.slice(at + 1) };
 }

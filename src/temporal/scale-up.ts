@@ -3,6 +3,14 @@
 // the task queue and decides.
 import { backoffMs } from '../util/backoff.ts';
 import { capText } from '../util/cap-text.ts';
+import {
+  initialCeilingState,
+  observeCeiling,
+  recordScaleUp,
+  type CeilingOptions,
+  type CeilingReading,
+  type CeilingState,
+} from './dispatch-ceiling.ts';
 import type { TemporalConfig } from './options.ts';
 import { initialScalingState, recordInvocations, type ScalingDecision, type ScalingState } from './scaling.ts';
 import type { TaskQueueLoop } from './task-queue-context.ts';
@@ -12,6 +20,21 @@ import { invokeWorkers } from './worker-burst.ts';
 /** Retry caps: failed worker invocations are retried within a minute; refused ones within five. */
 const MAX_TRANSIENT_INVOKE_BACKOFF_MS = 60_000;
 const MAX_REFUSED_INVOKE_BACKOFF_MS = 300_000;
+/** Dispatch rates within 20 % of each other are "flat" (dispatch-ceiling.ts): the server's rates are averages that wobble. */
+const CEILING_BAND = 0.2;
+/** How long the server may serve cached task-queue statistics (matching.TaskQueueInfoByBuildIdTTL default). */
+const STATS_CACHE_MS = 5_000;
+
+/**
+ * When a scale-up's effect on the dispatch rate is judged: after the horizon (the cool-off, or the poll interval)
+ * and two readings, plus the 5 s the server may cache its statistics.
+ */
+export function ceilingOptions(config: TemporalConfig): CeilingOptions {
+  return {
+    bandFraction: CEILING_BAND,
+    settleMs: Math.max(config.coolOffMs, 2 * config.pollIntervalMs) + STATS_CACHE_MS,
+  };
+}
 
 /** A target of the task queue and what scaling decided for it in this reading. */
 export interface TargetDecision {
@@ -39,11 +62,15 @@ export class ScaleUp {
   readonly #unmappedWarned = new Set<string>();
   /** Each target's rate cap last logged while it bound, so the cap is logged once per change. */
   readonly #capLogged = new Map<string, number>();
+  /** Each target's dispatch ceiling (dispatch-ceiling.ts). */
+  readonly #ceilings = new Map<string, CeilingState>();
+  readonly #ceilingOptions: CeilingOptions;
   #invokeFailures = 0;
   #invokeBlockedUntil = 0;
 
   constructor(loop: TaskQueueLoop) {
     this.#loop = loop;
+    this.#ceilingOptions = ceilingOptions(loop.config);
   }
 
   /**
@@ -66,7 +93,13 @@ export class ScaleUp {
       const facts = factsOf(target, decision);
       logger.debug(facts, 'task queue observed');
       this.#logRateCap(stats, target, decision, facts);
+      const reading = ceilingReading(target, decision, now);
+      const held = this.#atCeiling(target, reading, facts);
       if (decision.invoke <= 0 || signal.aborted) continue;
+      if (held) {
+        logger.debug({ ...facts, wanted: decision.invoke }, 'scale-up held: the dispatch rate is flat at a ceiling');
+        continue;
+      }
       const functionName = this.#functionToInvoke(target, facts);
       if (functionName === undefined) continue;
       if (now < this.#invokeBlockedUntil) {
@@ -76,6 +109,7 @@ export class ScaleUp {
       const granted = this.#claim(decision, room, decided.length, facts);
       if (granted <= 0) continue;
       const started = await this.#start(target, functionName, granted, facts, states, signal);
+      if (started.count > 0) this.#ceilings.set(target.key, recordScaleUp(this.#ceilings.get(target.key) ?? initialCeilingState, reading));
       invoked += started.count;
       refused += started.refused;
       room -= started.count;
@@ -99,6 +133,39 @@ export class ScaleUp {
     } else if (cap?.binds !== true && target.observation.statsKnown) {
       this.#capLogged.delete(target.key);
     }
+  }
+
+  /**
+   * Whether scale-ups of this target are held because the last workers added did not raise its dispatch rate while
+   * the backlog grew; logs once when that is found and once when the rate moves off it. Unknown statistics change nothing.
+   */
+  #atCeiling(target: ScalingTarget, reading: CeilingReading, facts: Facts): boolean {
+    const previous = this.#ceilings.get(target.key) ?? initialCeilingState;
+    if (!target.observation.statsKnown) return previous.ceiling !== undefined;
+    const verdict = observeCeiling(previous, reading, this.#ceilingOptions);
+    this.#ceilings.set(target.key, verdict.state);
+    const { logger } = this.#loop;
+    if (verdict.change === 'held') {
+      logger.info(
+        {
+          ...facts,
+
+          // The rate of the waiting task types, which the ceiling is about (ceilingReading).
+          dispatchRatePerSec: reading.dispatchRatePerSec,
+          dispatchRateBefore: verdict.evidence?.rateBefore,
+          workersBefore: verdict.evidence?.workersBefore,
+          backlogBefore: verdict.evidence?.backlogBefore,
+          bandFraction: this.#ceilingOptions.bandFraction,
+        },
+        'dispatch rate flat at a ceiling: the workers added last did not raise it while the backlog grew; adding no workers until it moves',
+      );
+    } else if (verdict.change === 'resumed') {
+      logger.info(
+        { ...facts, dispatchRatePerSec: reading.dispatchRatePerSec, ceilingPerSec: previous.ceiling?.ratePerSec },
+        'dispatch rate moved off the ceiling; scaling up again',
+      );
+    }
+    return verdict.hold;
   }
 
   /** functionFor(), warning once per Build ID that has none. */
@@ -182,11 +249,28 @@ export class ScaleUp {
   }
 }
 
+/**
+ * What dispatch-ceiling.ts reads of a target. The dispatch rate is that of the task types that wait (workflow or
+ * activity tasks): a long-lived fleet that keeps up with the workflow tasks dispatches them at their arrival rate,
+ * flat whatever spillover adds, and would hide that the activities' rate moved. With nothing waiting, both count.
+ */
+function ceilingReading(target: ScalingTarget, decision: ScalingDecision, now: number): CeilingReading {
+  const waiting = target.observation.byType.filter((t) => t.backlog > 0);
+  return {
+    now,
+    dispatchRatePerSec:
+      waiting.length > 0 ? waiting.reduce((sum, t) => sum + t.dispatchRatePerSec, 0) : target.observation.dispatchRatePerSec,
+    backlog: target.observation.backlog,
+    liveWorkers: decision.liveWorkers,
+  };
+}
+
 /** What every log line about a target says. */
 function factsOf(target: ScalingTarget, decision: ScalingDecision) {
   return {
     backlog: target.observation.backlog,
     backlogAgeMs: target.observation.backlogAgeMs,
+    dispatchRatePerSec: target.observation.dispatchRatePerSec,
     ...(target.version !== undefined ? { buildId: target.version.buildId } : {}),
     liveWorkers: decision.liveWorkers,
     desiredWorkers: decision.desiredWorkers,

@@ -1,6 +1,7 @@
 // The spillover controller: one loop per task queue reads the backlog, asks scaling.ts how many workers
 // should be alive, and starts the difference as Lambda Event invocations. Failures are logged, backed off and
 // never escape: SQS dispatching in the same process must not notice a Temporal or Lambda outage.
+import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
@@ -11,6 +12,7 @@ import { runTaskQueue } from './task-queue-loop.ts';
 import { type SpilloverClock } from './task-queue-context.ts';
 import { WorkerBudget } from './worker-budget.ts';
 import { createLambdaWorkerInvoker, type WorkerInvoker } from './worker-invoker.ts';
+import type { WorkerSetActuator } from './ecs-worker-set.ts';
 
 export interface SpilloverDeps {
   logger: Logger;
@@ -23,6 +25,10 @@ export interface SpilloverDeps {
   /** Wall clock and sleep (tests); sleep must return early, without throwing, when the signal aborts. */
   clock?: SpilloverClock;
   random?: () => number;
+  /** Where the ECS client of --temporal-ecs-service goes: the run's region and --endpoint-url. */
+  aws?: { readonly region: string; readonly endpointUrl: string | undefined };
+  /** Replaces the ECS service actuator (tests). */
+  workerSetActuator?: WorkerSetActuator;
 }
 
 /**
@@ -36,6 +42,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
   const connect = deps.connect ?? connectTemporal;
   const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda);
   const budget = new WorkerBudget(config.maxWorkersTotal, config.taskQueues);
+  const workerSetActuator = deps.workerSetActuator ?? (await ecsActuator(config, deps.aws));
 
   logger.info(
     {
@@ -72,6 +79,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
             logger: logger.child({ taskQueue }),
             clock,
             random,
+            workerSetActuator,
           },
           signal,
         ),
@@ -81,4 +89,28 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
     await connection.close().catch((err: unknown) => logger.warn({ err }, 'could not close the temporal connection'));
     logger.info('temporal spillover stopped');
   }
+}
+
+/** The ECS service of --temporal-ecs-service; the ECS client is loaded only then. */
+async function ecsActuator(config: TemporalConfig, aws: SpilloverDeps['aws']): Promise<WorkerSetActuator | undefined> {
+  const ref = config.workerSet?.ecsService;
+  if (ref === undefined) return undefined;
+  const [{ client, endpoint }, { ecsWorkerSet }] = await Promise.all([ecsClient(aws), import('./ecs-worker-set.ts')]);
+  return ecsWorkerSet(client, ref, endpoint);
+}
+
+/**
+ * The ECS client of worker sets, in the run's region and at --endpoint-url (else the SDK's own resolution, which reads
+ * AWS_ENDPOINT_URL_ECS), and the endpoint to name in its errors. `workerless check` builds the same.
+ */
+export async function ecsClient(aws: SpilloverDeps['aws']): Promise<{ client: ECSClient; endpoint: string }> {
+  const { ECSClient } = await import('@aws-sdk/client-ecs');
+  const region = aws?.region;
+  const client = new ECSClient({ ...(region !== undefined ? { region } : {}), ...(aws?.endpointUrl ? { endpoint: aws.endpointUrl } : {}) });
+  const endpoint =
+    aws?.endpointUrl ??
+    process.env['AWS_ENDPOINT_URL_ECS'] ??
+    process.env['AWS_ENDPOINT_URL'] ??
+    `ecs.${region ?? 'the default region'}.amazonaws.com`;
+  return { client, endpoint };
 }

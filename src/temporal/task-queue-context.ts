@@ -4,6 +4,7 @@ import type { TemporalConfig } from './options.ts';
 import type { TaskQueueStatsReader } from './task-queue-stats.ts';
 import type { WorkerBudget } from './worker-budget.ts';
 import type { WorkerInvoker } from './worker-invoker.ts';
+import type { WorkerSetActuator } from './ecs-worker-set.ts';
 
 /** Wall clock and sleep; sleep must return early, without throwing, when the signal aborts. */
 export interface SpilloverClock {
@@ -21,4 +22,6 @@ export interface TaskQueueLoop {
   logger: Logger;
   clock: SpilloverClock;
   random: () => number;
+  /** --temporal-ecs-service: where the worker set's size is applied; undefined: the gauge only. */
+  workerSetActuator?: WorkerSetActuator | undefined;
 }

@@ -16,6 +16,7 @@ import {
 } from './scaling.ts';
 import type { TaskQueueLoop } from './task-queue-context.ts';
 import { toTargets, type ScalingTarget, type TaskQueueStats } from './task-queue-stats.ts';
+import { WorkerSetControl } from './worker-set.ts';
 
 /** Workers re-poll at least every minute (server long-poll expiry is 60 s); 75 s means nobody is listening. */
 const POLLER_RECENT_MS = 75_000;
@@ -73,6 +74,8 @@ class TaskQueueControl {
   /** One scaling state per target: '' for the unversioned queue, else a Build ID. */
   readonly #states = new Map<string, ScalingState>();
   readonly #scaleUp: ScaleUp;
+  /** --temporal-worker-set-max: the long-lived worker set's size, beside the Lambda workers. */
+  readonly #workerSet: WorkerSetControl | undefined;
   /** Whether the server has shown a backlog per priority (priority-backlog.ts); once seen, trusted from then on. */
   #perPriority = false;
   #priorityFallbackLogged = false;
@@ -84,6 +87,7 @@ class TaskQueueControl {
     this.#limits = scalingLimits(loop.config);
     this.#dimensions = { TaskQueue: loop.taskQueue };
     this.#scaleUp = new ScaleUp(loop);
+    this.#workerSet = loop.config.workerSet && new WorkerSetControl(loop, loop.config.workerSet);
   }
 
   /** Reads the task queue's statistics; undefined when the read failed (after the retry's wait) or was aborted. */
@@ -112,6 +116,7 @@ class TaskQueueControl {
     this.#recordBacklog(backlog);
     this.#noteStatsKnown(stats, backlog);
     this.#notePerPriority(stats, backlog);
+    if (this.#workerSet !== undefined) await this.#workerSet.apply(this.#workerSet.observe(stats, now), signal);
     const targets = toTargets(stats, this.#perPriority ? this.#loop.config.spillPriority : undefined);
     const decided = this.#decide(targets, now);
     const lost = decided.reduce((sum, d) => sum + d.decision.lostWorkers, 0) + this.#retireOthers(targets, stats, now);

@@ -56,3 +56,29 @@ describe('the KEDA Prometheus example', () => {
     }
   });
 });
+
+// deploy/keda/temporal-worker-set-scaledobject.yaml: the same checks for the worker-set example, whose one trigger
+// follows the desired-workers gauge (Value, threshold 1: the replica count is the gauge).
+const workerSet = parse(
+  readFileSync(new URL('../../deploy/keda/temporal-worker-set-scaledobject.yaml', import.meta.url), 'utf8'),
+) as typeof doc;
+
+describe('the KEDA worker-set example', () => {
+  it('is a ScaledObject with one Prometheus trigger on workerless_temporal_desired_workers, max across replicas, Value 1', () => {
+    assert.equal(workerSet.apiVersion, 'keda.sh/v1alpha1');
+    assert.equal(workerSet.kind, 'ScaledObject');
+    assert.ok(workerSet.spec.scaleTargetRef.name.length > 0);
+    assert.ok(workerSet.spec.minReplicaCount >= 0 && workerSet.spec.maxReplicaCount >= Math.max(1, workerSet.spec.minReplicaCount));
+    assert.equal(workerSet.spec.triggers.length, 1);
+    const [t] = workerSet.spec.triggers;
+    assert.equal(t?.type, 'prometheus');
+    assert.equal(t?.metricType, 'Value');
+    for (const key of ['serverAddress', 'query', 'threshold']) assert.ok(key in (t?.metadata ?? {}), key);
+    for (const [key, value] of Object.entries(t?.metadata ?? {})) assert.equal(typeof value, 'string', `${key} must be a string`);
+    assert.equal(t?.metadata['threshold'], '1');
+    const gauge = ALL_METRICS.find((d) => d.prometheus === 'workerless_temporal_desired_workers');
+    assert.equal(gauge?.kind, 'gauge');
+    assert.ok(gauge?.labels.includes('task_queue'));
+    assert.match(String(t?.metadata['query']), /^max\(workerless_temporal_desired_workers\{task_queue="[^"]+"\}\)$/);
+  });
+});

@@ -188,9 +188,10 @@ describe('the workerless CLI as a process', () => {
 describe('the Temporal worker function is checked at start-up (no Temporal server needed)', () => {
   // The checks run before spillover connects to Temporal, so an address nobody listens on is enough.
   const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
-  const spillover = (fn: string, endpointUrl: string) =>
+  const spillover = (fn: string, endpointUrl: string, extra: readonly string[] = []) =>
     runCli(
       [
+        ...extra,
         '--temporal-task-queues',
         'orders',
         '--temporal-function',
@@ -219,6 +220,29 @@ describe('the Temporal worker function is checked at start-up (no Temporal serve
       assert.deepEqual(
         endpoint.rejected.map((r) => [r.functionName, r.statusCode]),
         [['no-such-worker', 404]],
+      );
+    } finally {
+      clearTimeout(deadline);
+      await endpoint.stop();
+    }
+  });
+
+  it('a --temporal-versions target that cannot be invoked stops the start too, named once', async () => {
+    const endpoint = await startLambdaEndpoint({ handlerOutput: 'ignore', functions: { 'temporal-worker': { handler: record } } });
+    const run = spillover('temporal-worker', endpoint.url, ['--temporal-versions', 'v1=temporal-worker:live,v2=no-such-worker:live']);
+    const deadline = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+    try {
+      const { code } = await run.exited;
+      assert.equal(code, 1, run.stderr());
+      assert.equal(run.stderr(), 'workerless: Temporal worker function no-such-worker:live: does not exist (ResourceNotFoundException)\n');
+      assert.ok(!run.logs().some((l) => l['msg'] === 'workerless started'), 'did not start');
+      assert.deepEqual(
+        endpoint.rejected.map((r) => [r.functionName, r.errorType]),
+        [
+          ['temporal-worker', 'DryRun'],
+          ['temporal-worker', 'DryRun'],
+          ['no-such-worker', 'ResourceNotFoundException'],
+        ],
       );
     } finally {
       clearTimeout(deadline);

@@ -65,6 +65,7 @@ export async function startSpilloverBed(options: SpilloverBedOptions): Promise<S
       spillPriority: undefined,
       fairness: false,
       versionFunctions: {},
+      workerSet: undefined,
       tls: undefined,
       apiKey: undefined,
       ...overrides,

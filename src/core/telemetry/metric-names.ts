@@ -288,6 +288,14 @@ export const TEMPORAL_METRICS = {
     labels: ['task_queue'],
     help: 'Lambda workers counted as alive',
   }),
+  desiredWorkers: def({
+    cloudwatch: 'DesiredWorkers',
+    prometheus: 'workerless_temporal_desired_workers',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['task_queue'],
+    help: 'Long-lived workers the task queue should have (--temporal-worker-set-max): what a KEDA ScaledObject or the ECS service follows',
+  }),
   workersInvoked: def({
     cloudwatch: 'WorkersInvoked',
     prometheus: 'workerless_temporal_workers_invoked_total',

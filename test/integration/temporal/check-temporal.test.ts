@@ -20,10 +20,11 @@ describe('workerless check against a Temporal dev server', { timeout: 120_000 },
     await endpoint?.stop();
     await server?.stop();
   });
-  const check = (namespace: string): CliRun =>
+  const check = (namespace: string, extra: readonly string[] = []): CliRun =>
     runCli(
       [
         'check',
+        ...extra,
         '--temporal-task-queues',
         'orders,billing',
         '--temporal-function',
@@ -59,5 +60,27 @@ describe('workerless check against a Temporal dev server', { timeout: 120_000 },
       'FAIL temporal task queue orders: NOT_FOUND: Namespace no-such-namespace is not found.',
       'FAIL temporal task queue billing: NOT_FOUND: Namespace no-such-namespace is not found.',
     ]);
+  });
+
+  it('every --temporal-versions target gets its own DryRun: one that cannot be invoked fails its line (exit 1)', async () => {
+    // Spillover invokes a version's function only once that version has a backlog: without this line a typo in
+    // the mapping shows only then, as refused invocations (the validation invoke Temporal's controller sends).
+    const run = check('default', ['--temporal-versions', 'v1=temporal-worker:live,v2=no-such-worker:live']);
+    const { code } = await run.exited;
+    assert.equal(code, 1, run.stdout() + run.stderr());
+    assert.deepEqual(run.stdout().trimEnd().split('\n'), [
+      'ok   Temporal worker function temporal-worker (DryRun invoke allowed)',
+      'ok   Temporal worker function temporal-worker:live (DryRun invoke allowed)',
+      'FAIL Temporal worker function no-such-worker:live: does not exist (ResourceNotFoundException)',
+      `ok   temporal task queue orders (namespace default at ${server.address}, backlog 0)`,
+      `ok   temporal task queue billing (namespace default at ${server.address}, backlog 0)`,
+    ]);
+    assert.deepEqual(
+      endpoint.rejected
+        .slice(-3)
+        .map((r) => r.functionName)
+        .sort(),
+      ['no-such-worker', 'temporal-worker', 'temporal-worker'],
+    );
   });
 });

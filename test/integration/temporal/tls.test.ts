@@ -75,6 +75,7 @@ async function spillFor(address: string, tls: TemporalTlsConfig | undefined, api
     spillPriority: undefined,
     fairness: false,
     versionFunctions: {},
+    workerSet: undefined,
     tls,
     apiKey,
   };

@@ -186,6 +186,33 @@ describe('runChecks', () => {
     );
   });
 
+  it("--temporal-ecs-service: one line for the worker set's ECS service, after the Temporal lines", async () => {
+    const args = ['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w', '--temporal-worker-set-max', '4'];
+    const seen: unknown[] = [];
+    const p = ports({
+      ecsService: (ref) => {
+        seen.push(ref);
+        return Promise.resolve(
+          ref.service === 'workers'
+            ? { ok: true, detail: 'ACTIVE, desired 2, running 2' }
+            : { ok: false, detail: 'not found in cluster prod (MISSING)' },
+        );
+      },
+    });
+    assert.deepEqual(
+      (await lines([...args, '--temporal-ecs-service', 'prod/workers'], p)).at(-1),
+      'ok   ECS service prod/workers (ACTIVE, desired 2, running 2)',
+    );
+    assert.deepEqual(
+      (await lines([...args, '--temporal-ecs-service', 'prod/nope'], p)).at(-1),
+      'FAIL ECS service prod/nope: not found in cluster prod (MISSING)',
+    );
+    assert.deepEqual(seen, [
+      { cluster: 'prod', service: 'workers' },
+      { cluster: 'prod', service: 'nope' },
+    ]);
+  });
+
   it('metrics off and no queues: no metrics line and no note', async () => {
     const report = await runChecks(config(['--metrics', 'off', '--temporal-task-queues', 'a', '--temporal-function', 'w']), ports());
     assert.deepEqual(report.notes, []);

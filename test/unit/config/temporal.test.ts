@@ -59,6 +59,7 @@ describe('resolveTemporalConfig', () => {
       spillPriority: undefined,
       fairness: false,
       versionFunctions: {},
+      workerSet: undefined,
       tls: undefined,
       apiKey: undefined,
     });
@@ -132,6 +133,55 @@ describe('resolveTemporalConfig', () => {
     assert.deepEqual(bad.problems, [
       '--temporal-spill-priority must be an integer from 1 to 100, got "0"',
       "--temporal-fairness needs --temporal-max-backlog-age: with fairness keys, spillover decides urgency from the oldest task's age",
+    ]);
+  });
+
+  it('reads the worker-set options, and refuses them without --temporal-worker-set-max or with a minimum above it', () => {
+    const ok = resolve({
+      ...minimal,
+      temporalWorkerSetMax: '8',
+      temporalWorkerSetMin: '1',
+      temporalWorkerCapacity: '2.5',
+      temporalScaleUpCooldown: '15s',
+    });
+    assert.deepEqual(ok.problems, []);
+    assert.deepEqual(ok.config?.workerSet, {
+      min: 1,
+      max: 8,
+      capacityPerSec: 2.5,
+      maxStep: 4,
+      upCooldownMs: 15_000,
+      downCooldownMs: 300_000,
+      ecsService: undefined,
+    });
+    const orphan = resolve({ ...minimal, temporalScaleDownCooldown: '1m' }, fakeFiles, {
+      temporalScaleDownCooldown: 'WORKERLESS_TEMPORAL_SCALE_DOWN_COOLDOWN',
+    });
+    assert.equal(orphan.config, undefined);
+    assert.deepEqual(orphan.problems, [
+      '--temporal-scale-down-cooldown is only used with --temporal-worker-set-max (none given), got "1m" (from WORKERLESS_TEMPORAL_SCALE_DOWN_COOLDOWN)',
+    ]);
+    const bad = resolve({ ...minimal, temporalWorkerSetMax: '2', temporalWorkerSetMin: '3', temporalWorkerCapacity: '0' });
+    assert.equal(bad.config, undefined);
+    assert.deepEqual(bad.problems, [
+      '--temporal-worker-capacity must be a number from 0.001 to 100000, got "0"',
+      '--temporal-worker-set-min must not exceed --temporal-worker-set-max (2), got "3"',
+    ]);
+  });
+
+  it('reads --temporal-ecs-service as CLUSTER/SERVICE (a cluster ARN too), for one task queue only', () => {
+    const arn = resolve({
+      ...minimal,
+      temporalWorkerSetMax: '4',
+      temporalEcsService: 'arn:aws:ecs:us-east-1:123456789012:cluster/prod/workers',
+    });
+    assert.deepEqual(arn.problems, []);
+    assert.deepEqual(arn.config?.workerSet?.ecsService, { cluster: 'arn:aws:ecs:us-east-1:123456789012:cluster/prod', service: 'workers' });
+    const bad = resolve({ ...minimal, temporalWorkerSetMax: '4', temporalEcsService: 'workers/' });
+    assert.deepEqual(bad.problems, ['--temporal-ecs-service must be CLUSTER/SERVICE, got "workers/"']);
+    const two = resolve({ ...minimal, temporalTaskQueues: ['a', 'b'], temporalWorkerSetMax: '4', temporalEcsService: 'prod/workers' });
+    assert.deepEqual(two.problems, [
+      '--temporal-ecs-service sizes one task queue\'s workers; --temporal-task-queues names 2, got "prod/workers"',
     ]);
   });
 

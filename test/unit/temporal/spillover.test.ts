@@ -29,6 +29,7 @@ function config(overrides: Partial<TemporalConfig> = {}): TemporalConfig {
     spillPriority: undefined,
     fairness: false,
     versionFunctions: {},
+    workerSet: undefined,
     tls: undefined,
     apiKey: undefined,
     ...overrides,
