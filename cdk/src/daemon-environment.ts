@@ -16,6 +16,7 @@ import { FLAGS, type DaemonOptions } from './options.generated.ts';
  * httpPort, httpHost: the container serves /healthz on 8080 for its health check; region: the stack's;
  * config: the options are the environment, there is no file in the container; endpointUrl: for local tests only;
  * routes, queuesPrefix, queuesTag, temporalVersions: their IAM grants depend on names known only at run time;
+ * temporalEcsService: the worker set's ECS service needs ecs:UpdateService and ecs:DescribeServices, not granted yet;
  * temporalTlsCert/Key/Ca: files, which Fargate cannot mount from a secret (use temporalApiKey).
  */
 export const SET_BY_CONSTRUCT = [
@@ -33,6 +34,7 @@ export const SET_BY_CONSTRUCT = [
   'queuesPrefix',
   'queuesTag',
   'temporalVersions',
+  'temporalEcsService',
   'temporalTlsCert',
   'temporalTlsKey',
   'temporalTlsCa',

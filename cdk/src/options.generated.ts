@@ -115,6 +115,20 @@ export interface DaemonOptions {
   readonly temporalCoolOff?: number | string;
   /** Backlog one worker is expected to absorb (desired workers = backlog / this) (1-100000). Default: 10. `--temporal-tasks-per-worker`, env WORKERLESS_TEMPORAL_TASKS_PER_WORKER. */
   readonly temporalTasksPerWorker?: number;
+  /** Size a set of long-lived workers per task queue, at most this many (the desired-workers gauge; an ECS service with --temporal-ecs-service) (1-10000). Default: off. `--temporal-worker-set-max`, env WORKERLESS_TEMPORAL_WORKER_SET_MAX. */
+  readonly temporalWorkerSetMax?: number;
+  /** Fewest long-lived workers per task queue (0: the set may scale to zero) (0-10000). Default: 0. `--temporal-worker-set-min`, env WORKERLESS_TEMPORAL_WORKER_SET_MIN. */
+  readonly temporalWorkerSetMin?: number;
+  /** Tasks per second one long-lived worker dispatches, until measured while tasks wait (0.001-100000). Default: 1. `--temporal-worker-capacity`, env WORKERLESS_TEMPORAL_WORKER_CAPACITY. */
+  readonly temporalWorkerCapacity?: number;
+  /** Most long-lived workers added or removed at once (1-10000). Default: 4. `--temporal-worker-set-max-step`, env WORKERLESS_TEMPORAL_WORKER_SET_MAX_STEP. */
+  readonly temporalWorkerSetMaxStep?: number;
+  /** Worker sets: at least this long between two scale-ups; a duration such as 500ms, 5s or 10m; a bare number means seconds (0-60m). Seconds as a number, or "500ms", "5s", "10m". Default: 30s. `--temporal-scale-up-cooldown`, env WORKERLESS_TEMPORAL_SCALE_UP_COOLDOWN. */
+  readonly temporalScaleUpCooldown?: number | string;
+  /** Worker sets: no scale-down until this long after the last change; a duration such as 500ms, 5s or 10m; a bare number means seconds (0-1440m). Seconds as a number, or "500ms", "5s", "10m". Default: 5m. `--temporal-scale-down-cooldown`, env WORKERLESS_TEMPORAL_SCALE_DOWN_COOLDOWN. */
+  readonly temporalScaleDownCooldown?: number | string;
+  /** Worker sets: keep this ECS service's desired count at the set's size, "CLUSTER/SERVICE" (one task queue only). Default: the gauge only. `--temporal-ecs-service`, env WORKERLESS_TEMPORAL_ECS_SERVICE. */
+  readonly temporalEcsService?: string;
   /** Spill over only for the backlog at priority keys 1 to this (1 is the highest, 3 the default; Temporal's keys run 1-5 unless the server raises them); read from stats_by_priority_key (1-100). Default: every priority. `--temporal-spill-priority`, env WORKERLESS_TEMPORAL_SPILL_PRIORITY. */
   readonly temporalSpillPriority?: number;
   /** The task queue uses fairness keys: decide urgency from the oldest task's age (--temporal-max-backlog-age, required) instead of tasks per worker (on/off). Default: off. `--temporal-fairness`, env WORKERLESS_TEMPORAL_FAIRNESS. */
@@ -193,6 +207,13 @@ export const FLAGS = {
   temporalMaxBacklogAge: 'temporal-max-backlog-age',
   temporalCoolOff: 'temporal-cool-off',
   temporalTasksPerWorker: 'temporal-tasks-per-worker',
+  temporalWorkerSetMax: 'temporal-worker-set-max',
+  temporalWorkerSetMin: 'temporal-worker-set-min',
+  temporalWorkerCapacity: 'temporal-worker-capacity',
+  temporalWorkerSetMaxStep: 'temporal-worker-set-max-step',
+  temporalScaleUpCooldown: 'temporal-scale-up-cooldown',
+  temporalScaleDownCooldown: 'temporal-scale-down-cooldown',
+  temporalEcsService: 'temporal-ecs-service',
   temporalSpillPriority: 'temporal-spill-priority',
   temporalFairness: 'temporal-fairness',
   temporalVersions: 'temporal-versions',
