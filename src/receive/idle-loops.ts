@@ -46,8 +46,22 @@ export const LIMIT_RECHECK_MS = 1_000;
  */
 const POLLS_PER_TURN = 250;
 
+/** What the idle loops take from the Receiver's deps (ReceiverDeps extends it). */
+export interface IdleDeps<L> {
+  readonly logger: Logger;
+  readonly random: Random;
+  /** A monotonic clock (src/util/clock.ts): back-offs and rate tokens must not stall when the wall clock steps back. */
+  readonly now: () => number;
+  /** Whether the route's function is paused (src/invoke/function-gate.ts): the idle loops send no poll meanwhile. */
+  readonly paused?: (() => boolean) | undefined;
+  /** Whether a parked batch waits for an adaptive place (src/invoke/concurrency-gate.ts) that an idle loop may hold. */
+  readonly placeWanted?: (() => boolean) | undefined;
+  /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
+  readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
+}
+
 /** What the idle loops share with the Receiver: the route as it is now, and the per-queue state both keep. */
-export interface IdleRoute<L> {
+export interface IdleRoute<L> extends IdleDeps<L> {
   /** The route's queues now, by index (Receiver.setQueues only appends). */
   readonly queues: () => readonly ResolvedQueue[];
   /** The order the queues are drawn in now. */
@@ -58,12 +72,6 @@ export interface IdleRoute<L> {
   readonly sleepSec: number;
   readonly health: QueueHealth;
   readonly slots: QueueSlots;
-  readonly logger: Logger;
-  readonly random: Random;
-  readonly now: () => number;
-  readonly paused?: (() => boolean) | undefined;
-  readonly placeWanted?: (() => boolean) | undefined;
-  readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
 }
 
 /**

@@ -1,12 +1,11 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { Logger } from 'pino';
 import { sleep } from '../util/backoff.ts';
 import { firstReceiveMax } from './batch-window.ts';
-import { IdleLoops, LIMIT_RECHECK_MS, type HeldBatch, type Received } from './idle-loops.ts';
+import { IdleLoops, LIMIT_RECHECK_MS, type IdleDeps, type Received } from './idle-loops.ts';
 import type { PollShare } from './idle-polls.ts';
 import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
-import { drawOrder, type OrderMode, type QueueList, type Random } from './queue-order.ts';
+import { drawOrder, type OrderMode, type QueueList } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
 
@@ -43,20 +42,10 @@ export type ReceiverOptions = {
   readonly readyBound?: number | undefined;
 };
 
-export type { HeldBatch, Received };
+export type { Received };
 
-export interface ReceiverDeps<L = unknown> {
+export interface ReceiverDeps<L = unknown> extends IdleDeps<L> {
   readonly source: MessageSource;
-  readonly logger: Logger;
-  readonly random: Random;
-  /** A monotonic clock (src/util/clock.ts): back-offs and rate tokens must not stall when the wall clock steps back. */
-  readonly now: () => number;
-  /** Whether the route's function is paused (src/invoke/function-gate.ts): the idle loops send no poll meanwhile. */
-  readonly paused?: (() => boolean) | undefined;
-  /** Whether a parked batch waits for an adaptive place (src/invoke/concurrency-gate.ts) that an idle loop may hold. */
-  readonly placeWanted?: (() => boolean) | undefined;
-  /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
-  readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
 }
 
 /**
@@ -112,6 +101,7 @@ export class Receiver<L = unknown> {
     this.#unparkLines = options.queues.map(() => new WaitQueue());
     this.#idle = new IdleLoops<L>(
       {
+        ...deps,
         queues: () => this.#opts.queues,
         list: () => this.#list,
         visibilityOf: (queue) => this.#visibilityOf(queue),
@@ -120,12 +110,6 @@ export class Receiver<L = unknown> {
         sleepSec: options.sleepSec,
         health: this.#health,
         slots: this.#slots,
-        logger: deps.logger,
-        random: deps.random,
-        now: deps.now,
-        paused: deps.paused,
-        placeWanted: deps.placeWanted,
-        hold: deps.hold,
       },
       { pollShare: options.pollShare, readyBound: options.readyBound ?? options.concurrency ?? 1 },
     );

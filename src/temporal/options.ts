@@ -1,5 +1,6 @@
 // The shape of the Temporal spillover configuration; src/config/temporal.ts validates the options into it. Each
 // field names its option; defaults and ranges are written once, in src/config/options.ts.
+import type { WorkerSetLimits } from './worker-set-sizing.ts';
 export interface TemporalTlsConfig {
   /** --temporal-tls-cert: PEM client certificate for mTLS (path). */
   readonly certPath: string | undefined;
@@ -11,20 +12,8 @@ export interface TemporalTlsConfig {
   readonly serverName: string | undefined;
 }
 
-/** Worker sets (src/temporal/worker-set-sizing.ts): each field names its option. */
-export interface WorkerSetConfig {
-  /** --temporal-worker-set-min. */
-  readonly min: number;
-  /** --temporal-worker-set-max. */
-  readonly max: number;
-  /** --temporal-worker-capacity: tasks/s one worker dispatches, until measured. */
-  readonly capacityPerSec: number;
-  /** --temporal-worker-set-max-step. */
-  readonly maxStep: number;
-  /** --temporal-scale-up-cooldown. */
-  readonly upCooldownMs: number;
-  /** --temporal-scale-down-cooldown. */
-  readonly downCooldownMs: number;
+/** Worker sets: the sizing's limits from their options (src/temporal/worker-set-sizing.ts), and where the size goes. */
+export interface WorkerSetConfig extends Omit<WorkerSetLimits, 'drainMs'> {
   /** --temporal-ecs-service: the ECS service whose desired count is the set; undefined: the gauge only. */
   readonly ecsService: EcsServiceRef | undefined;
 }
