@@ -7,10 +7,11 @@
 //   message to a test function, deletes it and stops on SIGTERM with exit 0;
 // - `npm sbom` as the release workflow runs it: CycloneDX JSON that lists the runtime dependencies, not the dev ones.
 //
-//   localstack/localstack.sh start && node --test test/integration/npm-package.test.ts
+//   localstack/localstack.sh start && node --test test/integration/alone/npm-package.test.ts
 //
-// It lives in the integration phase because the run needs LocalStack. It works in its own copy of the sources, so
-// it never rebuilds the dist/ that the tests beside it are running. Durations are printed (`# ...` lines).
+// It runs after the integration phase, alone (test/integration/alone/): the run needs LocalStack, and its build and
+// install take both cores for some seconds, which made the timing tests beside it miss their bounds. It works in its
+// own copy of the sources, so it never rebuilds the dist/ the other tests run. Durations are printed (`# ...` lines).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -18,13 +19,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { awsTestEnv, countMessages, createQueue, sendMessages } from '../support/aws.ts';
-import { eventRecords, functionFixture } from '../support/functions.ts';
-import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-import { ensureLocalStack } from '../support/localstack.ts';
-import { run } from '../docker/docker.ts';
+import { awsTestEnv, countMessages, createQueue, sendMessages } from '../../support/aws.ts';
+import { eventRecords, functionFixture } from '../../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { ensureLocalStack } from '../../support/localstack.ts';
+import { run } from '../../docker/docker.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
