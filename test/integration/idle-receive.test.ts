@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { awsTestEnv, createQueue, sqsClient } from '../support/aws.ts';
-import { runCli, type CliRun } from '../support/cli.ts';
-import { started, stopDaemon } from '../support/daemon.ts';
-import { startFaultProxy } from '../support/fault-proxy.ts';
+import { createQueue, sqsClient } from '../support/aws.ts';
+import type { CliRun } from '../support/cli.ts';
+import { startIdleDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { receivesPerQueue, startFaultProxy } from '../support/fault-proxy.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
@@ -44,21 +44,14 @@ describe('idle receives: one long poll per queue while the loops are idle (issue
       try {
         const queues = await Promise.all(Array.from({ length: QUEUES }, (_, i) => createQueue(`wl-idle-${i}`, {}, sqs)));
         // The default --poll-for (20 s): the tests' startDaemon() passes 1 s.
-        const run = runCli(
-          [
-            '--metrics',
-            'off',
-            '--log-level',
-            'info',
-            '--function',
-            'echo',
-            '--queues',
-            queues.map((q) => q.name).join(','),
-            '--concurrency',
-            String(CONCURRENCY),
-          ],
-          { ...awsTestEnv({ lambdaEndpoint: endpoint.url }), AWS_ENDPOINT_URL_SQS: proxy.url },
-        );
+        const run = startIdleDaemon(endpoint.url, proxy.url, [
+          '--function',
+          'echo',
+          '--queues',
+          queues.map((q) => q.name).join(','),
+          '--concurrency',
+          String(CONCURRENCY),
+        ]);
         runs.push(run);
         await started(run);
         // The first passes (a short receive per queue per loop) are start-up, not idle cost.
@@ -66,8 +59,12 @@ describe('idle receives: one long poll per queue while the loops are idle (issue
         const from = Date.now();
         await new Promise((r) => setTimeout(r, WINDOW_MS));
         const to = Date.now();
-        const inWindow = proxy.calls('ReceiveMessage').filter((c) => c.at >= from && c.at < to);
-        const perQueue = queues.map((q) => inWindow.filter((c) => c.queueUrl?.endsWith(`/${q.name}`)).length);
+        const perQueue = receivesPerQueue(
+          proxy,
+          queues.map((q) => q.name),
+          from,
+          to,
+        );
         const open = proxy.calls('ReceiveMessage').filter((c) => c.endedAt === undefined).length;
         console.log(
           `${server.name}: ReceiveMessage per queue in ${to - from} ms of idle: ${perQueue.join(', ')} (${perQueue

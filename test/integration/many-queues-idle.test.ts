@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { awsTestEnv, createQueues, deleteQueues, sqsClient } from '../support/aws.ts';
-import { runCli, type CliRun } from '../support/cli.ts';
-import { started, stopDaemon } from '../support/daemon.ts';
+import { createQueues, deleteQueues, sqsClient } from '../support/aws.ts';
+import type { CliRun } from '../support/cli.ts';
+import { startIdleDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
@@ -59,20 +59,13 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
       const prefix = `wl-found-${randomUUID().slice(0, 8)}`;
       const queues = await createQueues(PICKUP_QUEUES, found ? prefix : 'wl-pickup', sqs);
       try {
-        const run = runCli(
-          [
-            '--metrics',
-            'off',
-            '--log-level',
-            'info',
-            '--function',
-            'echo',
-            ...(found ? ['--queues-prefix', prefix] : ['--queues', queues.map((q) => q.name).join(',')]),
-            '--concurrency',
-            String(CONCURRENCY),
-          ],
-          { ...awsTestEnv({ lambdaEndpoint: endpoint.url }), AWS_ENDPOINT_URL_SQS: server.endpoint },
-        );
+        const run = startIdleDaemon(endpoint.url, server.endpoint, [
+          '--function',
+          'echo',
+          ...(found ? ['--queues-prefix', prefix] : ['--queues', queues.map((q) => q.name).join(',')]),
+          '--concurrency',
+          String(CONCURRENCY),
+        ]);
         runs.push(run);
         await started(run);
         await sleep(SETTLE_MS);
@@ -118,21 +111,14 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
     try {
       // One loop: it holds the first message (a 4 s invocation) while the polls of the other queues answer with
       // theirs, which wait in the ready set.
-      const run = runCli(
-        [
-          '--metrics',
-          'off',
-          '--log-level',
-          'info',
-          '--function',
-          'slow',
-          '--queues',
-          queues.map((q) => q.name).join(','),
-          '--concurrency',
-          '1',
-        ],
-        { ...awsTestEnv({ lambdaEndpoint: endpoint.url }), AWS_ENDPOINT_URL_SQS: server.endpoint },
-      );
+      const run = startIdleDaemon(endpoint.url, server.endpoint, [
+        '--function',
+        'slow',
+        '--queues',
+        queues.map((q) => q.name).join(','),
+        '--concurrency',
+        '1',
+      ]);
       runs.push(run);
       await started(run);
       await sleep(1_000);

@@ -21,6 +21,18 @@ export function startDaemon(
   );
 }
 
+/**
+ * Starts the real CLI as an idle daemon runs: the default --poll-for (20 s, where startDaemon passes 1 s), metrics
+ * off, info logs, SQS at `sqsEndpoint` (a server, or a counting proxy in front of it), the test Lambda endpoint.
+ * `args` names the function, the queues and the concurrency.
+ */
+export function startIdleDaemon(lambdaEndpoint: string, sqsEndpoint: string, args: readonly string[]): CliRun {
+  return runCli(['--metrics', 'off', '--log-level', 'info', ...args], {
+    ...awsTestEnv({ lambdaEndpoint }),
+    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+  });
+}
+
 /** Waits for the start-up summary, so a test knows the daemon resolved its queues and checked the function. */
 export async function started(run: CliRun): Promise<void> {
   await run.waitForLog((l) => l['msg'] === 'workerless started', 30_000);

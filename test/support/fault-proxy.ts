@@ -314,6 +314,18 @@ export function awsErrorResponse(info: Pick<RequestInfo, 'service'>, fault: Stat
   return { status: fault.status, headers, body: Buffer.from(JSON.stringify(body)) };
 }
 
+/** ReceiveMessage calls started in [from, to) on each of the queues named, in their order (matched by queue URL). */
+export function receivesPerQueue(proxy: FaultProxy, names: readonly string[], from: number, to: number): number[] {
+  const counts = new Map(names.map((name) => [name, 0]));
+  for (const c of proxy.calls('ReceiveMessage')) {
+    if (c.at < from || c.at >= to) continue;
+    const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
+    const n = counts.get(name);
+    if (n !== undefined) counts.set(name, n + 1);
+  }
+  return names.map((name) => counts.get(name)!);
+}
+
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.upstream);
   const host = options.host ?? '127.0.0.1';

@@ -6,10 +6,10 @@
 // this file alone, after the integration phase (phase `alone`).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { awsTestEnv, createQueues, deleteQueues, sqsClient } from '../../support/aws.ts';
-import { runCli, type CliRun } from '../../support/cli.ts';
-import { started, stopDaemon } from '../../support/daemon.ts';
-import { startFaultProxy } from '../../support/fault-proxy.ts';
+import { createQueues, deleteQueues, sqsClient } from '../../support/aws.ts';
+import type { CliRun } from '../../support/cli.ts';
+import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
+import { receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
 import { functionFixture } from '../../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../../support/sqs-servers.ts';
@@ -52,34 +52,26 @@ describe('many idle queues behind one small pool: one long poll per queue', { co
       const proxy = await startFaultProxy({ upstream: server.endpoint });
       const queues = await createQueues(QUEUES, 'wl-many', sqs);
       try {
-        const run = runCli(
-          [
-            '--metrics',
-            'off',
-            '--log-level',
-            'info',
-            '--function',
-            'echo',
-            '--queues',
-            queues.map((q) => q.name).join(','),
-            '--concurrency',
-            String(CONCURRENCY),
-          ],
-          { ...awsTestEnv({ lambdaEndpoint: endpoint.url }), AWS_ENDPOINT_URL_SQS: proxy.url },
-        );
+        const run = startIdleDaemon(endpoint.url, proxy.url, [
+          '--function',
+          'echo',
+          '--queues',
+          queues.map((q) => q.name).join(','),
+          '--concurrency',
+          String(CONCURRENCY),
+        ]);
         runs.push(run);
         await started(run);
         await sleep(SETTLE_MS);
         const from = Date.now();
         await sleep(WINDOW_MS);
         const to = Date.now();
-        const counts = new Map(queues.map((q) => [q.name, 0]));
-        for (const c of proxy.calls('ReceiveMessage')) {
-          if (c.at < from || c.at >= to) continue;
-          const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
-          if (counts.has(name)) counts.set(name, counts.get(name)! + 1);
-        }
-        const perQueue = [...counts.values()];
+        const perQueue = receivesPerQueue(
+          proxy,
+          queues.map((q) => q.name),
+          from,
+          to,
+        );
         const total = perQueue.reduce((a, b) => a + b, 0);
         const perMinute = (total * 60_000) / (to - from) / QUEUES;
         const max = Math.max(...perQueue);
