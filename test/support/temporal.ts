@@ -223,10 +223,10 @@ export async function startOrderWorkflows(client: Client, options: OrderWorkflow
 
 /**
  * The CLI's flags for spillover only (no SQS queues) on one task queue of the fixture: its 'temporal-worker'
- * through its Lambda endpoint, quick polls and cool-off, no metrics. The Temporal address, maximum and worker
+ * through its Lambda endpoint, quick polls and cool-off, `tasksPerWorker` (default 5), no metrics. The Temporal address, maximum and worker
  * lifetime are left to the caller (as flags or WORKERLESS_TEMPORAL_* env).
  */
-export function spilloverOnlyArgs(fixture: Pick<TemporalFixture, 'endpoint'>, taskQueue: string): string[] {
+export function spilloverOnlyArgs(fixture: Pick<TemporalFixture, 'endpoint'>, taskQueue: string, tasksPerWorker = 5): string[] {
   return [
     '--temporal-task-queues',
     taskQueue,
@@ -237,7 +237,7 @@ export function spilloverOnlyArgs(fixture: Pick<TemporalFixture, 'endpoint'>, ta
     '--temporal-cool-off',
     '1s',
     '--temporal-tasks-per-worker',
-    '5',
+    String(tasksPerWorker),
     '--region',
     'us-east-1',
     '--endpoint-url',

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { startTemporalFixture, startWorkerless, temporalCliPath, type TemporalFixture } from '../../support/temporal.ts';
+import { spilloverOnlyArgs, startTemporalFixture, startWorkerless, temporalCliPath, type TemporalFixture } from '../../support/temporal.ts';
 
 const TASK_QUEUE = 'ceiling-spill';
 const HELD =
@@ -67,27 +67,12 @@ describe('spillover at a dispatch ceiling (real server, a fairness-key rate limi
     });
     const workerless = startWorkerless(
       [
-        '--temporal-task-queues',
-        TASK_QUEUE,
-        '--temporal-function',
-        'temporal-worker',
-        '--temporal-poll-interval',
-        '500ms',
-        '--temporal-cool-off',
-        '1s',
         // One worker per 20 waiting tasks: the fleet grows step by step with a backlog growing at ~3 tasks/s.
-        '--temporal-tasks-per-worker',
-        '20',
+        ...spilloverOnlyArgs(fixture, TASK_QUEUE, 20),
         '--temporal-max-workers',
         String(MAX_WORKERS),
         '--temporal-worker-lifetime',
         '60s',
-        '--region',
-        'us-east-1',
-        '--endpoint-url',
-        fixture.endpoint.url,
-        '--metrics',
-        'off',
       ],
       {
         AWS_ACCESS_KEY_ID: 'test',

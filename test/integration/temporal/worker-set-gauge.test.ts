@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../support/http.ts';
-import { startOrderWorkflows, startTemporalFixture, startWorkerless, type TemporalFixture } from '../../support/temporal.ts';
+import {
+  spilloverOnlyArgs,
+  startOrderWorkflows,
+  startTemporalFixture,
+  startWorkerless,
+  type TemporalFixture,
+} from '../../support/temporal.ts';
 
 const TASK_QUEUE = 'worker-set';
 
@@ -32,16 +38,7 @@ describe('worker sets: the desired-workers gauge (real server)', { timeout: 120_
     const httpPort = await freePort();
     const workerless = startWorkerless(
       [
-        '--temporal-task-queues',
-        TASK_QUEUE,
-        '--temporal-function',
-        'temporal-worker',
-        '--temporal-poll-interval',
-        '500ms',
-        '--temporal-cool-off',
-        '1s',
-        '--temporal-tasks-per-worker',
-        '5',
+        ...spilloverOnlyArgs(fixture, TASK_QUEUE),
         '--temporal-max-workers',
         '3',
         '--temporal-worker-lifetime',
@@ -60,12 +57,6 @@ describe('worker sets: the desired-workers gauge (real server)', { timeout: 120_
         '10s',
         '--http-port',
         String(httpPort),
-        '--region',
-        'us-east-1',
-        '--endpoint-url',
-        fixture.endpoint.url,
-        '--metrics',
-        'off',
       ],
       { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', WORKERLESS_TEMPORAL_ADDRESS: fixture.server.address },
     );
