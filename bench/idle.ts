@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { awsTestEnv, createQueue, deleteQueue, localstackEndpoint, sqsClient } from '../test/support/aws.ts';
-import { startFaultProxy } from '../test/support/fault-proxy.ts';
+import { startFaultProxy, type CallRecord } from '../test/support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../test/support/lambda-endpoint/server.ts';
 import { shebangNodeFlags, until } from './support/consumer-process.ts';
 
@@ -123,13 +123,14 @@ function socketCount(pid: number): number {
   return n;
 }
 
+/** What the idle window counts of a call, from the counting proxy's records or the fake's own. */
+type SqsCall = Pick<CallRecord, 'at' | 'operation' | 'queueUrl'> & { service: string };
+
 /** The SQS calls bench/fast/fake-aws.ts saw (GET /_bench/calls), as the counting proxy records them. */
-async function endpointCalls(
-  endpoint: string,
-): Promise<{ at: number; service: string; operation: string; queueUrl: string | undefined }[]> {
+async function endpointCalls(endpoint: string): Promise<SqsCall[]> {
   const answer = await fetch(new URL('/_bench/calls', endpoint));
   if (!answer.ok) throw new Error(`${endpoint}/_bench/calls answered ${answer.status}: only bench/fast/fake-aws.ts counts calls itself`);
-  return (await answer.json()) as { at: number; service: string; operation: string; queueUrl: string | undefined }[];
+  return (await answer.json()) as SqsCall[];
 }
 
 /** A port nothing listens on now. */
