@@ -1,9 +1,6 @@
-import type { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
 import { markNotSent } from '../core/errors.ts';
-import { keepAliveAgentOptions } from './agent-options.ts';
-import { nodeHttp } from '../util/node-http.ts';
-import { answerTooLarge } from '../core/answer-caps.ts';
+import { Http1Pool, type Http1Target } from './http1-pool.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
 import { SigV4Signer } from './sigv4.ts';
@@ -12,9 +9,9 @@ import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 
 /**
  * The lean hot path's transport: one AWS service's calls, signed with SigV4 (src/aws/sigv4.ts) and sent over
- * keep-alive HTTP/1.1 sockets (node:http's Agent, the same transport the SDK's NodeHttpHandler uses, so network
- * failures surface with the same codes: ECONNREFUSED, ECONNRESET, ...). No middleware stack, no per-call
- * command objects: about a third of the CPU of an SDK call (bench/fast.ts).
+ * keep-alive HTTP/1.1 sockets (src/aws/http1-pool.ts: node:http's socket options and network errors, ECONNREFUSED,
+ * ECONNRESET, ..., at a third of its memory per open request). No middleware stack, no per-call command objects:
+ * about a third of the CPU of an SDK call (bench/fast.ts).
  */
 
 /** What the signer needs of a credential provider; `@aws-sdk/credential-provider-node`'s defaultProvider() fits (memoized, refreshed before expiry). */
@@ -44,32 +41,23 @@ export interface SignedHttpOptions {
   readonly clock?: SkewClock | undefined;
 }
 
-/** An endpoint's parts that a request is sent with. */
-interface Target {
-  readonly host: string;
-  readonly hostname: string;
-  readonly port: number | undefined;
-  readonly https: boolean;
-}
 /** Endpoints kept per client: a run sends to a handful (the service's endpoint, or one per queue URL). */
 const MAX_TARGETS = 64;
 
 export class SignedHttp {
   readonly #signer: SigV4Signer;
   readonly #credentials: CredentialProvider;
-  readonly #http: HttpAgent;
-  readonly #https: HttpsAgent;
+  readonly #sockets: Http1Pool;
   readonly #pacer: CallPacer | undefined;
   readonly #clock: SkewClock;
-  readonly #targets = new Map<string, Target>();
+  readonly #targets = new Map<string, Http1Target>();
 
   constructor(options: SignedHttpOptions) {
     this.#pacer = options.pacer;
     this.#clock = options.clock ?? new SkewClock();
     this.#signer = new SigV4Signer(options.service, options.region);
     this.#credentials = options.credentials;
-    this.#http = new nodeHttp.Agent(keepAliveAgentOptions(options.maxSockets));
-    this.#https = new HttpsAgent(keepAliveAgentOptions(options.maxSockets));
+    this.#sockets = new Http1Pool(options.maxSockets);
   }
 
   /**
@@ -87,57 +75,57 @@ export class SignedHttp {
     signal: AbortSignal | undefined,
     maxAnswerBytes: number,
   ): Promise<HttpAnswer> {
-    const answer = await this.#attempt(origin, path, headers, body, signal, maxAnswerBytes);
-    if (!answer.skewRefusal) return answer;
-    return this.#attempt(origin, path, headers, body, signal, maxAnswerBytes);
+    const target = this.#target(origin);
+    // At most two attempts, in one async step: a long poll waits here for up to 20 s, thousands at a time.
+    for (let attempt = 1; ; attempt++) {
+      const offsetMs = this.#clock.offsetMs;
+      const sentAt = Date.now();
+      try {
+        signal?.throwIfAborted();
+        const turn = this.#pacer?.turn();
+        if (turn) {
+          await turn;
+          signal?.throwIfAborted();
+        }
+      } catch (err) {
+        // Aborted before sending: nothing left this machine.
+        throw markNotSent(err instanceof Error ? err : new Error(String(err)));
+      }
+      const answer: HttpAnswer = await this.#send(target, path, headers, body, signal, maxAnswerBytes);
+      const { corrected } = this.#clock.sample(header(answer, 'date'), header(answer, 'age'), sentAt, offsetMs);
+      if (attempt === 2 || answer.status < 400 || answer.status >= 500) return answer;
+      const refusal = serviceError(answer);
+      if (!isSkewRefusal(refusal.name, refusal.message, corrected)) return answer;
+    }
   }
 
-  async #attempt(
-    origin: URL,
+  /**
+   * Signs the request at AWS's time and sends it. Not async: the signed headers live only until the request is
+   * written, not for as long as its answer takes.
+   */
+  #send(
+    target: Http1Target,
     path: string,
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal | undefined,
     maxAnswerBytes: number,
-  ): Promise<HttpAnswer & { skewRefusal: boolean }> {
-    const target = this.#target(origin);
-    const signedHeaders: Record<string, string> = { ...headers, host: target.host, 'content-length': String(Buffer.byteLength(body)) };
-    const offsetMs = this.#clock.offsetMs;
-    const sentAt = Date.now();
-    try {
-      signal?.throwIfAborted();
-      const turn = this.#pacer?.turn();
-      if (turn) {
-        await turn;
-        signal?.throwIfAborted();
-      }
-      const credentials = await this.#credentials();
-      this.#signer.sign({ method: 'POST', path, headers: signedHeaders, body }, credentials, this.#clock.signingDate());
-    } catch (err) {
-      // Aborted before sending, or the credentials could not be loaded: nothing left this machine.
-      throw markNotSent(err instanceof Error ? err : new Error(String(err)));
-    }
-    const answer = await send(
-      target.https ? httpsRequest : nodeHttp.request,
-      target.https ? this.#https : this.#http,
-      target,
-      path,
-      signedHeaders,
-      body,
-      signal,
-      maxAnswerBytes,
+  ): Promise<HttpAnswer> {
+    return this.#credentials().then(
+      (credentials) => {
+        const signed: Record<string, string> = { ...headers, host: target.host, 'content-length': String(Buffer.byteLength(body)) };
+        this.#signer.sign({ method: 'POST', path, headers: signed, body }, credentials, this.#clock.signingDate());
+        return this.#sockets.post(target, path, signed, body, signal, maxAnswerBytes, abortError);
+      },
+      (err: unknown) => {
+        // The credentials could not be loaded: nothing left this machine.
+        throw markNotSent(err instanceof Error ? err : new Error(String(err)));
+      },
     );
-    const { corrected } = this.#clock.sample(header(answer, 'date'), header(answer, 'age'), sentAt, offsetMs);
-    let skewRefusal = false;
-    if (answer.status >= 400 && answer.status < 500) {
-      const refusal = serviceError(answer);
-      skewRefusal = isSkewRefusal(refusal.name, refusal.message, corrected);
-    }
-    return Object.assign(answer, { skewRefusal });
   }
 
   /** `origin` as a request needs it, read once: every read of a URL's host, hostname, port or protocol is a new string. */
-  #target(origin: URL): Target {
+  #target(origin: URL): Http1Target {
     let target = this.#targets.get(origin.href);
     if (target === undefined) {
       if (this.#targets.size >= MAX_TARGETS) this.#targets.clear();
@@ -153,107 +141,8 @@ export class SignedHttp {
   }
 
   destroy(): void {
-    this.#http.destroy();
-    this.#https.destroy();
+    this.#sockets.destroy();
   }
-}
-
-/**
- * Sends one request and collects its answer. Functions of their own so that what stays reachable while the
- * answer is awaited (up to 15 minutes for an Invoke, thousands at a time) is only the request, its headers and
- * these callbacks, not the signed request and the options and body of the caller's scope. The signal is
- * watched with one listener instead of http.request's `signal` option, which attaches end-of-stream tracking
- * (eight closures and their listeners) to every request for as long as it is open.
- */
-function send(
-  request: typeof nodeHttp.request,
-  agent: HttpAgent,
-  target: Target,
-  path: string,
-  headers: Record<string, string>,
-  body: string,
-  signal: AbortSignal | undefined,
-  maxAnswerBytes: number,
-): Promise<HttpAnswer> {
-  // Headers as a flat array: node:http writes them as they are, without a second object of its own for them,
-  // and the agent's copy of the options (kept per socket) holds this array instead of a dictionary object.
-  const flat: string[] = [];
-  for (const name in headers) flat.push(name, headers[name]!);
-  // One options object, which node:http copies twice more (ClientRequest and Agent.addRequest).
-  const options: RequestOptions =
-    target.port === undefined
-      ? { agent, hostname: target.hostname, method: 'POST', path, headers: flat }
-      : { agent, hostname: target.hostname, port: target.port, method: 'POST', path, headers: flat };
-  const req = request(options);
-  const answer = collect(req, signal, maxAnswerBytes);
-  req.end(body);
-  return answer;
-}
-
-/**
- * The answer to `req`; closes over the request and the signal only. Never holds more than `maxAnswerBytes` of
- * it: a Content-Length above the cap is refused before a byte of the body is read, and a body that grows past it
- * (chunked, or longer than announced) is refused as soon as it does; either way the socket is destroyed, so the
- * rest is never read. A failure before the socket connected is marked as not sent (markNotSent): DNS, a refused
- * connect, no file descriptor for a socket (EMFILE), or a deadline that fell while still connecting.
- */
-function collect(req: ClientRequest, signal: AbortSignal | undefined, maxAnswerBytes: number): Promise<HttpAnswer> {
-  return new Promise<HttpAnswer>((resolve, reject) => {
-    let connected = false;
-    req.once('socket', (socket) => {
-      // A reused keep-alive socket is connected already; a new one says so (TLS: once its handshake is done,
-      // before which no byte of the request is written).
-      if (!socket.connecting) connected = true;
-      else socket.once('encrypted' in socket ? 'secureConnect' : 'connect', () => (connected = true));
-    });
-    req.once('response', (res: IncomingMessage) => {
-      const announced = Number(res.headers['content-length']);
-      if (announced > maxAnswerBytes) {
-        res.destroy();
-        return fail(answerTooLarge(announced, maxAnswerBytes, true));
-      }
-      const chunks: Buffer[] = [];
-      let received = 0;
-      res.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > maxAnswerBytes) {
-          chunks.length = 0;
-          res.destroy();
-          return fail(answerTooLarge(received, maxAnswerBytes, false));
-        }
-        chunks.push(chunk);
-      });
-      res.on('end', () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      });
-      res.on('error', fail);
-      // A connection cut in the middle of the answer: a reset after the request was sent.
-      res.on('close', () => {
-        if (!res.complete)
-          fail(
-            signal?.aborted
-              ? abortError(signal)
-              : Object.assign(new Error('connection closed before the answer was complete'), { code: 'ECONNRESET' }),
-          );
-      });
-    });
-    let failed = false;
-    function onAbort(): void {
-      req.destroy(abortError(signal!));
-    }
-    function fail(err: Error): void {
-      // The first failure says what happened; the destroy it causes reports again.
-      if (failed) return;
-      failed = true;
-      signal?.removeEventListener('abort', onAbort);
-      const e = signal?.aborted && err.name !== 'AnswerTooLarge' ? abortError(signal) : err;
-      reject(connected ? e : markNotSent(e));
-    }
-    req.on('error', fail);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function header(answer: HttpAnswer, name: string): string | undefined {

@@ -1,0 +1,322 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import type { IncomingHttpHeaders } from 'node:http';
+import { markNotSent } from '../core/errors.ts';
+import { Http1AnswerReader } from './http1-answer.ts';
+
+/**
+ * The lean transport's sockets: keep-alive HTTP/1.1 over net.Socket (tls.TLSSocket for https), one request at a
+ * time per socket, up to `maxSockets` per origin, the rest waiting in order for the next free one; a free socket is
+ * reused last-in first-out and closed when the server closes it or its `Keep-Alive: timeout` hint (less a second)
+ * passes, as node:http's Agent does. The answer is read by src/aws/http1-answer.ts.
+ *
+ * Why not node:http: a socket with a request open costs about 17 KiB there (ClientRequest, its parser, the agent's
+ * bookkeeping) and about 5 KiB here, which at one long poll per queue is most of the daemon's memory at 10,000
+ * queues (bench/many-queues.ts prints both floors). The socket options and errors are node:http's: TCP_NODELAY,
+ * TCP keep-alive probes after 1 s idle (the Agent's keepAliveMsecs), Node's own network errors (ECONNREFUSED,
+ * ECONNRESET...), "socket hang up" (ECONNRESET) for a connection closed before any answer, and a failure before
+ * the socket connected marked as not sent (markNotSent) for the caller's retry rules.
+ */
+
+/** An endpoint's parts that a request is sent to. */
+export interface Http1Target {
+  /** The Host header: hostname and any port. */
+  readonly host: string;
+  readonly hostname: string;
+  readonly port: number | undefined;
+  readonly https: boolean;
+}
+
+/** An HTTP answer, whole. */
+export interface Http1Result {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** node:http's Agent keeps a free socket until one second before the server's announced idle limit. */
+const KEEP_ALIVE_BUFFER_MS = 1_000;
+/** node:http's Agent keepAliveMsecs: TCP keep-alive probes start after this long without traffic. */
+const TCP_KEEP_ALIVE_MS = 1_000;
+
+export class Http1Pool {
+  readonly #maxSockets: number;
+  readonly #origins = new Map<string, Origin>();
+
+  constructor(maxSockets: number) {
+    this.#maxSockets = Math.max(1, maxSockets);
+  }
+
+  /**
+   * POSTs `body` with `headers` (given as they are; Connection: keep-alive is added) to `target` + `path`. Resolves
+   * with any HTTP answer; rejects with Node's network error, a parse error (HPE_...), an AnswerTooLarge error once
+   * the answer exceeds `maxAnswerBytes`, or, once `signal` aborts, `abortError(signal)`.
+   */
+  post(
+    target: Http1Target,
+    path: string,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+    signal: AbortSignal | undefined,
+    maxAnswerBytes: number,
+    abortError: (signal: AbortSignal) => Error,
+  ): Promise<Http1Result> {
+    let head = `POST ${path} HTTP/1.1\r\n`;
+    for (const name in headers) {
+      const value = headers[name]!;
+      if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new TypeError(`Invalid character in header content ["${name}"]`);
+      head += `${name}: ${value}\r\n`;
+    }
+    head += 'connection: keep-alive\r\n\r\n';
+    const key = `${target.https ? 'https' : 'http'}://${target.hostname}:${target.port ?? ''}`;
+    let origin = this.#origins.get(key);
+    if (origin === undefined) {
+      origin = new Origin(target, this.#maxSockets);
+      this.#origins.set(key, origin);
+    }
+    return new Promise<Http1Result>((resolve, reject) => {
+      const exchange = new Exchange(head + body, signal, maxAnswerBytes, abortError, resolve, reject);
+      if (signal?.aborted) return exchange.fail(abortError(signal));
+      origin.start(exchange);
+    });
+  }
+
+  /** Closes every socket; calls still open fail as their connection ends. */
+  destroy(): void {
+    for (const origin of this.#origins.values()) origin.destroy();
+    this.#origins.clear();
+  }
+}
+
+/** One origin's sockets and the calls waiting for one. */
+class Origin {
+  readonly #target: Http1Target;
+  readonly #maxSockets: number;
+  /** Sockets open or connecting, busy or free. */
+  #open = new Set<Connection>();
+  /** Free sockets, the most recently freed last. */
+  readonly #free: Connection[] = [];
+  /** Calls waiting for a socket, in order. */
+  readonly #waiting = new Set<Exchange>();
+  /** The last TLS session, to resume on the next connect (node:https's Agent caches them as well). */
+  session: Buffer | undefined;
+
+  constructor(target: Http1Target, maxSockets: number) {
+    this.#target = target;
+    this.#maxSockets = maxSockets;
+  }
+
+  start(exchange: Exchange): void {
+    let free = this.#free.pop();
+    // A free socket the server has just closed (its 'close' not yet handled) is passed over.
+    while (free !== undefined && !free.usable) free = this.#free.pop();
+    if (free) free.send(exchange);
+    else if (this.#open.size < this.#maxSockets) this.#connect().send(exchange);
+    else {
+      this.#waiting.add(exchange);
+      exchange.queuedIn = this.#waiting;
+    }
+  }
+
+  /** A socket's call is answered and the socket may carry another: to the next waiting call, else kept free. */
+  release(connection: Connection, keepAliveMs: number | undefined): void {
+    const next = this.#nextWaiting();
+    if (next) return connection.send(next);
+    connection.idle(keepAliveMs === undefined ? 0 : Math.max(keepAliveMs - KEEP_ALIVE_BUFFER_MS, 1));
+    this.#free.push(connection);
+  }
+
+  /** A socket closed: forgotten, and its place given to the next waiting call. */
+  closed(connection: Connection): void {
+    this.#open.delete(connection);
+    const at = this.#free.indexOf(connection);
+    if (at >= 0) this.#free.splice(at, 1);
+    const next = this.#nextWaiting();
+    if (next) this.#connect().send(next);
+  }
+
+  destroy(): void {
+    for (const connection of this.#open) connection.destroy();
+  }
+
+  #nextWaiting(): Exchange | undefined {
+    for (const exchange of this.#waiting) {
+      this.#waiting.delete(exchange);
+      exchange.queuedIn = undefined;
+      return exchange;
+    }
+    return undefined;
+  }
+
+  #connect(): Connection {
+    const { hostname, https } = this.#target;
+    const port = this.#target.port ?? (https ? 443 : 80);
+    const options = { host: hostname, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_MS };
+    const socket = https
+      ? tls.connect({ ...options, servername: net.isIP(hostname) === 0 ? hostname : undefined, session: this.session })
+      : net.connect(options);
+    if (https) socket.on('session', (session: Buffer) => (this.session = session));
+    const connection = new Connection(socket, this, https);
+    this.#open.add(connection);
+    return connection;
+  }
+}
+
+/** One socket, carrying one call at a time. */
+class Connection {
+  readonly #socket: net.Socket;
+  readonly #origin: Origin;
+  #connected = false;
+  #exchange: Exchange | undefined;
+  #closed = false;
+
+  constructor(socket: net.Socket, origin: Origin, https: boolean) {
+    this.#socket = socket;
+    this.#origin = origin;
+    socket.once(https ? 'secureConnect' : 'connect', () => (this.#connected = true));
+    socket.on('data', (chunk: Buffer) => this.#data(chunk));
+    socket.on('error', (err: Error) => this.#fail(err));
+    socket.on('timeout', () => {
+      if (this.#exchange === undefined) socket.destroy();
+    });
+    socket.on('close', () => this.#close());
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  get usable(): boolean {
+    return !this.#closed && !this.#socket.destroyed;
+  }
+
+  send(exchange: Exchange): void {
+    this.#exchange = exchange;
+    exchange.bind(this);
+    this.#socket.setTimeout(0);
+    this.#socket.write(exchange.takeRequest());
+  }
+
+  /** Free: closed after `timeoutMs` (0: kept until the server closes it). */
+  idle(timeoutMs: number): void {
+    this.#socket.setTimeout(timeoutMs);
+  }
+
+  destroy(err?: Error): void {
+    this.#socket.destroy(err);
+  }
+
+  #data(chunk: Buffer): void {
+    const exchange = this.#exchange;
+    // Bytes nobody asked for: the connection cannot be trusted with the next call.
+    if (exchange === undefined) return void this.#socket.destroy();
+    let answer;
+    try {
+      answer = exchange.reader.read(chunk);
+    } catch (err) {
+      this.#fail(err as Error);
+      return;
+    }
+    if (answer === undefined) return;
+    this.#exchange = undefined;
+    exchange.done({ status: answer.status, headers: answer.headers, body: answer.body });
+    if (answer.keepAlive && !this.#closed) this.#origin.release(this, answer.keepAliveMs);
+    else this.#socket.destroy();
+  }
+
+  #fail(err: Error): void {
+    const exchange = this.#exchange;
+    this.#exchange = undefined;
+    this.#socket.destroy();
+    exchange?.fail(err);
+  }
+
+  #close(): void {
+    this.#closed = true;
+    const exchange = this.#exchange;
+    this.#exchange = undefined;
+    if (exchange) {
+      const answer = exchange.reader.end();
+      if (answer) exchange.done({ status: answer.status, headers: answer.headers, body: answer.body });
+      else
+        exchange.fail(
+          Object.assign(new Error(exchange.reader.started ? 'connection closed before the answer was complete' : 'socket hang up'), {
+            code: 'ECONNRESET',
+          }),
+        );
+    }
+    this.#origin.closed(this);
+  }
+}
+
+/** One call: its request, its answer as it is read, and how it ends. Listens to the call's signal itself (no closure). */
+class Exchange {
+  /** Dropped once written: a long poll would otherwise hold its signed request for as long as it is open. */
+  #request: string;
+  readonly reader: Http1AnswerReader;
+  readonly #signal: AbortSignal | undefined;
+  readonly #abortError: (signal: AbortSignal) => Error;
+  readonly #resolve: (result: Http1Result) => void;
+  readonly #reject: (err: Error) => void;
+  #connection: Connection | undefined;
+  /** The queue this call waits in for a socket, if it does. */
+  queuedIn: Set<Exchange> | undefined;
+  #over = false;
+
+  constructor(
+    request: string,
+    signal: AbortSignal | undefined,
+    maxAnswerBytes: number,
+    abortError: (signal: AbortSignal) => Error,
+    resolve: (result: Http1Result) => void,
+    reject: (err: Error) => void,
+  ) {
+    this.#request = request;
+    this.reader = new Http1AnswerReader(maxAnswerBytes);
+    this.#signal = signal;
+    this.#abortError = abortError;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal?.addEventListener('abort', this, ONCE);
+  }
+
+  takeRequest(): string {
+    const request = this.#request;
+    this.#request = '';
+    return request;
+  }
+
+  bind(connection: Connection): void {
+    this.#connection = connection;
+  }
+
+  /** The signal aborted: the call ends now, and its socket with it. */
+  handleEvent(): void {
+    if (this.#over) return;
+    this.queuedIn?.delete(this);
+    this.queuedIn = undefined;
+    this.fail(this.#abortError(this.#signal!));
+    this.#connection?.destroy();
+  }
+
+  done(result: Http1Result): void {
+    if (this.#over) return;
+    this.#end();
+    this.#resolve(result);
+  }
+
+  fail(err: Error): void {
+    if (this.#over) return;
+    this.#end();
+    // An aborted call says so, whatever its socket said as it was destroyed; an answer too large says that.
+    const e = this.#signal?.aborted && err.name !== 'AnswerTooLarge' ? this.#abortError(this.#signal) : err;
+    this.#reject(this.#connection?.connected ? e : markNotSent(e));
+  }
+
+  #end(): void {
+    this.#over = true;
+    this.#signal?.removeEventListener('abort', this);
+  }
+}
+
+const ONCE = { once: true } as const;
