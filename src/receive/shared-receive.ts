@@ -5,6 +5,8 @@ import { SQS_RECEIVE_MAX } from '../core/queue.ts';
 /** Long polls in flight per queue: enough to take a burst of 100 messages in one round trip. */
 const MAX_LONG_POLLS = 10;
 
+const channelKey = (options: ReceiveOptions) => `${options.waitSec}/${options.visibilityTimeoutSec ?? ''}`;
+
 const demand = (waiting: readonly Waiter[]) => waiting.reduce((sum, w) => sum + w.max, 0);
 
 interface Waiter {
@@ -20,11 +22,6 @@ interface Waiter {
 interface Channel {
   readonly waiting: Waiter[];
   inFlight: number;
-  /**
-   * The startBefore signals the channel listens to: one listener per signal, not one per waiter (every loop of a
-   * dispatcher passes the same one, and a listener added and removed per receive was garbage per message).
-   */
-  readonly watched: WeakSet<AbortSignal>;
 }
 
 /**
@@ -49,7 +46,17 @@ interface Channel {
  */
 export class SharedReceiveSource implements MessageSource {
   readonly #inner: MessageSource;
+  /**
+   * Per queue, its channels by wait time and visibility timeout: each kept only while a loop waits in it or a call
+   * of it is in flight (every queue's first idle poll has a wait of its own, src/receive/idle-polls.ts).
+   */
   readonly #channels = new Map<ResolvedQueue, Map<string, Channel>>();
+  /**
+   * The startBefore signals listened to: one listener per signal for the source's life, not one per waiter or
+   * channel (every loop of a dispatcher passes the same one, and a listener added and removed per receive was
+   * garbage per message).
+   */
+  readonly #watched = new WeakSet<AbortSignal>();
 
   constructor(inner: MessageSource) {
     this.#inner = inner;
@@ -68,16 +75,9 @@ export class SharedReceiveSource implements MessageSource {
         resolve,
         reject,
       };
-      if (startBefore && !channel.watched.has(startBefore)) {
-        channel.watched.add(startBefore);
-        // Those still waiting when it aborts get nothing; those sent keep their call's answer.
-        const onAbort = () =>
-          this.#answerWaiting(
-            channel,
-            (w) => w.startBefore === startBefore,
-            (w) => w.resolve([]),
-          );
-        startBefore.addEventListener('abort', onAbort, { once: true });
+      if (startBefore && !this.#watched.has(startBefore)) {
+        this.#watched.add(startBefore);
+        startBefore.addEventListener('abort', () => this.#stopped(startBefore), { once: true });
       }
       channel.waiting.push(waiter);
       this.#send(queue, channel, options);
@@ -87,10 +87,32 @@ export class SharedReceiveSource implements MessageSource {
   #channel(queue: ResolvedQueue, options: ReceiveOptions): Channel {
     let byKey = this.#channels.get(queue);
     if (!byKey) this.#channels.set(queue, (byKey = new Map<string, Channel>()));
-    const key = `${options.waitSec}/${options.visibilityTimeoutSec ?? ''}`;
+    const key = channelKey(options);
     let channel = byKey.get(key);
-    if (!channel) byKey.set(key, (channel = { waiting: [], inFlight: 0, watched: new WeakSet() }));
+    if (!channel) byKey.set(key, (channel = { waiting: [], inFlight: 0 }));
     return channel;
+  }
+
+  /** A startBefore signal aborted: the loops still waiting with it get nothing; those sent keep their call's answer. */
+  #stopped(startBefore: AbortSignal): void {
+    for (const [queue, byKey] of this.#channels)
+      for (const [key, channel] of byKey) {
+        this.#answerWaiting(
+          channel,
+          (w) => w.startBefore === startBefore,
+          (w) => w.resolve([]),
+        );
+        this.#forgetIfUnused(queue, key, channel);
+      }
+  }
+
+  /** Drops a channel nobody waits in and no call of which is in flight. */
+  #forgetIfUnused(queue: ResolvedQueue, key: string, channel: Channel): void {
+    if (channel.waiting.length > 0 || channel.inFlight > 0) return;
+    const byKey = this.#channels.get(queue);
+    if (byKey?.get(key) !== channel) return;
+    byKey.delete(key);
+    if (byKey.size === 0) this.#channels.delete(queue);
   }
 
   /** Sends what the channel's rule allows now: see the class comment. */
@@ -154,6 +176,7 @@ export class SharedReceiveSource implements MessageSource {
   #done(queue: ResolvedQueue, channel: Channel, options: ReceiveOptions): void {
     channel.inFlight--;
     this.#send(queue, channel, options);
+    this.#forgetIfUnused(queue, channelKey(options), channel);
   }
 
   deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
