@@ -145,13 +145,8 @@ export class SqsHttpSource implements MessageSource, QueueLookup, QueueDirectory
   }
 
   /** A call without a queue URL (ListQueues), to the configured or regional endpoint, under CALL_DEADLINE_MS. */
-  async #serviceCall(operation: string, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
-    const deadline = this.#deadlines.start(CALL_DEADLINE_MS, signal);
-    try {
-      return await this.#attempts(this.#serviceUrl, operation, deadline.signal, body);
-    } finally {
-      deadline.clear();
-    }
+  #serviceCall(operation: string, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+    return this.#post(this.#serviceUrl, operation, CALL_DEADLINE_MS, signal, body);
   }
 
   /** Each queue URL's host, parsed once (the dispatcher uses a handful of queues). */
@@ -165,31 +160,62 @@ export class SqsHttpSource implements MessageSource, QueueLookup, QueueDirectory
     return origin;
   }
 
-  /** One call under its deadline, with the SDK's retries inside it; failures classified once, here. */
-  async #call(
+  /** One call of a queue under its deadline, to the configured endpoint, else the queue URL's host. */
+  #call(
     queueUrl: string,
     operation: string,
     deadlineMs: number,
     signal: AbortSignal | undefined,
     body: string,
   ): Promise<Record<string, unknown>> {
-    const deadline = this.#deadlines.start(deadlineMs, signal);
-    try {
-      return await this.#attempts(this.#endpoint ?? this.#originOf(queueUrl), operation, deadline.signal, body);
-    } finally {
-      deadline.clear();
-    }
+    return this.#post(this.#endpoint ?? this.#originOf(queueUrl), operation, deadlineMs, signal, body);
   }
 
-  /** One call with the SDK's retries, until `abortSignal` (if any) aborts; failures classified once (sdk-retry.ts). */
-  async #attempts(origin: URL, operation: string, abortSignal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
-    // x-amzn-query-mode, as the SDK sends it: SQS then names its error in x-amzn-query-error (SDK_ERROR_NAMES).
-    const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}`, 'x-amzn-query-mode': 'true' };
-    const maxAnswerBytes = operation === 'ReceiveMessage' ? RECEIVE_ANSWER_MAX_BYTES : SMALL_ANSWER_MAX_BYTES;
-    const call = { origin, path: joinPath(origin, '/'), headers, body, operation, maxAnswerBytes, sdkErrorNames: SDK_ERROR_NAMES };
-    const out = await postWithSdkRetries(this.#http, call, abortSignal, this.#onCall);
-    return out.length === 0 ? {} : (JSON.parse(out.toString('utf8')) as Record<string, unknown>);
+  /** One call without a deadline of its own: until `signal` (if any) aborts. */
+  #attempts(origin: URL, operation: string, signal: AbortSignal | undefined, body: string): Promise<Record<string, unknown>> {
+    return this.#post(origin, operation, undefined, signal, body);
   }
+
+  /**
+   * One call with the SDK's retries, under `deadlineMs` (if given) and `signal`; failures classified once
+   * (sdk-retry.ts). One async step for all of it: a long poll is suspended here for up to 20 s, thousands at a time.
+   */
+  async #post(
+    origin: URL,
+    operation: string,
+    deadlineMs: number | undefined,
+    signal: AbortSignal | undefined,
+    body: string,
+  ): Promise<Record<string, unknown>> {
+    const deadline = deadlineMs === undefined ? undefined : this.#deadlines.start(deadlineMs, signal);
+    try {
+      const maxAnswerBytes = operation === 'ReceiveMessage' ? RECEIVE_ANSWER_MAX_BYTES : SMALL_ANSWER_MAX_BYTES;
+      const call = {
+        origin,
+        path: joinPath(origin, '/'),
+        headers: headersOf(operation),
+        body,
+        operation,
+        maxAnswerBytes,
+        sdkErrorNames: SDK_ERROR_NAMES,
+      };
+      const out = await postWithSdkRetries(this.#http, call, deadline?.signal ?? signal, this.#onCall);
+      return out.length === 0 ? {} : (JSON.parse(out.toString('utf8')) as Record<string, unknown>);
+    } finally {
+      deadline?.clear();
+    }
+  }
+}
+
+/** Each operation's headers, made once. x-amzn-query-mode, as the SDK sends it: SQS then names its error in x-amzn-query-error (SDK_ERROR_NAMES). */
+const HEADERS = new Map<string, Readonly<Record<string, string>>>();
+function headersOf(operation: string): Readonly<Record<string, string>> {
+  let headers = HEADERS.get(operation);
+  if (headers === undefined) {
+    headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${operation}`, 'x-amzn-query-mode': 'true' };
+    HEADERS.set(operation, headers);
+  }
+  return headers;
 }
 
 /**
