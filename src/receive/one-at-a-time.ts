@@ -53,21 +53,22 @@ export class OneAtATimeSource implements MessageSource {
     this.#now = deps.now ?? monotonicNow;
   }
 
-  async receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
+  /** Not async: a long poll's wait holds one async step less (10,000 of them at a time). */
+  receive(queue: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
     const max = this.#policy.max(queue.url, options.max, this.#now());
-    try {
-      return await this.#inner.receive(queue, max === options.max ? options : { ...options, max }, signal);
-    } catch (err) {
-      if (callErrorOf(err).code === ANSWER_TOO_LARGE) {
-        const visibilityTimeoutSec = options.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
-        const untilMs = this.#policy.refused(queue.url, visibilityTimeoutSec, this.#now());
-        this.#logger.warn(
-          { queue: queue.name, max, forMs: untilMs - this.#now() },
-          'ReceiveMessage answer over its cap: its messages return after their visibility timeout; receiving one message at a time from this queue meanwhile',
-        );
-      }
+    return this.#inner.receive(queue, max === options.max ? options : { ...options, max }, signal).catch((err: unknown) => {
+      if (callErrorOf(err).code === ANSWER_TOO_LARGE) this.#refused(queue, options, max);
       throw err;
-    }
+    });
+  }
+
+  #refused(queue: ResolvedQueue, options: ReceiveOptions, max: number): void {
+    const visibilityTimeoutSec = options.visibilityTimeoutSec ?? queue.visibilityTimeoutSec;
+    const untilMs = this.#policy.refused(queue.url, visibilityTimeoutSec, this.#now());
+    this.#logger.warn(
+      { queue: queue.name, max, forMs: untilMs - this.#now() },
+      'ReceiveMessage answer over its cap: its messages return after their visibility timeout; receiving one message at a time from this queue meanwhile',
+    );
   }
 
   deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
