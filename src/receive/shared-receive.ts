@@ -5,8 +5,6 @@ import { SQS_RECEIVE_MAX } from '../core/queue.ts';
 /** Long polls in flight per queue: enough to take a burst of 100 messages in one round trip. */
 const MAX_LONG_POLLS = 10;
 
-const channelKey = (options: ReceiveOptions) => `${options.waitSec}/${options.visibilityTimeoutSec ?? ''}`;
-
 const demand = (waiting: readonly Waiter[]) => waiting.reduce((sum, w) => sum + w.max, 0);
 
 interface Waiter {
@@ -20,6 +18,8 @@ interface Waiter {
 
 /** The loops waiting to receive from one queue with one wait time and visibility timeout, and its calls in flight. */
 interface Channel {
+  /** Its key in the source's channels. */
+  readonly key: string;
   readonly waiting: Waiter[];
   inFlight: number;
 }
@@ -47,10 +47,14 @@ interface Channel {
 export class SharedReceiveSource implements MessageSource {
   readonly #inner: MessageSource;
   /**
-   * Per queue, its channels by wait time and visibility timeout: each kept only while a loop waits in it or a call
-   * of it is in flight (every queue's first idle poll has a wait of its own, src/receive/idle-polls.ts).
+   * The channels by queue, wait time and visibility timeout, in one map (not a map per queue: 10,000 idle queues):
+   * each kept only while a loop waits in it or a call of it is in flight (every queue's first idle poll has a wait
+   * of its own, src/receive/idle-polls.ts).
    */
-  readonly #channels = new Map<ResolvedQueue, Map<string, Channel>>();
+  readonly #channels = new Map<string, Channel>();
+  /** Each queue's number in the channels' keys: queues are told apart as objects, as callers hand them in. */
+  readonly #queueIds = new WeakMap<ResolvedQueue, number>();
+  #nextQueueId = 0;
   /**
    * The startBefore signals listened to: one listener per signal for the source's life, not one per waiter or
    * channel (every loop of a dispatcher passes the same one, and a listener added and removed per receive was
@@ -85,34 +89,30 @@ export class SharedReceiveSource implements MessageSource {
   }
 
   #channel(queue: ResolvedQueue, options: ReceiveOptions): Channel {
-    let byKey = this.#channels.get(queue);
-    if (!byKey) this.#channels.set(queue, (byKey = new Map<string, Channel>()));
-    const key = channelKey(options);
-    let channel = byKey.get(key);
-    if (!channel) byKey.set(key, (channel = { waiting: [], inFlight: 0 }));
+    let id = this.#queueIds.get(queue);
+    if (id === undefined) this.#queueIds.set(queue, (id = this.#nextQueueId++));
+    const key = `${id}/${options.waitSec}/${options.visibilityTimeoutSec ?? ''}`;
+    let channel = this.#channels.get(key);
+    if (!channel) this.#channels.set(key, (channel = { key, waiting: [], inFlight: 0 }));
     return channel;
   }
 
   /** A startBefore signal aborted: the loops still waiting with it get nothing; those sent keep their call's answer. */
   #stopped(startBefore: AbortSignal): void {
-    for (const [queue, byKey] of this.#channels)
-      for (const [key, channel] of byKey) {
-        this.#answerWaiting(
-          channel,
-          (w) => w.startBefore === startBefore,
-          (w) => w.resolve([]),
-        );
-        this.#forgetIfUnused(queue, key, channel);
-      }
+    for (const channel of this.#channels.values()) {
+      this.#answerWaiting(
+        channel,
+        (w) => w.startBefore === startBefore,
+        (w) => w.resolve([]),
+      );
+      this.#forgetIfUnused(channel);
+    }
   }
 
   /** Drops a channel nobody waits in and no call of which is in flight. */
-  #forgetIfUnused(queue: ResolvedQueue, key: string, channel: Channel): void {
+  #forgetIfUnused(channel: Channel): void {
     if (channel.waiting.length > 0 || channel.inFlight > 0) return;
-    const byKey = this.#channels.get(queue);
-    if (byKey?.get(key) !== channel) return;
-    byKey.delete(key);
-    if (byKey.size === 0) this.#channels.delete(queue);
+    if (this.#channels.get(channel.key) === channel) this.#channels.delete(channel.key);
   }
 
   /** Sends what the channel's rule allows now: see the class comment. */
@@ -176,7 +176,7 @@ export class SharedReceiveSource implements MessageSource {
   #done(queue: ResolvedQueue, channel: Channel, options: ReceiveOptions): void {
     channel.inFlight--;
     this.#send(queue, channel, options);
-    this.#forgetIfUnused(queue, channelKey(options), channel);
+    this.#forgetIfUnused(channel);
   }
 
   deleteBatch(queue: ResolvedQueue, entries: readonly ReceiptEntry[], signal?: AbortSignal): Promise<EntryFailure[]> {
