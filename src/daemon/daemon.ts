@@ -260,7 +260,6 @@ function logStarted(logger: Logger, config: Config, routes: readonly CheckedRout
   );
 }
 
-/** The queues the routes long-poll when idle (a route with --poll-for 0 sends no poll). */
 /** One Dispatcher per route, over the route's checked queues and function. */
 function createDispatchers(
   config: Config,
