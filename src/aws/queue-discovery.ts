@@ -38,6 +38,11 @@ export interface Discovered {
 /** Who is told when the route's queues change: the route's Dispatcher (setQueues). */
 export interface QueueTarget {
   setQueues(queues: readonly ResolvedQueue[], tagLimits: ReadonlyMap<string, QueueLimit>): void;
+  /**
+   * The queues that joined at a refresh once running, after setQueues: the start-up checked the queues it found,
+   * these are checked here (src/daemon/startup-checks.ts, checkFoundQueues).
+   */
+  joined?(queues: readonly ResolvedQueue[]): void;
 }
 
 export interface QueueDiscoveryDeps {
@@ -148,6 +153,10 @@ export class QueueDiscovery {
       if (!found.changed) continue;
       target.setQueues(found.queues, found.tagLimits);
       this.report(found, metrics);
+      if (found.added.length > 0) {
+        const added = new Set(found.added);
+        target.joined?.(found.queues.filter((q) => added.has(q.name)));
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
+import type { QueueTarget } from '../aws/queue-discovery.ts';
 import { PollShares, pollBudget } from './poll-budget.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
@@ -18,7 +19,7 @@ import { SharedReceiveSource } from '../receive/shared-receive.ts';
 import { failureSender } from '../aws/failure-sender.ts';
 import { redactTemporalConfig } from '../temporal/options.ts';
 import { awaitParts, drainRetryMs, handleShutdown } from './shutdown.ts';
-import { runStartupChecks, type CheckedRoute } from './startup-checks.ts';
+import { checkFoundQueues, runStartupChecks, type CheckedRoute } from './startup-checks.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 
 // The daemon's wiring: tracing, the HTTP server, the AWS adapters, the start-up checks, metrics, one Dispatcher
@@ -119,15 +120,18 @@ export async function runDaemon(
     dispatchers.push(...createDispatchers(config, routes, aws, metrics.sink, logger, tracer, polls));
     const work = dispatchers.map((d) => d.run(stop.signal));
     // Routes whose queues are found, not listed: re-read every --queues-refresh, changed live (src/aws/queue-discovery.ts).
-    routes.forEach(({ discovery }, i) => {
+    routes.forEach(({ route, discovery }, i) => {
       if (discovery === undefined) return;
       const dispatcher = dispatchers[i]!;
-      // The route receives from the queues found, and the status page shows them before they have traffic.
-      const target = {
-        setQueues: (...[queues, tagLimits]: Parameters<Dispatcher['setQueues']>) => {
+      const log = logger.child({ component: 'discovery', function: route.functionName });
+      // The route receives from the queues found, and the status page shows them before they have traffic; a queue
+      // found once running gets the start-up's queue check, logged, not fatal.
+      const target: QueueTarget = {
+        setQueues: (queues, tagLimits) => {
           dispatcher.setQueues(queues, tagLimits);
           ops?.status.showQueues(queues.map((q) => q.name));
         },
+        joined: (queues) => checkFoundQueues(route, queues, log),
       };
       // The tags' limits of the queues found at start-up (--queue-options holds the rest).
       target.setQueues(discovery.found.queues, discovery.found.tagLimits);
@@ -256,7 +260,6 @@ function logStarted(logger: Logger, config: Config, routes: readonly CheckedRout
   );
 }
 
-/** The queues the routes long-poll when idle (a route with --poll-for 0 sends no poll). */
 /** One Dispatcher per route, over the route's checked queues and function. */
 function createDispatchers(
   config: Config,

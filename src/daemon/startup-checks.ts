@@ -18,7 +18,7 @@ import type { RouteConfig } from '../dispatch/route.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { checkFunction } from './function-check.ts';
 import { dryRunParams } from '../check/dry-run.ts';
-import { MISSING_LAST_RECEIVE, missingLastReceive } from '../settle/failure-destination.ts';
+import { MISSING_LAST_RECEIVE, missingLastReceive, type DestinationSettings } from '../settle/failure-destination.ts';
 
 /** A route whose queues and function passed the start-up checks. */
 export interface CheckedRoute {
@@ -129,14 +129,38 @@ export async function resolveQueues(
   );
 }
 
+/** What is wrong with one of a route's queues, in the words of the start-up check. */
+export interface QueueProblem {
+  readonly queue: string;
+  readonly problem: string;
+}
+
 /**
  * A queue with a failure destination must say which receive is a message's last: its redrive policy's
  * maxReceiveCount, or max-attempts. Without either, failed messages would be retried for ever and never reach
- * the destination, which is surely not what was meant: refuse to start, naming the queue.
+ * the destination, which is surely not what was meant. The start-up refuses such a queue (checkFailureDestinations);
+ * a queue found once the route runs is logged instead (checkFoundQueues).
  */
+export function failureDestinationProblems(route: DestinationSettings, queues: readonly ResolvedQueue[]): QueueProblem[] {
+  return queues.filter((q) => missingLastReceive(route, q)).map((q) => ({ queue: q.name, problem: MISSING_LAST_RECEIVE }));
+}
+
+/** Refuses to start, naming every queue that fails failureDestinationProblems. */
 function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
-  const missing = routes.flatMap(({ route, queues }) => queues.filter((q) => missingLastReceive(route, q)));
-  if (missing.length > 0) {
-    throw new StartupError(missing.map((q) => `queue "${q.name}" ${MISSING_LAST_RECEIVE}`).join('; '));
+  const problems = routes.flatMap(({ route, queues }) => failureDestinationProblems(route, queues));
+  if (problems.length > 0) {
+    throw new StartupError(problems.map((p) => `queue "${p.queue}" ${p.problem}`).join('; '));
+  }
+}
+
+/**
+ * The start-up's failure-destination check for the queues a refresh found once the route runs (QueueTarget.joined,
+ * src/aws/queue-discovery.ts): a warning per queue, never fatal, and the queue is received from all the same. Its
+ * failed messages then stay on the queue (retried as without a destination) until it has a redrive policy, which
+ * the --visibility-refresh re-read picks up.
+ */
+export function checkFoundQueues(route: DestinationSettings, queues: readonly ResolvedQueue[], logger: Logger): void {
+  for (const { queue, problem } of failureDestinationProblems(route, queues)) {
+    logger.warn({ queue, problem }, 'a found queue fails the start-up check; its failed messages stay on the queue until it is fixed');
   }
 }

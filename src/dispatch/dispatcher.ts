@@ -29,14 +29,12 @@ export class Dispatcher {
   readonly #parts: DispatcherParts;
   /** The batch each loop holds, by loop: a slot per loop, not a Set (docs/performance.md, "Garbage the data path no longer makes"). */
   readonly #inFlight: (Batch | undefined)[];
-  #queueCount: number;
   #state: DispatcherState = 'idle';
   /** Aborts drainRetryMs after the stop: waits between Invoke attempts end there. */
   readonly #drainOver = new AbortController();
 
   constructor(options: DispatcherOptions, deps: DispatcherDeps) {
     this.#opts = options;
-    this.#queueCount = options.queues.length;
     this.#inFlight = Array.from({ length: options.concurrency }, () => undefined);
     this.#parts = assembleParts(options, deps, this.#drainOver.signal);
   }
@@ -66,7 +64,6 @@ export class Dispatcher {
    * for a queue it names.
    */
   setQueues(queues: readonly ResolvedQueue[], tagLimits: ReadonlyMap<string, QueueLimit> = new Map()): void {
-    this.#queueCount = queues.length;
     this.#parts.visibility.setQueues(queues);
     this.#parts.receiver.setQueues(
       queues,
@@ -74,9 +71,9 @@ export class Dispatcher {
     );
   }
 
-  /** How many queues the route receives from now (the metrics' per-queue policy counts them). */
+  /** How many queues the route receives from now (the metrics' per-queue policy counts them): the Receiver's count. */
   get queueCount(): number {
-    return this.#queueCount;
+    return this.#parts.receiver.queueCount;
   }
 
   async run(stop: AbortSignal): Promise<void> {

@@ -86,9 +86,12 @@ export class Receiver<L = unknown> {
    * queues and ten loops, 10,000 short receives that ran for tens of seconds on a local SQS).
    */
   readonly #emptyAtStart = new Set<number>();
+  /** The route's queues now, retired ones left out (setQueues). */
+  #queueCount: number;
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps<L>) {
     this.#opts = options;
+    this.#queueCount = options.queues.length;
     this.#byName = new Map(options.queues.map((q, i) => [q.name, i]));
     this.#deps = deps;
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
@@ -257,6 +260,14 @@ export class Receiver<L = unknown> {
     return undefined;
   }
 
+  /**
+   * How many queues the route receives from now: the one count of them, which the idle loops tell the route's poll
+   * share (src/daemon/poll-budget.ts) and the Dispatcher gives the metrics' per-queue policy.
+   */
+  get queueCount(): number {
+    return this.#queueCount;
+  }
+
   /** Whether at least one queue is not backing off after a failed receive. */
   get anyHealthy(): boolean {
     return this.#health.anyHealthy;
@@ -357,8 +368,9 @@ export class Receiver<L = unknown> {
     const equal = queues.every((q) => q.weight === queues[0]?.weight);
     const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
     this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
+    this.#queueCount = current.size;
     // Idle loops poll the queues that joined.
-    this.#idle.grow(all.length, current.size);
+    this.#idle.grow(all.length, this.#queueCount);
   }
 
   #indexOf(queue: ResolvedQueue): number {

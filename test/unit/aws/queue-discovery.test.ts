@@ -8,6 +8,8 @@ import { AwsCallError } from '../../../src/core/errors.ts';
 import type { QueueDirectory, QueueLookup, ResolvedQueue } from '../../../src/core/queue.ts';
 import { QueueDiscovery, TAGS_EVERY_REFRESHES, findQueues } from '../../../src/aws/queue-discovery.ts';
 import type { QueueLimit } from '../../../src/receive/queue-limits.ts';
+import { checkFoundQueues } from '../../../src/daemon/startup-checks.ts';
+import { MISSING_LAST_RECEIVE, parseDestination } from '../../../src/settle/failure-destination.ts';
 import { recordingLogger } from '../../support/factories.ts';
 
 const ORIGIN = 'http://sqs.local/000000000000/';
@@ -20,6 +22,8 @@ class FakeSqs implements QueueDirectory, QueueLookup {
   failTags = new Set<string>();
   failAttributes = new Set<string>();
   failList = false;
+  /** Queues with a RedrivePolicy, by name: its maxReceiveCount. */
+  readonly redrive = new Map<string, number>();
 
   async listQueues(prefix: string | undefined): Promise<string[]> {
     const names = [...this.queues.keys()].filter((n) => prefix === undefined || n.startsWith(prefix));
@@ -40,7 +44,12 @@ class FakeSqs implements QueueDirectory, QueueLookup {
     this.calls.GetQueueAttributes++;
     const name = url.slice(ORIGIN.length);
     if (this.failAttributes.has(name)) throw denied('GetQueueAttributes');
-    return { QueueArn: `arn:aws:sqs:us-east-1:000000000000:${name}`, VisibilityTimeout: '30' };
+    const redrive = this.redrive.get(name);
+    return {
+      QueueArn: `arn:aws:sqs:us-east-1:000000000000:${name}`,
+      VisibilityTimeout: '30',
+      ...(redrive === undefined ? {} : { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:dlq', maxReceiveCount: redrive }) }),
+    };
   }
 }
 
@@ -133,6 +142,62 @@ describe('QueueDiscovery', () => {
     );
     const changed = lines.find((l) => l.msg === "the route's queues changed; queues that left settle what they have in flight");
     assert.deepEqual([changed?.['added'], changed?.['removed']], [['t-b'], ['t-a']]);
+  });
+
+  it('run(): the queues that joined once running, and only those, get the start-up failure-destination check, logged', async () => {
+    const sqs = new FakeSqs();
+    // t-a lacks a redrive policy too, but was there at the start: the start-up checked it (and would have refused it).
+    sqs.queues.set('t-a', {});
+    const { finder } = discovery(sqs, { prefix: 't-' }, { now: 0 }, 5);
+    await finder.refresh();
+    const route = {
+      failureDestination: parseDestination('https://sqs.us-east-1.amazonaws.com/000000000000/failures'),
+      maxAttempts: undefined,
+      queueOptions: new Map(),
+    };
+    const { logger, lines } = recordingLogger();
+    const joined: string[][] = [];
+    let names: string[] = [];
+    const target = {
+      setQueues(queues: readonly ResolvedQueue[]) {
+        names = queues.map((q) => q.name);
+      },
+      joined(queues: readonly ResolvedQueue[]) {
+        joined.push(queues.map((q) => q.name));
+        checkFoundQueues(route, queues, logger);
+      },
+    };
+    const stop = new AbortController();
+    const running = finder.run(target, stop.signal);
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 5) {
+        assert.ok(waited < 5_000, `waited for a refresh; joined ${JSON.stringify(joined)}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    try {
+      // t-b has a redrive policy (its maxReceiveCount says the last receive); t-c has none.
+      sqs.redrive.set('t-b', 3);
+      sqs.queues.set('t-b', {});
+      sqs.queues.set('t-c', {});
+      await until(() => joined.length === 1);
+      // A queue that leaves is not checked; one that comes back is checked again.
+      sqs.queues.delete('t-c');
+      await until(() => !names.includes('t-c'));
+      sqs.queues.set('t-c', {});
+      await until(() => joined.length === 2);
+    } finally {
+      stop.abort();
+      await running;
+    }
+    assert.deepEqual(joined, [['t-b', 't-c'], ['t-c']]);
+    assert.deepEqual(
+      lines.map((l) => [l['level'], l['queue'], l['problem'], l['err']]),
+      [
+        [40, 't-c', MISSING_LAST_RECEIVE, undefined],
+        [40, 't-c', MISSING_LAST_RECEIVE, undefined],
+      ],
+    );
   });
 
   it(`costs at 10,000 queues by tag: ${TAGS_EVERY_REFRESHES} ListQueues pages a refresh, every tag once per ${TAGS_EVERY_REFRESHES} refreshes, each queue resolved once`, async () => {

@@ -366,13 +366,17 @@ describe('Dispatcher', () => {
 
 describe('Dispatcher.queueCount', () => {
   it('follows setQueues, so the metrics per queue switch to aggregated when discovery finds more than their bound', async () => {
-    const { dispatcher, stop, running } = setup([queue('a'), queue('b')]);
+    // The route's poll share is told the same count: one number for both, the Receiver's.
+    const told: number[] = [];
+    const pollShare = { set: (n: number) => void told.push(n), max: () => Infinity };
+    const { dispatcher, stop, running } = setup([queue('a'), queue('b')], { pollShare });
     assert.equal(dispatcher.queueCount, 2);
     const found = Array.from({ length: 250 }, (_, i) => queue(`tenant-${i}`));
     dispatcher.setQueues(found);
     assert.equal(dispatcher.queueCount, 250);
     dispatcher.setQueues(found.slice(0, 3));
     assert.equal(dispatcher.queueCount, 3);
+    assert.deepEqual(told, [2, 250, 3]);
     stop.abort();
     await running;
   });
