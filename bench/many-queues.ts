@@ -17,7 +17,8 @@
 // --poll-for after start-up on; the fake counts the calls itself, ElasticMQ through the counting proxy), every SQS
 // call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
 // to a queue chosen at random, send -> Invoke p50 / p99 (and any not invoked within 60 s), the daemon's peak RSS
-// (VmHWM) beside the floor's (the same number of long polls held by bare node:http: bench/peers/poll-floor.ts), its
+// (VmHWM) beside two floors (the same number of long polls held by bare net.Socket and by node:http:
+// bench/peers/poll-floor.ts), its
 // time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -122,13 +123,13 @@ interface Row {
   readonly sqs: string;
   readonly queues: number;
   readonly r: IdleResult;
-  /** The floor's peak RSS: the same number of long polls held by bare node:http (bench/peers/poll-floor.ts). */
-  readonly floorMiB: number;
+  /** The floors' peak RSS: the same number of long polls held by bare net.Socket and by node:http (bench/peers/poll-floor.ts). */
+  readonly floorMiB: { readonly net: number; readonly http: number };
 }
 
 /** Runs bench/peers/poll-floor.ts on `queues` against `endpoint` for one --poll-for and a half, under the daemon's V8 flags. */
-async function pollFloor(endpoint: string, queues: readonly QueueRef[]): Promise<number> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, here('./peers/poll-floor.ts'), endpoint, String(FLOOR_SEC)], {
+async function pollFloor(transport: 'net' | 'http', endpoint: string, queues: readonly QueueRef[]): Promise<number> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, here('./peers/poll-floor.ts'), transport, endpoint, String(FLOOR_SEC)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.add(child);
@@ -155,7 +156,7 @@ function row({ sqs, queues, r, floorMiB }: Row): string {
     .join(', ');
   const pickup = `${fmt(r.pickupAll.p50, 0)} / ${fmt(r.pickupAll.p99, 0)} (${r.pickupAll.n}${r.missed > 0 ? ` invoked; ${r.missed} not, 60 s after the last send` : ''})`;
   return (
-    `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ${fmt(floorMiB, 0)} | ` +
+    `| ${sqs} | ${queues.toLocaleString('en-US')} | ${receives} | ${fmt(all)} (${ops}) | ${pickup} | ${fmt(r.peakRssMiB, 0)} | ${fmt(floorMiB.net, 0)} / ${fmt(floorMiB.http, 0)} | ` +
     `${fmt((r.readyMs ?? NaN) / 1000)} | ${r.idleSockets} | 15 | ${(2 * queues).toLocaleString('en-US')} |`
   );
 }
@@ -222,7 +223,10 @@ try {
         lambda.reset();
         if (r.idleInvokes > 0)
           progress(`${target}, ${size} queues: ${r.idleInvokes} invocations during the idle window (queues not empty)`);
-        const floorMiB = await pollFloor(endpoint, pool.slice(0, size));
+        const floorMiB = {
+          net: await pollFloor('net', endpoint, pool.slice(0, size)),
+          http: await pollFloor('http', endpoint, pool.slice(0, size)),
+        };
         rows.push({ sqs: target, queues: size, r, floorMiB });
         progress(row(rows.at(-1)!));
       }
@@ -243,7 +247,7 @@ console.log(
     `${numbers.probes} probes ${numbers.gapMs} ms apart, each to a random queue (send -> Invoke); ${new Date().toISOString()}`,
 );
 console.log(
-  '| SQS | queues | ReceiveMessage per idle queue per minute: mean (busiest) | SQS calls of any kind per queue per minute (by operation) | pickup p50 / p99 ms (probes) | peak RSS MiB | floor: the same polls on bare node:http, peak RSS MiB | ready s (/readyz 200) | sockets at idle | Lambda trigger: receives per idle queue per minute | trigger: concurrency claimed (MaximumConcurrency >= 2 per queue) |',
+  '| SQS | queues | ReceiveMessage per idle queue per minute: mean (busiest) | SQS calls of any kind per queue per minute (by operation) | pickup p50 / p99 ms (probes) | peak RSS MiB | floors: the same polls on bare net.Socket / node:http, peak RSS MiB | ready s (/readyz 200) | sockets at idle | Lambda trigger: receives per idle queue per minute | trigger: concurrency claimed (MaximumConcurrency >= 2 per queue) |',
 );
 console.log('|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|');
 for (const r of rows) console.log(row(r));
