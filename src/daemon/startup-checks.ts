@@ -60,12 +60,10 @@ export async function runStartupChecks(
     }),
   );
   checkFailureDestinations(routes);
-  for (const q of routes.flatMap((r) => r.queues).filter((q) => q.visibilityTimeoutSec === 0)) {
-    logger.warn(
-      { queue: q.name },
-      'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
-    );
-  }
+  warnZeroVisibility(
+    routes.flatMap((r) => r.queues),
+    logger,
+  );
   // Spillover only invokes its functions once a backlog builds, and then logs refusals and retries: a typo in
   // --temporal-function or in a --temporal-versions target would go unnoticed until the day it is needed. So each
   // gets one validation invoke (a DryRun) now, and one that cannot be invoked stops the start (docs/temporal.md).
@@ -154,7 +152,7 @@ function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
 }
 
 /**
- * The start-up's failure-destination check for the queues a refresh found once the route runs (QueueTarget.joined,
+ * The start-up's queue checks for the queues a refresh found once the route runs (QueueTarget.joined,
  * src/aws/queue-discovery.ts): a warning per queue, never fatal, and the queue is received from all the same. Its
  * failed messages then stay on the queue (retried as without a destination) until it has a redrive policy, which
  * the --visibility-refresh re-read picks up.
@@ -162,5 +160,16 @@ function checkFailureDestinations(routes: readonly CheckedRoute[]): void {
 export function checkFoundQueues(route: DestinationSettings, queues: readonly ResolvedQueue[], logger: Logger): void {
   for (const { queue, problem } of failureDestinationProblems(route, queues)) {
     logger.warn({ queue, problem }, 'a found queue fails the start-up check; its failed messages stay on the queue until it is fixed');
+  }
+  warnZeroVisibility(queues, logger);
+}
+
+/** A queue whose own VisibilityTimeout is 0 (and no --visibility-timeout): a warning, at start-up and when found. */
+function warnZeroVisibility(queues: readonly ResolvedQueue[], logger: Logger): void {
+  for (const q of queues.filter((q) => q.visibilityTimeoutSec === 0)) {
+    logger.warn(
+      { queue: q.name },
+      'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout',
+    );
   }
 }

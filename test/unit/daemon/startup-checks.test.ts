@@ -1,4 +1,4 @@
-// The start-up's failure-destination check (src/daemon/startup-checks.ts), as a running route applies it to the
+// The start-up's queue checks (src/daemon/startup-checks.ts), as a running route applies them to the
 // queues found after the start: the same problems, logged per queue as a warning, never thrown.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -42,5 +42,17 @@ describe('checkFoundQueues', () => {
     );
     checkFoundQueues({ ...route, maxAttempts: 3 }, [queue('d')], logger);
     assert.equal(lines.length, 2, 'with --max-attempts every queue knows its last receive');
+  });
+});
+
+describe('checkFoundQueues: VisibilityTimeout 0', () => {
+  it('warns about a found queue whose visibility timeout is 0, as the start-up does', () => {
+    const { logger, lines } = recordingLogger();
+    const route: DestinationSettings = { failureDestination: undefined, maxAttempts: undefined, queueOptions: new Map() };
+    checkFoundQueues(route, [queue('zero', { visibilityTimeoutSec: 0 }), queue('thirty')], logger);
+    assert.deepEqual(
+      lines.map((l) => [l['level'], l['queue'], String(l['msg'])]),
+      [[40, 'zero', 'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout']],
+    );
   });
 });
