@@ -100,6 +100,7 @@ class Origin {
   readonly #waiting = new Set<Exchange>();
   /** The last TLS session, to resume on the next connect (node:https's Agent caches them as well). */
   session: Buffer | undefined;
+  #destroyed = false;
 
   constructor(target: Http1Target, maxSockets: number) {
     this.#target = target;
@@ -107,6 +108,7 @@ class Origin {
   }
 
   start(exchange: Exchange): void {
+    if (this.#destroyed) return exchange.fail(new Error('the client was closed before this call was sent'));
     let free = this.#free.pop();
     // A free socket the server has just closed (its 'close' not yet handled) is passed over.
     while (free !== undefined && !free.usable) free = this.#free.pop();
@@ -131,11 +133,15 @@ class Origin {
     this.#open.delete(connection);
     const at = this.#free.indexOf(connection);
     if (at >= 0) this.#free.splice(at, 1);
-    const next = this.#nextWaiting();
+    const next = this.#destroyed ? undefined : this.#nextWaiting();
     if (next) this.#connect().send(next);
   }
 
+  /** Closes every socket and fails the calls waiting for one; nothing connects again. */
   destroy(): void {
+    this.#destroyed = true;
+    for (const exchange of this.#waiting) exchange.fail(new Error('the client was closed before this call was sent'));
+    this.#waiting.clear();
     for (const connection of this.#open) connection.destroy();
   }
 

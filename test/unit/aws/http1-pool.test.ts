@@ -207,6 +207,22 @@ describe('Http1Pool sockets', () => {
     }
   });
 
+  it('destroy() ends the calls in flight and fails the waiting ones as not sent, connecting nothing more', async () => {
+    const pool = new Http1Pool(1);
+    server.connections = 0;
+    server.answer = () => {};
+    const open = post(pool).catch((e: unknown) => e);
+    const waiting = post(pool).catch((e: unknown) => e);
+    await sleep(50);
+    pool.destroy();
+    assert.equal(((await open) as NodeJS.ErrnoException).code, 'ECONNRESET');
+    const err = (await waiting) as Error & Record<symbol, unknown>;
+    assert.match(err.message, /closed before this call was sent/);
+    assert.equal(err[NOT_SENT], true);
+    await sleep(50);
+    assert.equal(server.connections, 1);
+  });
+
   it('an abort while the answer is awaited ends the call and its connection', async () => {
     const pool = new Http1Pool(2);
     try {
