@@ -1,6 +1,7 @@
 // Preloaded into a consumer under benchmark (`node --import ./bench/support/sdk-call-counter.ts ...`): counts
 // the HTTP requests it starts, by operation, using the diagnostics channels of Node's HTTP client
-// (`http.client.request.start`) and of undici (`undici:request:create`, the lean path's HTTP client): one
+// (`http.client.request.start`), of undici (`undici:request:create`) and of the lean path's HTTP client
+// (`workerless:http1:request:start`, src/aws/http1-pool.ts): one
 // counter increment per request, the consumer's code untouched. It also samples the V8 heap every 250 ms
 // (an unref'd timer) and keeps the peak. On SIGUSR2 it writes
 // {"seq":n,"calls":{"ReceiveMessage":..,"Invoke":..},"heap":{"peakUsedMiB":..,"usedMiB":..}} to the file named
@@ -54,6 +55,10 @@ if (file !== undefined) {
   subscribe('undici:request:create', (message) => {
     const request = (message as { request: { method: string; path: string; headers: unknown } }).request;
     count(operation(undiciTarget(request.headers), request.path, request.method));
+  });
+  subscribe('workerless:http1:request:start', (message) => {
+    const request = message as { method: string; path: string; headers: Readonly<Record<string, string>> };
+    count(operation(request.headers['x-amz-target'], request.path, request.method));
   });
   setInterval(sampleHeap, 250).unref();
   process.on('SIGUSR2', () => {

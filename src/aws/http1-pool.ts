@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -34,6 +35,14 @@ export interface Http1Result {
   readonly body: Buffer;
 }
 
+/**
+ * Published as each request starts, as node:http publishes `http.client.request.start`: {method, path, headers}
+ * (the headers as given). bench/support/sdk-call-counter.ts counts the calls by it. Nothing is built unless someone
+ * subscribes.
+ */
+const REQUEST_START_CHANNEL = 'workerless:http1:request:start';
+const requestStart = channel(REQUEST_START_CHANNEL);
+
 /** node:http's Agent keeps a free socket until one second before the server's announced idle limit. */
 const KEEP_ALIVE_BUFFER_MS = 1_000;
 /** node:http's Agent keepAliveMsecs: TCP keep-alive probes start after this long without traffic. */
@@ -68,6 +77,7 @@ export class Http1Pool {
       head += `${name}: ${value}\r\n`;
     }
     head += 'connection: keep-alive\r\n\r\n';
+    if (requestStart.hasSubscribers) requestStart.publish({ method: 'POST', path, headers });
     const key = `${target.https ? 'https' : 'http'}://${target.hostname}:${target.port ?? ''}`;
     let origin = this.#origins.get(key);
     if (origin === undefined) {

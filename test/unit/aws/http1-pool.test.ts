@@ -3,6 +3,7 @@
 // keep-alive reuse, the server's Keep-Alive hint, the per-origin socket cap with calls waiting in order, aborts,
 // refused connects marked as not sent, a server that sends its head forever, and TLS against a real TLS server.
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -158,6 +159,21 @@ describe('Http1Pool sockets', () => {
       await post(pool);
       assert.equal(server.connections, 3);
     } finally {
+      pool.destroy();
+    }
+  });
+
+  it('publishes each request on workerless:http1:request:start, as node:http does on http.client.request.start', async () => {
+    const pool = new Http1Pool(2);
+    const seen: unknown[] = [];
+    const listener = (message: unknown) => seen.push(message);
+    subscribe('workerless:http1:request:start', listener);
+    try {
+      server.answer = (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      await pool.post(target(port), '/q', { 'x-amz-target': 'AmazonSQS.ReceiveMessage' }, '', undefined, 1024, abortError);
+      assert.deepEqual(seen, [{ method: 'POST', path: '/q', headers: { 'x-amz-target': 'AmazonSQS.ReceiveMessage' } }]);
+    } finally {
+      unsubscribe('workerless:http1:request:start', listener);
       pool.destroy();
     }
   });
