@@ -103,7 +103,7 @@ class Origin {
   readonly #target: Http1Target;
   readonly #maxSockets: number;
   /** Sockets open or connecting, busy or free. */
-  #open = new Set<Connection>();
+  readonly #open = new Set<Connection>();
   /** Free sockets, the most recently freed last. */
   readonly #free: Connection[] = [];
   /** Calls waiting for a socket, in order. */
