@@ -2,7 +2,8 @@
 // queues found after the start: the same problems, logged per queue as a warning, never thrown.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkFoundQueues, failureDestinationProblems } from '../../../src/daemon/startup-checks.ts';
+import { checkFoundQueues, failureDestinationProblems, resolveQueues } from '../../../src/daemon/startup-checks.ts';
+import type { QueueLookup } from '../../../src/core/queue.ts';
 import { MISSING_LAST_RECEIVE, parseDestination, type DestinationSettings } from '../../../src/settle/failure-destination.ts';
 import { queue, recordingLogger } from '../../support/factories.ts';
 
@@ -54,5 +55,48 @@ describe('checkFoundQueues: VisibilityTimeout 0', () => {
       lines.map((l) => [l['level'], l['queue'], String(l['msg'])]),
       [[40, 'zero', 'queue has VisibilityTimeout 0: a message can be received again while it is processed; set --visibility-timeout']],
     );
+  });
+});
+
+describe('resolveQueues', () => {
+  /** A lookup that answers after a turn, counting the calls open at once. */
+  function lookup(failing?: string) {
+    const seen = { open: 0, peak: 0, calls: 0 };
+    const answer = async <T>(value: () => T): Promise<T> => {
+      seen.calls++;
+      seen.open++;
+      seen.peak = Math.max(seen.peak, seen.open);
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.open--;
+      return value();
+    };
+    const queues: QueueLookup = {
+      queueUrl: (name) =>
+        answer(() => {
+          if (name === failing) throw Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist' });
+          return `http://sqs.local/000000000000/${name}`;
+        }),
+      queueAttributes: (url) =>
+        answer(() => ({ QueueArn: `arn:aws:sqs:us-east-1:000000000000:${url.slice(url.lastIndexOf('/') + 1)}`, VisibilityTimeout: '30' })),
+    };
+    return { queues, seen };
+  }
+  const specs = (n: number) => Array.from({ length: n }, (_, i) => ({ ref: `q-${i}`, weight: 1 }));
+
+  it('resolves 1,000 queues 64 at a time, in their order (all at once, 10,000 queues outran a local SQS at start-up)', async () => {
+    const { queues, seen } = lookup();
+    const resolved = await resolveQueues(queues, specs(1000), undefined);
+    assert.deepEqual(
+      resolved.map((q) => q.name),
+      specs(1000).map((s) => s.ref),
+    );
+    assert.equal(seen.peak, 64);
+    assert.equal(seen.calls, 2000);
+  });
+
+  it('stops at the first queue that cannot be resolved, naming it', async () => {
+    const { queues, seen } = lookup('q-100');
+    await assert.rejects(resolveQueues(queues, specs(1000), undefined), /q-100/);
+    assert.ok(seen.calls < 400, `${seen.calls} calls after the failure`);
   });
 });
