@@ -56,9 +56,11 @@ export interface IdleOptions {
   /**
    * Where the SQS calls are counted: through a counting proxy (default), or by the endpoint itself
    * (bench/fast/fake-aws.ts's GET /_bench/calls), where a proxy would need two sockets per long poll: 10,000 polls
-   * are more than the 20,000 file descriptors a process may open on the benchmark machine.
+   * are more than the 20,000 file descriptors a process may open on the benchmark machine. `daemon`: the daemon's
+   * own count (`workerless_aws_api_calls_total` on /metrics, read at both ends of the window; needs `readyz`), for a
+   * real server past what a proxy can hold: by operation only, so no busiest queue (every queue gets the mean).
    */
-  readonly countAt?: 'proxy' | 'endpoint';
+  readonly countAt?: 'proxy' | 'endpoint' | 'daemon';
   /** How long after start-up the idle window opens (default SETTLE_MS): start-up passes are not idle cost. */
   readonly settleMs?: number;
 }
@@ -126,6 +128,19 @@ function socketCount(pid: number): number {
 /** What the idle window counts of a call, from the counting proxy's records or the fake's own. */
 type SqsCall = Pick<CallRecord, 'at' | 'operation' | 'queueUrl'> & { service: string };
 
+/** The daemon's own count of its SQS calls so far, by operation (workerless_aws_api_calls_total on /metrics). */
+async function daemonSqsCalls(httpPort: number | undefined): Promise<Record<string, number>> {
+  if (httpPort === undefined) throw new Error("countAt 'daemon' needs readyz (the daemon's --http-port)");
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const byOperation: Record<string, number> = {};
+  for (const m of text.matchAll(/^workerless_aws_api_calls_total\{([^}]*)\} (\S+)$/gm)) {
+    if (!/service="sqs"/.test(m[1]!)) continue;
+    const op = /operation="([^"]+)"/.exec(m[1]!)?.[1] ?? '?';
+    byOperation[op] = (byOperation[op] ?? 0) + Number(m[2]);
+  }
+  return byOperation;
+}
+
 /** The SQS calls bench/fast/fake-aws.ts saw (GET /_bench/calls), as the counting proxy records them. */
 async function endpointCalls(endpoint: string): Promise<SqsCall[]> {
   const answer = await fetch(new URL('/_bench/calls', endpoint));
@@ -150,7 +165,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     typeof o.queues === 'number'
       ? await Promise.all(Array.from({ length: o.queues }, (_, i) => createQueue(`wl-bench-idle-${i}`, {}, sqs)))
       : o.queues;
-  const proxy = o.countAt === 'endpoint' ? undefined : await startFaultProxy({ upstream: o.sqsEndpoint });
+  const proxy = o.countAt === 'endpoint' || o.countAt === 'daemon' ? undefined : await startFaultProxy({ upstream: o.sqsEndpoint });
   // Past a few hundred names the list goes in a --config file: one argument may hold at most 128 KiB on Linux.
   const names = queues.map((q) => q.name);
   const tmp = mkdtempSync(join(tmpdir(), 'bench-idle-'));
@@ -214,15 +229,18 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
     if (child.exitCode !== null) throw new Error(`${o.cli} exited ${child.exitCode}:\n${out}`);
     await sleep(o.settleMs ?? SETTLE_MS);
     const invokes0 = o.lambda.invocations.length;
+    const daemonCalls0 = o.countAt === 'daemon' ? await daemonSqsCalls(httpPort) : undefined;
     const from = Date.now();
     await sleep(o.idleSec * 1000);
     const to = Date.now();
+    const daemonCalls1 = o.countAt === 'daemon' ? await daemonSqsCalls(httpPort) : undefined;
     const idleInvokes = o.lambda.invocations.length - invokes0;
     const idleSockets = socketCount(child.pid!);
     const perMinute = (n: number) => (n * 60_000) / (to - from);
     const receivesByQueue = new Map<string, number>();
     const byOperation: Record<string, number> = {};
-    const calls = proxy ? proxy.calls() : await endpointCalls(o.sqsEndpoint);
+    const calls = proxy ? proxy.calls() : o.countAt === 'daemon' ? [] : await endpointCalls(o.sqsEndpoint);
+    for (const [op, n] of Object.entries(daemonCalls1 ?? {})) byOperation[op] = n - (daemonCalls0?.[op] ?? 0);
     for (const c of calls) {
       if (c.service !== 'sqs' || c.at < from || c.at >= to) continue;
       byOperation[c.operation] = (byOperation[c.operation] ?? 0) + 1;
@@ -231,7 +249,9 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
         receivesByQueue.set(name, (receivesByQueue.get(name) ?? 0) + 1);
       }
     }
-    const receivesPerQueueMinute = queues.map((q) => perMinute(receivesByQueue.get(q.name) ?? 0));
+    const receivesPerQueueMinute = queues.map((q) =>
+      daemonCalls1 ? perMinute(byOperation['ReceiveMessage'] ?? 0) / queues.length : perMinute(receivesByQueue.get(q.name) ?? 0),
+    );
     const callsPerQueueMinute = Object.fromEntries(Object.entries(byOperation).map(([op, n]) => [op, perMinute(n) / queues.length]));
 
     const sentAt = new Map<string, { at: number; queue: number }>();

@@ -14,7 +14,8 @@
 //              elasticmq; past 1,000 queues, one of its own with ELASTICMQ_HEAP=1g, required). Its queues are named <prefix>-00000, <prefix>-00001, ... and kept, so the next run (and
 //              a smaller size) reuses them: CreateQueue of an existing queue with the same attributes is a no-op.
 // Printed per size: ReceiveMessage per idle queue per minute (mean and busiest queue) over --idle-sec (from one
-// --poll-for after start-up on; the fake counts the calls itself, ElasticMQ through the counting proxy), every SQS
+// --poll-for after start-up on; the fake counts the calls itself, ElasticMQ through the counting proxy up to 5,000
+// queues and past that by the daemon's own /metrics count, by operation only), every SQS
 // call of any kind per queue per minute (by operation), then --probes messages, one at a time and --gap-ms apart, each
 // to a queue chosen at random, send -> Invoke p50 / p99 (and any not invoked within 60 s), the daemon's peak RSS
 // (VmHWM) beside two floors (the same number of long polls held by bare net.Socket and by node:http:
@@ -119,6 +120,10 @@ async function startFake(): Promise<{ endpoint: string; child: ChildProcess }> {
   return { endpoint: `http://127.0.0.1:${port}`, child };
 }
 
+/** Queues a counting proxy can hold: two sockets per long poll, under the 20,000 a process may open here. */
+const PROXY_MAX_QUEUES = 5_000;
+const countAt = (target: string, size: number) => (target === 'fake' ? 'endpoint' : size > PROXY_MAX_QUEUES ? 'daemon' : 'proxy');
+
 interface Row {
   readonly sqs: string;
   readonly queues: number;
@@ -148,7 +153,10 @@ const fmt = (n: number | undefined, digits = 1) =>
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 function row({ sqs, queues, r, floorMiB }: Row): string {
-  const receives = `${fmt(mean(r.receivesPerQueueMinute))} (max ${fmt(Math.max(...r.receivesPerQueueMinute))})`;
+  const receives =
+    countAt(sqs, queues) === 'daemon'
+      ? `${fmt(mean(r.receivesPerQueueMinute))} (the daemon's own count: no busiest)`
+      : `${fmt(mean(r.receivesPerQueueMinute))} (max ${fmt(Math.max(...r.receivesPerQueueMinute))})`;
   const all = Object.values(r.callsPerQueueMinute).reduce((a, b) => a + b, 0);
   const ops = Object.entries(r.callsPerQueueMinute)
     .sort((a, b) => b[1] - a[1])
@@ -215,8 +223,9 @@ try {
           gapMs: numbers.gapMs,
           pick: 'random',
           readyz: true,
-          // The fake counts the calls itself: a proxy would hold two sockets per long poll (see IdleOptions.countAt).
-          countAt: target === 'fake' ? 'endpoint' : 'proxy',
+          // The fake counts the calls itself: a proxy would hold two sockets per long poll (see IdleOptions.countAt);
+          // past PROXY_MAX_QUEUES on a real server, the daemon's own count.
+          countAt: countAt(target, size),
           // One --poll-for after start-up: the start-up pass and the first round of polls are not idle cost.
           settleMs: SETTLE_AFTER_START_MS,
         });
