@@ -8,7 +8,7 @@ import { monotonicNow } from '../util/clock.ts';
 import { discoveryFailure } from '../check/discovery-check.ts';
 import { mustPass } from '../check/check-line.ts';
 import { queueResolveVerdict } from '../check/queue-resolve.ts';
-import type { QueueLookup } from '../core/queue.ts';
+import { QUEUE_RESOLVES_AT_ONCE, type QueueLookup } from '../core/queue.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { StartupError } from '../core/errors.ts';
 import { type ResolvedQueue } from '../core/queue.ts';
@@ -108,15 +108,8 @@ async function discoverQueues(
 }
 
 /**
- * Queues resolved at a time at start-up (two calls each). All at once, 10,000 queues opened 10,000 connections
- * together, and ElasticMQ answered some of them after the start-up deadline; 64 at a time resolve 10,000 queues
- * in seconds on SQS's latency.
- */
-const RESOLVES_AT_ONCE = 64;
-
-/**
- * The route's queues, resolved (aws/resolve-queues.ts) with its --visibility-timeout, RESOLVES_AT_ONCE at a time, in
- * order. A queue that cannot be is `workerless check`'s queue line that must pass: throws a StartupError with that
+ * The route's queues, resolved (aws/resolve-queues.ts) with its --visibility-timeout, QUEUE_RESOLVES_AT_ONCE at a time,
+ * in order. A queue that cannot be is `workerless check`'s queue line that must pass: throws a StartupError with that
  * line (check/queue-resolve.ts), and no further queue is resolved.
  */
 export async function resolveQueues(
@@ -130,7 +123,7 @@ export async function resolveQueues(
   let failed = false;
   await eachBounded(
     specs.map((spec, i) => ({ spec, i })),
-    RESOLVES_AT_ONCE,
+    QUEUE_RESOLVES_AT_ONCE,
     async ({ spec, i }) => {
       if (failed) return;
       try {

@@ -222,6 +222,33 @@ describe('runChecks', () => {
     );
   });
 
+  it('checks 300 listed queues 64 at a time, each under a deadline of its own from when it starts, reported in order', async () => {
+    let open = 0;
+    let peak = 0;
+    const base = ports();
+    const p = ports({
+      resolveQueue: async (spec, signal) => {
+        open++;
+        peak = Math.max(peak, open);
+        // Each takes 20 ms: 300 at 64 at a time take about 100 ms, longer than one deadline of 60 ms.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        open--;
+        signal.throwIfAborted();
+        return base.resolveQueue(spec, signal);
+      },
+    });
+    const names = Array.from({ length: 300 }, (_, i) => `q${i}`);
+    const report = await runChecks(config(['--function', 'f', '--queues', names.join(','), '--metrics', 'off']), p, {
+      deadlineMs: 60,
+    });
+    assert.equal(peak, 64);
+    const queueLines = report.results.filter((r) => /^queue q\d+$/.test(r.name));
+    assert.deepEqual(
+      queueLines.map((r) => [r.name, r.ok]),
+      names.map((n) => [`queue ${n}`, true]),
+    );
+  });
+
   it('a check that does not answer fails at its deadline, and the others still report', async () => {
     const p = ports({
       resolveQueue: (spec, signal) =>
