@@ -63,6 +63,8 @@ export interface IdleOptions {
   readonly countAt?: 'proxy' | 'endpoint' | 'daemon';
   /** How long after start-up the idle window opens (default SETTLE_MS): start-up passes are not idle cost. */
   readonly settleMs?: number;
+  /** More of the daemon's environment (NODE_EXTRA_CA_CERTS for a test certificate). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface QueueRef {
@@ -191,6 +193,7 @@ export async function measureIdle(o: IdleOptions): Promise<IdleResult> {
         HOME: process.env['HOME'],
         ...awsTestEnv({ lambdaEndpoint: o.lambda.url }),
         AWS_ENDPOINT_URL_SQS: proxy?.url ?? o.sqsEndpoint,
+        ...o.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -6,6 +6,7 @@
 //   npm run build && node bench/many-queues.ts [--sizes 100,1000,10000] [--sqs fake,elasticmq] [--concurrency 10]
 //       [--idle-sec 60] [--probes 60] [--gap-ms 1000] [--prefix wl-bench-mq] [--create-batch 100] [--cli other/dist/src/main.js]
 //       [--create-only]   (only create the queues of the largest size, on --sqs elasticmq, for later runs)
+//       [--tls]           (the fake over HTTPS, as real SQS is: what TLS costs per connection)
 //
 // Each size runs measureIdle (bench/idle.ts) once: the built CLI with its default --poll-for, --http-port and the
 // queues in a --config file, through the counting proxy, against
@@ -23,6 +24,8 @@
 // time from spawn to the first /readyz 200, and its open sockets at the end of the idle window.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
 import { parseArgs } from 'node:util';
 import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { sqsClient } from '../test/support/aws.ts';
@@ -47,8 +50,16 @@ const { values } = parseArgs({
     'create-batch': { type: 'string', default: '100' },
     cli: { type: 'string' },
     'create-only': { type: 'boolean', default: false },
+    tls: { type: 'boolean', default: false },
   },
 });
+// --tls: the fake over HTTPS (test/fixtures/tls's certificate for "localhost", trusted here, by the daemon and by the
+// floors): what TLS costs per connection, as against real SQS.
+const TLS_CERT = fileURLToPath(new URL('../test/fixtures/tls/localhost-cert.pem', import.meta.url));
+if (values.tls) {
+  tls.setDefaultCACertificates([...tls.getCACertificates('default'), readFileSync(TLS_CERT, 'utf8')]);
+  process.env['NODE_EXTRA_CA_CERTS'] = TLS_CERT;
+}
 const sizes = values.sizes.split(',').map(Number);
 const targets = values.sqs.split(',');
 const numbers = {
@@ -112,12 +123,14 @@ async function ensureQueues(endpoint: string, count: number): Promise<{ queues: 
 
 /** The fake endpoint in its own process (so its CPU is never the daemon's). */
 async function startFake(): Promise<{ endpoint: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [here('./fast/fake-aws.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [here('./fast/fake-aws.ts'), ...(values.tls ? ['--tls'] : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.setEncoding('utf8').once('data', (line: string) => resolve((JSON.parse(line) as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`the fake endpoint exited (${code})`)));
   });
-  return { endpoint: `http://127.0.0.1:${port}`, child };
+  return { endpoint: values.tls ? `https://localhost:${port}` : `http://127.0.0.1:${port}`, child };
 }
 
 /** Queues a counting proxy can hold: two sockets per long poll, under the 20,000 a process may open here. */
@@ -228,6 +241,7 @@ try {
           countAt: countAt(target, size),
           // One --poll-for after start-up: the start-up pass and the first round of polls are not idle cost.
           settleMs: SETTLE_AFTER_START_MS,
+          ...(values.tls ? { env: { NODE_EXTRA_CA_CERTS: TLS_CERT } } : {}),
         });
         lambda.reset();
         if (r.idleInvokes > 0)

@@ -4,7 +4,9 @@
 // its own process (so its CPU is not the consumer's), keeps everything in memory, does not check signatures,
 // and has no waits of its own beyond what it is told (an invocation's duration).
 //
-//   node bench/fast/fake-aws.ts [--port 0]      prints {"port":N} on stdout once listening
+//   node bench/fast/fake-aws.ts [--port 0] [--tls]      prints {"port":N} on stdout once listening
+//   --tls: HTTPS with test/fixtures/tls's certificate for "localhost" (clients trust it with NODE_EXTRA_CA_CERTS), to
+//          measure what TLS costs a client per connection, as against real SQS
 //
 // Control API (plain JSON, unsigned), used by the benchmark between runs:
 //   POST /_bench/reset {"queue":"q","messages":N,"invokeMs":0,"bodyBytes":64} -> {"url","arn"}
@@ -23,10 +25,13 @@
 // expire (a run lasts seconds). ReceiveMessage long-polls: with nothing visible it waits up to WaitTimeSeconds
 // for a release, and a closed connection ends the wait.
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, tls: { type: 'boolean', default: false } } });
+const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/tls/${name}`, import.meta.url));
 
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
@@ -333,7 +338,8 @@ function reset(input: Input, res: ServerResponse): void {
   json(res, 200, { url: queueUrl(name), arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}` });
 }
 
-const server = createServer({ keepAliveTimeout: 120_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+const serverOptions = { keepAliveTimeout: 120_000, requestTimeout: 0, headersTimeout: 60_000 };
+const handler = (req: IncomingMessage, res: ServerResponse) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
@@ -362,7 +368,10 @@ const server = createServer({ keepAliveTimeout: 120_000, requestTimeout: 0, head
     if (url === '/_bench/calls') return json(res, 200, calls);
     json(res, 404, { message: `no fake for ${req.method} ${url}` });
   });
-});
+};
+const server = values.tls
+  ? createTlsServer({ ...serverOptions, key: fixture('localhost-key.pem'), cert: fixture('localhost-cert.pem') }, handler)
+  : createServer(serverOptions, handler);
 server.maxHeadersCount = 64;
 server.listen(Number(values.port), '127.0.0.1', () => {
   const address = server.address();

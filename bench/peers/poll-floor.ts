@@ -10,10 +10,14 @@
 //         floor of the daemon's transport, src/aws/http1-pool.ts)
 //   http  node:http with a keep-alive Agent (what the SDK's NodeHttpHandler, and the daemon until it had its own
 //         transport, hold a poll with)
+//   With an https:// endpoint, the same over TLS: tls.connect and node:https (trust a test certificate with
+//   NODE_EXTRA_CA_CERTS).
 //
 // Sends 250 polls per 5 ms at the start (as the daemon paces them), then prints {"polls","answered","peakRssMiB","rssMiB"}.
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 
 const [transport, endpoint, seconds, ...given] = process.argv.slice(2);
@@ -23,7 +27,8 @@ if (transport !== 'net' && transport !== 'http') {
 }
 const urls = given.length > 0 ? given : readFileSync(0, 'utf8').split('\n').filter(Boolean);
 const target = new URL(endpoint!);
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+const secure = target.protocol === 'https:';
+const agent = new (secure ? https : http).Agent({ keepAlive: true, maxSockets: Infinity });
 let answered = 0;
 
 /** A flat header list, as the daemon sends it (node:http then adds no Host of its own). */
@@ -44,7 +49,7 @@ const bodyOf = (url: string) => JSON.stringify({ QueueUrl: url, MaxNumberOfMessa
 
 function pollHttp(url: string): void {
   const body = bodyOf(url);
-  const req = http.request(
+  const req = (secure ? https : http).request(
     { agent, hostname: target.hostname, port: target.port, method: 'POST', path: '/', headers: headers(body) },
     (res) => {
       res.resume();
@@ -64,7 +69,8 @@ function pollNet(url: string): void {
   let request = 'POST / HTTP/1.1\r\n';
   for (let i = 0; i < h.length; i += 2) request += `${h[i]}: ${h[i + 1]}\r\n`;
   request += `connection: keep-alive\r\n\r\n${body}`;
-  const socket = net.connect(Number(target.port || 80), target.hostname);
+  const port = Number(target.port || (secure ? 443 : 80));
+  const socket = secure ? tls.connect({ host: target.hostname, port, servername: target.hostname }) : net.connect(port, target.hostname);
   socket.setNoDelay(true);
   let read = Buffer.alloc(0);
   socket.on('data', (chunk: Buffer) => {
