@@ -118,7 +118,7 @@ class Origin {
   }
 
   start(exchange: Exchange): void {
-    if (this.#destroyed) return exchange.fail(new Error('the client was closed before this call was sent'));
+    if (this.#destroyed) return exchange.fail(closedBeforeSent());
     let free = this.#free.pop();
     // A free socket the server has just closed (its 'close' not yet handled) is passed over.
     while (free !== undefined && !free.usable) free = this.#free.pop();
@@ -150,7 +150,7 @@ class Origin {
   /** Closes every socket and fails the calls waiting for one; nothing connects again. */
   destroy(): void {
     this.#destroyed = true;
-    for (const exchange of this.#waiting) exchange.fail(new Error('the client was closed before this call was sent'));
+    for (const exchange of this.#waiting) exchange.fail(closedBeforeSent());
     this.#waiting.clear();
     for (const connection of this.#open) connection.destroy();
   }
@@ -336,3 +336,8 @@ class Exchange {
 }
 
 const ONCE = { once: true } as const;
+
+/** A call that never got a socket: the pool was destroyed first. */
+function closedBeforeSent(): Error {
+  return new Error('the client was closed before this call was sent');
+}
