@@ -7,12 +7,11 @@
 // operator (check-errors.ts) are files of their own.
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
-import type { RouteConfig } from '../dispatch/route.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
 import { describeSelector, type QueueSelector } from '../receive/queue-set.ts';
 import { discoveryFailure, discoveryLine } from './discovery-check.ts';
 import { QUEUE_RESOLVES_AT_ONCE, queueNameOf, type ResolvedQueue } from '../core/queue.ts';
-import { eachBounded } from '../util/each-bounded.ts';
+import { mapBounded } from '../util/each-bounded.ts';
 import { splitFunctionRef } from './function-ref.ts';
 import { QUEUE_CHECKS } from './queue-checks.ts';
 import { queueResolveVerdict } from './queue-resolve.ts';
@@ -47,7 +46,8 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
 
   const [found, queues, routeFns, temporalFns, reserved, metrics, temporal] = await Promise.all([
     Promise.all(config.routes.flatMap((route) => (route.discovery ? [checkDiscovery(ports, route.discovery, deadline())] : []))),
-    checkQueues(ports, queueSpecs, deadline),
+    // As many at a time as the start-up resolves, each under a deadline of its own from when it starts.
+    mapBounded(queueSpecs, QUEUE_RESOLVES_AT_ONCE, (q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline())),
     Promise.all(config.routes.map((route) => checkFunction(ports, 'function', route.functionName, deadline, dryRunParams(route)))),
     Promise.all(
       (config.temporal ? spilloverFunctions(config.temporal) : []).map((fn) =>
@@ -113,26 +113,6 @@ export function allPassed(report: CheckReport): boolean {
 interface QueueChecked {
   readonly result: Checked;
   readonly resolved?: ResolvedQueue;
-}
-
-/**
- * Every listed queue's check, QUEUE_RESOLVES_AT_ONCE at a time as the start-up resolves them, each under a deadline
- * of its own from when it starts; in the order given.
- */
-async function checkQueues(
-  ports: CheckPorts,
-  specs: readonly { readonly spec: QueueSpec; readonly route: RouteConfig }[],
-  deadline: () => AbortSignal,
-): Promise<QueueChecked[]> {
-  const checked: QueueChecked[] = [];
-  await eachBounded(
-    specs.map((q, i) => ({ ...q, i })),
-    QUEUE_RESOLVES_AT_ONCE,
-    async ({ spec, route, i }) => {
-      checked[i] = await checkQueue(ports, spec, route.visibilityTimeoutSec, deadline());
-    },
-  );
-  return checked;
 }
 
 async function checkQueue(

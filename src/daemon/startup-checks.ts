@@ -19,7 +19,7 @@ import type { FunctionInvoker } from '../core/function-invoker.ts';
 import { checkFunction } from './function-check.ts';
 import { dryRunParams } from '../check/dry-run.ts';
 import { MISSING_LAST_RECEIVE, missingLastReceive, type DestinationSettings } from '../settle/failure-destination.ts';
-import { eachBounded } from '../util/each-bounded.ts';
+import { mapBounded } from '../util/each-bounded.ts';
 
 /** A route whose queues and function passed the start-up checks. */
 export interface CheckedRoute {
@@ -119,23 +119,12 @@ export async function resolveQueues(
   signal?: AbortSignal,
   endpoint?: ServiceEndpoint,
 ): Promise<ResolvedQueue[]> {
-  const resolved: ResolvedQueue[] = [];
-  let failed = false;
-  await eachBounded(
-    specs.map((spec, i) => ({ spec, i })),
-    QUEUE_RESOLVES_AT_ONCE,
-    async ({ spec, i }) => {
-      if (failed) return;
-      try {
-        resolved[i] = await resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal, endpoint);
-      } catch (err) {
-        failed = true;
-        mustPass(queueResolveVerdict(spec.ref, err));
-        throw err;
-      }
-    },
+  return mapBounded(specs, QUEUE_RESOLVES_AT_ONCE, (spec) =>
+    resolveQueue(lookup, spec, visibilityTimeoutOverrideSec, signal, endpoint).catch((err: unknown) => {
+      mustPass(queueResolveVerdict(spec.ref, err));
+      throw err;
+    }),
   );
-  return resolved;
 }
 
 /** What is wrong with one of a route's queues, in the words of the start-up check. */
