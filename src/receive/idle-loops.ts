@@ -301,7 +301,9 @@ export class IdleLoops<L> {
     clearTimeout(this.#recheck);
     this.#recheck = undefined;
     for (const batch of this.#ready.drain()) {
-      this.#idle.taken(this.#route.queues().indexOf(batch.received.queue));
+      // By name: the queue's object may have been replaced (a weight tag changed) while its batch waited.
+      const name = batch.received.queue.name;
+      this.#idle.taken(this.#route.queues().findIndex((q) => q.name === name));
       this.#release1(batch);
     }
   }

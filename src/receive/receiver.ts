@@ -305,7 +305,8 @@ export class Receiver<L = unknown> {
    * gets no idle poll, whose answer would make a second batch beside the one being gathered.
    */
   gathering(queue: ResolvedQueue, on: boolean): void {
-    const index = this.#opts.queues.indexOf(queue);
+    // By name, as everywhere: discovery replaces a queue's object when its weight tag changes mid-window.
+    const index = this.#indexOf(queue);
     if (index >= 0) this.#idle.gathering(index, on);
   }
 

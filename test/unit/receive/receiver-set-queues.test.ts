@@ -99,6 +99,26 @@ describe('Receiver.setQueues', () => {
     await after;
   });
 
+  it('a batch gathering while its queue object is replaced (a weight tag changed) is counted out: the queue gets its idle poll again', async () => {
+    const before = queue('a');
+    const { source, receiver, stop } = setup({ queues: [before] });
+    source.respond = (_name, waitSec) => (waitSec === 0 ? [] : undefined);
+    receiver.gathering(before, true);
+    // Discovery re-places the queue with a new object of the same name while the batch gathers.
+    receiver.setQueues([queue('a', { weight: 5 })], [undefined]);
+    receiver.gathering(before, false);
+    const pass = receiver.next(stop.signal);
+    await flush();
+    assert.deepEqual(
+      source.pending.map((p) => p.queue),
+      ['a'],
+      'the queue is found by name, not by object: its gathering ended and its long poll is back',
+    );
+    stop.abort();
+    source.pending.shift()!.resolve([]);
+    await pass;
+  });
+
   it("a queue's limits follow setQueues: a slot taken before it left is given back, and a queue that left reserves no loop", async () => {
     const { source, receiver, stop } = setup({ queues: [queue('a'), queue('b')], limits: [{ maxConcurrency: 1 }, undefined] });
     source.respond = (name) => (name === 'a' ? [message()] : []);
