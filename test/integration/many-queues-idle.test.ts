@@ -13,10 +13,15 @@ import { functionFixture } from '../support/functions.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
 import { until } from '../support/factories.ts';
+import { queuesLongPolled, startFaultProxy } from '../support/fault-proxy.ts';
 
 const CONCURRENCY = 10;
-/** Start-up is not idle cost: the route's first pass reads each queue once with a short receive. */
-const SETTLE_MS = 5_000;
+/**
+ * Start-up is not idle cost: the route's first pass reads each queue once with a short receive. The probes start
+ * once every queue has had a long poll, seen through a pass-through proxy (a fixed 5 s settle time was not always
+ * enough on a busy host).
+ */
+const START_UP_MS = 60_000;
 const PROBES = 30;
 /**
  * Pickup is measured with fewer queues than the count: every poll holds a connection, and the local servers do
@@ -58,8 +63,9 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
       const sqs = sqsClient(server.endpoint);
       const prefix = `wl-found-${randomUUID().slice(0, 8)}`;
       const queues = await createQueues(PICKUP_QUEUES, found ? prefix : 'wl-pickup', sqs);
+      const proxy = await startFaultProxy({ upstream: server.endpoint });
       try {
-        const run = startIdleDaemon(endpoint.url, server.endpoint, [
+        const run = startIdleDaemon(endpoint.url, proxy.url, [
           '--function',
           'echo',
           ...(found ? ['--queues-prefix', prefix] : ['--queues', queues.map((q) => q.name).join(',')]),
@@ -68,7 +74,8 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
         ]);
         runs.push(run);
         await started(run);
-        await sleep(SETTLE_MS);
+        const names = queues.map((q) => q.name);
+        await until(() => queuesLongPolled(proxy, names, Date.now()) === PICKUP_QUEUES, START_UP_MS, 'a long poll on every queue', 200);
         // Pickup after idle: one message at a time to a random queue, the loops idle before each.
         const sentAt = new Map<string, number>();
         for (let k = 0; k < PROBES; k++) {
@@ -97,6 +104,7 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
         assert.ok(p99 < PICKUP_P99_MS, `pickup p99 ${p99} ms: ${pickups.sort((a, b) => a - b).join(', ')}`);
         assert.equal(await stopDaemon(run), 0, run.stderr());
       } finally {
+        await proxy.close();
         await deleteQueues(queues, sqs);
         sqs.destroy();
       }

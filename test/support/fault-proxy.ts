@@ -314,6 +314,23 @@ export function awsErrorResponse(info: Pick<RequestInfo, 'service'>, fault: Stat
   return { status: fault.status, headers, body: Buffer.from(JSON.stringify(body)) };
 }
 
+/** A ReceiveMessage open at least this long, or that lasted as long, is a long poll (a short receive takes milliseconds). */
+const LONG_POLL_MS = 1_000;
+
+/**
+ * How many of the queues named have had a long poll through the proxy by `now`: a ReceiveMessage open (or that
+ * lasted) LONG_POLL_MS or more. Once all have, a daemon's start-up (its first pass of short receives) is over.
+ */
+export function queuesLongPolled(proxy: FaultProxy, names: readonly string[], now: number): number {
+  const polled = new Set<string>();
+  for (const c of proxy.calls('ReceiveMessage')) {
+    if ((c.endedAt ?? now) - c.at < LONG_POLL_MS) continue;
+    const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1);
+    if (name !== undefined) polled.add(name);
+  }
+  return names.filter((n) => polled.has(n)).length;
+}
+
 /** ReceiveMessage calls started in [from, to) on each of the queues named, in their order (matched by queue URL). */
 export function receivesPerQueue(proxy: FaultProxy, names: readonly string[], from: number, to: number): number[] {
   const counts = new Map(names.map((name) => [name, 0]));
