@@ -32,6 +32,9 @@ interface Waiting<L> {
   readonly release: (() => Promise<void>) | undefined;
 }
 
+/** The idle state's mode (IdleLoops' header says what moves it on); every mode but `starting` has its stop. */
+type IdleMode = { readonly name: 'starting' } | { readonly name: 'polling' | 'stopping' | 'drained'; readonly stop: AbortSignal };
+
 /** How an idle loop's wait ended: handed a batch, or sent back to its loop at once. */
 type IdleEnd<L> = { kind: 'received'; received: Received<L> } | { kind: 'now' };
 
@@ -64,6 +67,8 @@ export interface IdleDeps<L> {
 export interface IdleRoute<L> extends IdleDeps<L> {
   /** The route's queues now, by index (Receiver.setQueues only appends). */
   readonly queues: () => readonly ResolvedQueue[];
+  /** Queue `queue`'s index, found by its name (-1: none); the one way a queue is found. */
+  readonly indexOf: (queue: ResolvedQueue) => number;
   /** The order the queues are drawn in now. */
   readonly list: () => QueueList;
   readonly visibilityOf: (queue: ResolvedQueue) => number;
@@ -80,6 +85,20 @@ export interface IdleRoute<L> extends IdleDeps<L> {
  * what a poll returns goes to the idle loop that waited longest, or waits for a loop in the ready set
  * (src/receive/ready-set.ts) under its lease, taken in the queues' order when a loop is free. At the stop, no poll
  * is sent, and what waits or still arrives is released at once.
+ *
+ * Its mode (IdleMode), changed only by #setMode(), which logs each change at debug level:
+ * - `starting`: the route's start-up passes read the queues; no poll is sent yet. start() (the first loop goes
+ *   idle, or the route's first pass with pollsFromStart) moves it to `polling`.
+ * - `polling`: a long poll is kept in flight per queue that may be polled, and what they return is handed to idle
+ *   loops or waits in the ready set. The stop's abort event moves it to `stopping`.
+ * - `stopping`: no poll is sent; every batch that waited is released, and so is what a poll still returns.
+ *   drain(), once no poll is on its way and every release has ended, moves it to `drained`.
+ * - `drained`: nothing is in flight any more.
+ * A start() with another stop than the mode's (a receiver run past one stop, as tests do) moves any mode back to
+ * `polling` under the new stop.
+ *
+ * A queue is found by its index, and its index by its name (IdleRoute.indexOf), never by object: discovery
+ * replaces a queue's object when its weight tag changes, also while a batch of it waits.
  */
 export class IdleLoops<L> {
   readonly #route: IdleRoute<L>;
@@ -96,8 +115,8 @@ export class IdleLoops<L> {
   /** How each waiting idle loop is answered. */
   readonly #members = new Map<Member, (end: IdleEnd<L>) => void>();
   #nextMember: Member = 0;
-  /** The idle loops' stop: a poll still waiting to be sent (shared receives) is not sent after it, none is sent after it. */
-  #idleStop: AbortSignal | undefined;
+  /** The mode (the header says each); its stop: a poll still waiting to be sent (shared receives) is not sent after it, none is sent after it. */
+  #mode: IdleMode = { name: 'starting' };
   /** Looks again for queues to poll when one has rested, recovered or may get a slot (a release also looks). */
   #recheck: NodeJS.Timeout | undefined;
 
@@ -112,7 +131,7 @@ export class IdleLoops<L> {
 
   /** Whether the idle loops have started (a loop went idle, or the polls started with the route's first pass). */
   get started(): boolean {
-    return this.#idleStop !== undefined;
+    return this.#mode.name !== 'starting';
   }
 
   /** Whether a pass should skip queue `index`: its poll in flight answers the moment it has a message (IdlePolls.covered). */
@@ -182,13 +201,35 @@ export class IdleLoops<L> {
 
   /** The idle loops' stop: from then on no poll is sent, and what waits or still arrives is released at once. */
   start(stop: AbortSignal): void {
-    if (this.#idleStop === stop) return;
-    this.#idleStop = stop;
-    stop.addEventListener('abort', () => this.#releaseWaiting(), { once: true });
+    if (this.#stop === stop) return;
+    // An aborted signal sends no abort event: the mode is `stopping` from here (the Receiver never starts so).
+    this.#setMode({ name: stop.aborted ? 'stopping' : 'polling', stop });
+    stop.addEventListener('abort', () => this.#stopped(stop), { once: true });
   }
 
+  /** The stop of `stop` came: the mode moves on if it is still that stop's, and what waits is released. */
+  #stopped(stop: AbortSignal): void {
+    if (this.#mode.name === 'polling' && this.#mode.stop === stop) this.#setMode({ name: 'stopping', stop });
+    this.#releaseWaiting();
+  }
+
+  /** The one place the mode changes. */
+  #setMode(next: IdleMode): void {
+    const from = this.#mode.name;
+    this.#mode = next;
+    if (from !== next.name) this.#route.logger.debug({ from, to: next.name }, 'idle state changes mode');
+  }
+
+  get #stop(): AbortSignal | undefined {
+    return this.#mode.name === 'starting' ? undefined : this.#mode.stop;
+  }
+
+  /**
+   * Whether no poll may be sent: the stop's signal, not the mode, since the stop's other listeners run before
+   * #stopped and a poll they cause must not go either.
+   */
   get #stopping(): boolean {
-    return this.#idleStop?.aborted ?? false;
+    return this.#stop?.aborted ?? false;
   }
 
   #answer(member: Member, end: IdleEnd<L>): void {
@@ -230,7 +271,7 @@ export class IdleLoops<L> {
 
   /** Sends the polls that are missing: one per queue that may be polled now (src/receive/idle-polls.ts). */
   poll(): void {
-    if (this.#stopping || this.#idleStop === undefined) return;
+    if (this.#mode.name === 'starting' || this.#stopping) return;
     const now = this.#route.now();
     const paused = this.#route.paused?.() ?? false;
     // A poll takes no slot: what it returns waits for a loop that takes the slot then (ReadySet.take).
@@ -260,7 +301,7 @@ export class IdleLoops<L> {
     const visibilityTimeoutSec = this.#route.visibilityOf(this.#route.queues()[index]!);
     const waitSec = spread ? this.#idle.waitSec(index, pollForSec, this.#route.random) : pollForSec;
     const poll = this.#route.health
-      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#idleStop })
+      .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#stop })
       .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));
     this.#polls.add(poll);
     void poll.finally(() => this.#polls.delete(poll));
@@ -302,8 +343,7 @@ export class IdleLoops<L> {
     this.#recheck = undefined;
     for (const batch of this.#ready.drain()) {
       // By name: the queue's object may have been replaced (a weight tag changed) while its batch waited.
-      const name = batch.received.queue.name;
-      this.#idle.taken(this.#route.queues().findIndex((q) => q.name === name));
+      this.#idle.taken(this.#route.indexOf(batch.received.queue));
       this.#release1(batch);
     }
   }
@@ -326,6 +366,7 @@ export class IdleLoops<L> {
   async drain(): Promise<void> {
     this.#releaseWaiting();
     while (this.#polls.size > 0 || this.#releases.size > 0) await Promise.allSettled([...this.#polls, ...this.#releases]);
+    if (this.#mode.name === 'stopping') this.#setMode({ name: 'drained', stop: this.#mode.stop });
   }
 
   /**

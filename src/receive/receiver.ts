@@ -106,6 +106,7 @@ export class Receiver<L = unknown> {
       {
         ...deps,
         queues: () => this.#opts.queues,
+        indexOf: (queue) => this.#indexOf(queue),
         list: () => this.#list,
         visibilityOf: (queue) => this.#visibilityOf(queue),
         batchSize: options.batchSize,
