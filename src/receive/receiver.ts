@@ -195,19 +195,7 @@ export class Receiver<L = unknown> {
    * stay empty (for liveness: the polls it waits on have deadlines of their own).
    */
   async next(stop: AbortSignal, onIdle?: () => void): Promise<Received<L> | undefined> {
-    const { queues, batchSize, pollForSec, sleepSec } = this.#opts;
-    const max = firstReceiveMax(batchSize);
-    // Once a loop went idle every queue that may be polled has a poll, so a pass reads only the queues without one
-    // (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the route's first pass,
-    // which still reads every queue in order (a strict route serves its highest queue first from the start): the
-    // other loops' start-up passes then read none, not a thousand queues each.
-    let first = false;
-    if (pollForSec > 0 && this.#opts.pollsFromStart === true && !this.#idle.started && !stop.aborted) {
-      first = true;
-      this.#idle.start(stop);
-      this.#idle.poll();
-    }
-    if (this.#idle.started && this.#emptyAtStart.size > 0) this.#emptyAtStart.clear();
+    const first = this.#startUp(stop);
     const now = this.#deps.now();
     const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#idle.waiting(i) || this.#health.retryAt(i) <= now);
     if (drawn.length === 0) {
@@ -221,6 +209,37 @@ export class Receiver<L = unknown> {
       await this.#waitForSlot(order, stop);
       return undefined;
     }
+    const received = await this.#pass(order, first, stop);
+    if (received !== undefined || stop.aborted) return received;
+    return this.#idleHandOff(order, stop, onIdle);
+  }
+
+  /**
+   * The start-up, before a pass: returns whether this is the route's first pass, which starts the polls
+   * (pollsFromStart). Once a loop went idle every queue that may be polled has a poll, so a pass reads only the
+   * queues without one (hot, resting, or beyond the poll budget). With pollsFromStart that begins with the route's
+   * first pass, which still reads every queue in order (a strict route serves its highest queue first from the
+   * start): the other loops' start-up passes then read none, not a thousand queues each.
+   */
+  #startUp(stop: AbortSignal): boolean {
+    let first = false;
+    if (this.#opts.pollForSec > 0 && this.#opts.pollsFromStart === true && !this.#idle.started && !stop.aborted) {
+      first = true;
+      this.#idle.start(stop);
+      this.#idle.poll();
+    }
+    if (this.#idle.started && this.#emptyAtStart.size > 0) this.#emptyAtStart.clear();
+    return first;
+  }
+
+  /**
+   * The pass over `order`: at each queue's turn, takes the batch of it that waits in the ready set, or receives
+   * from it at once. Until the idle loops start (a start-up pass), a queue another loop's start-up pass found
+   * empty is skipped. Undefined: every queue it read was empty, or `stop` came.
+   */
+  async #pass(order: readonly number[], first: boolean, stop: AbortSignal): Promise<Received<L> | undefined> {
+    const { queues, batchSize, pollForSec } = this.#opts;
+    const max = firstReceiveMax(batchSize);
     for (const index of order) {
       if (stop.aborted) return undefined;
       // A batch an idle poll returned waits for a loop: it is taken at its queue's turn, as a receive would be.
@@ -243,7 +262,15 @@ export class Receiver<L = unknown> {
       }
       this.#release(index);
     }
-    if (stop.aborted) return undefined;
+    return undefined;
+  }
+
+  /**
+   * The idle hand-off, after a pass over `order` found nothing: the loop waits with the other idle loops for what
+   * their polls return (without polls, it sleeps --sleep), unless every queue is backing off (the next pass waits
+   * for the first one) or at its limits (it waits for a slot).
+   */
+  async #idleHandOff(order: readonly number[], stop: AbortSignal, onIdle: (() => void) | undefined): Promise<Received<L> | undefined> {
     const healthy = order.filter((i) => this.#health.retryAt(i) <= this.#deps.now());
     // Every queue failed: the next pass waits for the first one's back-off instead of polling or sleeping.
     if (healthy.length === 0) return undefined;
@@ -252,12 +279,12 @@ export class Receiver<L = unknown> {
       await this.#waitForSlot(healthy, stop);
       return undefined;
     }
-    if (pollForSec > 0) {
+    if (this.#opts.pollForSec > 0) {
       onIdle?.();
       const end = await this.#idle.wait(stop);
       return end.kind === 'received' ? end.received : undefined;
     }
-    await sleep(sleepSec * 1000, stop);
+    await sleep(this.#opts.sleepSec * 1000, stop);
     return undefined;
   }
 
