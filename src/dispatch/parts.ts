@@ -8,14 +8,11 @@ import { Receiver } from '../receive/receiver.ts';
 import { FailureReasons } from '../settle/failure-reasons.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { QueueVisibility } from './queue-visibility.ts';
-import type { Message } from '@aws-sdk/client-sqs';
-import type { Logger } from 'pino';
-import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
-import { ids, receipts } from '../settle/receipts.ts';
-import { changeVisibility } from '../settle/visibility-change.ts';
+import type { ResolvedQueue } from '../core/queue.ts';
 import type { FailureRoute } from '../settle/deliver-failures.ts';
 import { allowedReceives } from '../settle/failure-destination.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
+import { releaseWaiting } from '../settle/waiting-batch.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
 import { DispatchEvents } from './dispatch-events.ts';
@@ -65,24 +62,6 @@ function failureRoutes(options: DispatcherOptions): {
       return destination === undefined || maxAttempts === undefined ? undefined : { destination, maxAttempts };
     },
   };
-}
-
-/**
- * A stop while a batch waited in the ready set for a loop: nothing of it ran, so it is made visible again at once
- * (ChangeMessageVisibility 0), never left invisible until its timeout. Its receive count stays one up.
- */
-async function releaseWaiting(
-  queue: ResolvedQueue,
-  messages: readonly Message[],
-  lease: VisibilityLease,
-  source: MessageSource,
-  log: Logger,
-  metrics: DispatchMetrics,
-): Promise<void> {
-  await lease.end();
-  await changeVisibility(source, log, queue, receipts(messages), 0);
-  metrics.released(queue.name, messages.length);
-  log.warn({ queue: queue.name, messageIds: ids(messages) }, 'shutting down while these messages waited for a free loop; released them');
 }
 
 /**

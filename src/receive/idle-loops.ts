@@ -3,19 +3,11 @@ import type { Logger } from 'pino';
 import { firstReceiveMax } from './batch-window.ts';
 import { IdlePolls, RAMP_UP_WAKES, UNCAPPED, type Member, type PollShare } from './idle-polls.ts';
 import { ReadySet } from './ready-set.ts';
+import type { HeldBatch } from './held-batch.ts';
 import type { QueueHealth } from './queue-health.ts';
 import type { QueueSlots } from './queue-limits.ts';
 import type { QueueList, Random } from './queue-order.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
-
-/**
- * A batch an idle poll returned, held while it waits for a loop: `lease` keeps it invisible (the dispatcher's
- * visibility lease, which the batch keeps once a loop takes it), `release` makes it visible again at once (a stop).
- */
-export interface HeldBatch<L> {
-  readonly lease: L;
-  release(): Promise<void>;
-}
 
 export interface Received<L = unknown> {
   readonly queue: ResolvedQueue;

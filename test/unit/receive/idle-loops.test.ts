@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
-import { IdleLoops, type HeldBatch } from '../../../src/receive/idle-loops.ts';
+import type { HeldBatch } from '../../../src/receive/held-batch.ts';
+import { IdleLoops } from '../../../src/receive/idle-loops.ts';
 import { QueueHealth } from '../../../src/receive/queue-health.ts';
 import { QueueSlots } from '../../../src/receive/queue-limits.ts';
 import { Receiver } from '../../../src/receive/receiver.ts';
