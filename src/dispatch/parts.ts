@@ -12,7 +12,7 @@ import type { ResolvedQueue } from '../core/queue.ts';
 import type { FailureRoute } from '../settle/deliver-failures.ts';
 import { allowedReceives } from '../settle/failure-destination.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
-import { releaseWaiting } from '../settle/waiting-batch.ts';
+import { holdWaiting } from '../settle/waiting-batch.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
 import { DispatchEvents } from './dispatch-events.ts';
@@ -93,11 +93,9 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
       now,
       paused: () => gate.paused,
       placeWanted: () => (adaptive?.counts.rejoinLine ?? 0) > 0,
-      // What an idle poll returns is leased at once: it may wait in the ready set for a loop.
-      hold: (queue, messages, visibilityTimeoutSec) => {
-        const lease = new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, now(), leaseDeps);
-        return { lease, release: () => releaseWaiting(queue, messages, lease, deps.source, log, metrics) };
-      },
+      // What an idle poll returns is leased at once: it may wait in the ready set for a loop (the leases' deps,
+      // built below, are read at the first hold).
+      hold: holdWaiting({ leaseDeps: () => leaseDeps, metrics }),
     },
   );
   const tracer = deps.tracer ?? noopTracer;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { firstReceiveMax } from './batch-window.ts';
 import { IdlePolls, RAMP_UP_WAKES, UNCAPPED, type Member, type PollShare } from './idle-polls.ts';
 import { ReadySet } from './ready-set.ts';
-import type { HeldBatch } from './held-batch.ts';
+import type { HoldBatch } from './held-batch.ts';
 import type { QueueHealth } from './queue-health.ts';
 import type { QueueSlots } from './queue-limits.ts';
 import type { QueueList, Random } from './queue-order.ts';
@@ -52,7 +52,7 @@ export interface IdleDeps<L> {
   /** Whether a parked batch waits for an adaptive place (src/invoke/concurrency-gate.ts) that an idle loop may hold. */
   readonly placeWanted?: (() => boolean) | undefined;
   /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
-  readonly hold?: ((queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number) => HeldBatch<L>) | undefined;
+  readonly hold?: HoldBatch<L> | undefined;
 }
 
 /** What the idle loops share with the Receiver: the route as it is now, and the per-queue state both keep. */
