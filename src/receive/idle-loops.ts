@@ -30,7 +30,7 @@ type IdleMode = { readonly name: 'starting' } | { readonly name: 'polling' | 'st
 /** How an idle loop's wait ended: handed a batch, or sent back to its loop at once. */
 type IdleEnd<L> = { kind: 'received'; received: Received<L> } | { kind: 'now' };
 
-/** A loop that finds every queue at its limit looks again after this long at the latest (a release wakes it sooner). */
+/** A loop that finds every queue at its limit looks again after this long at the latest (a slot given back wakes it sooner). */
 export const LIMIT_RECHECK_MS = 1_000;
 
 /**
@@ -109,7 +109,7 @@ export class IdleLoops<L> {
   #nextMember: Member = 0;
   /** The mode (the header says each); its stop: a poll still waiting to be sent (shared receives) is not sent after it, none is sent after it. */
   #mode: IdleMode = { name: 'starting' };
-  /** Looks again for queues to poll when one has rested, recovered or may get a slot (a release also looks). */
+  /** Looks again for queues to poll when one has rested, recovered or may get a slot (a slot given back also looks). */
   #recheck: NodeJS.Timeout | undefined;
 
   constructor(route: IdleRoute<L>, options: { pollShare?: PollShare | undefined; readyBound: number }) {

@@ -8,7 +8,7 @@
  * - ratePerSec: invocations per second, as a token bucket of `burst` tokens.
  *
  * A loop acquires a slot before it receives, so it never receives for a queue it may not invoke for; the slot
- * is released when the batch is settled, or at once (with its token refunded) when the receive returned
+ * is given back when the batch is settled, or at once (with its token refunded) when the receive returned
  * nothing. Pure state: time (monotonic, src/util/clock.ts) is passed in, and the Receiver does the waiting.
  *
  * Waiting never holds a slot: a batch that waits between Invoke attempts (an unknown outcome held for a
@@ -134,7 +134,7 @@ export class QueueSlots {
     if (before === undefined || before.ratePerSec !== next.ratePerSec || before.burst !== next.burst) {
       this.#buckets[i] = next.ratePerSec !== undefined ? new TokenBucket(next.ratePerSec, next.burst ?? 1, now) : undefined;
     }
-    // Once on, counting stays on: a batch that took no slot while it was off gives back none (release() stops at 0).
+    // Once on, counting stays on: a batch that took no slot while it was off gives back none (giveBack() stops at 0).
     this.#active ||= hasLimit(next);
   }
 
@@ -211,7 +211,7 @@ export class QueueSlots {
    * Gives a slot back (`parked`: a parked batch's, ended while it waited). `received: false` (the receive returned nothing) refunds the token and marks the queue
    * empty for EMPTY_GRACE_MS; `true` (a batch was received and is now settled) keeps the token spent.
    */
-  release(i: number, received: boolean, now: number, parked = false): void {
+  giveBack(i: number, received: boolean, now: number, parked = false): void {
     const count = parked ? this.#parked : this.#held;
     if (count[i]! > 0) count[i]!--;
     if (!received) {
@@ -237,7 +237,7 @@ export class QueueSlots {
 
   /**
    * When a queue that is held back only by its rate limit gets its next token; undefined when none is (the
-   * others wait for a slot to be released).
+   * others wait for a slot to be given back).
    */
   nextTokenAt(order: readonly number[], now: number): number | undefined {
     let at: number | undefined;

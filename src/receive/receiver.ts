@@ -60,7 +60,7 @@ export interface ReceiverDeps<L = unknown> extends IdleDeps<L> {
  * With per-queue limits (QueueSlots), a loop takes a slot of a queue before it receives from it, so it never
  * receives for a queue it may not invoke for; the slot is given back by settled(), or at once when the receive
  * returned nothing. Queues below their reserved minimum are tried first, and a loop that finds every queue at
- * its limit waits for a release or the next rate token.
+ * its limit waits for a slot given back or the next rate token.
  *
  * A receive is never aborted, not even by shutdown: SQS may hand messages to a call we abandon, and they
  * would then stay invisible for a whole visibility timeout. Every receive has its own deadline instead
@@ -74,7 +74,7 @@ export class Receiver<L = unknown> {
   readonly #byName: Map<string, number>;
   readonly #health: QueueHealth;
   readonly #slots: QueueSlots;
-  /** Loops waiting for a slot to be released; each release wakes one, which looks again. */
+  /** Loops waiting for a slot to be given back; each slot given back wakes one, which looks again. */
   readonly #slotWaiters = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
   readonly #unparkLines: WaitQueue[];
@@ -127,7 +127,7 @@ export class Receiver<L = unknown> {
     if (!this.#slots.active) return;
     const index = this.#indexOf(queue);
     if (index < 0) return;
-    this.#slots.release(index, true, this.#deps.now(), parked);
+    this.#slots.giveBack(index, true, this.#deps.now(), parked);
     this.#handOver(index);
   }
 
@@ -152,16 +152,16 @@ export class Receiver<L = unknown> {
     await line.wait();
   }
 
-  #release(index: number): void {
+  #giveBack(index: number): void {
     if (!this.#slots.active) return;
-    this.#slots.release(index, false, this.#deps.now());
+    this.#slots.giveBack(index, false, this.#deps.now());
     this.#handOver(index);
   }
 
   /**
    * A slot of queue `index` is free: a parked batch of that queue takes it first (handed over, counted here);
-   * otherwise one loop waiting to receive wakes and looks again. One wake per release: the others keep waiting
-   * (and look again on their own after LIMIT_RECHECK_MS), so a release costs O(1) however many loops wait.
+   * otherwise one loop waiting to receive wakes and looks again. One wake per slot given back: the others keep waiting
+   * (and look again on their own after LIMIT_RECHECK_MS), so giving one back costs O(1) however many loops wait.
    */
   #handOver(index: number): void {
     const line = this.#unparkLines[index]!;
@@ -180,7 +180,7 @@ export class Receiver<L = unknown> {
     return this.#slotWaiters.size;
   }
 
-  /** Waits until a slot is released, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
+  /** Waits until a slot is given back, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
   async #waitForSlot(queues: readonly number[], stop: AbortSignal): Promise<void> {
     const now = this.#deps.now();
     const tokenAt = this.#slots.nextTokenAt(queues, now);
@@ -260,7 +260,7 @@ export class Receiver<L = unknown> {
       if (messages.length > 0) {
         return { queue: queues[index]!, messages, visibilityTimeoutSec };
       }
-      this.#release(index);
+      this.#giveBack(index);
     }
     return undefined;
   }

@@ -70,13 +70,13 @@ describe('QueueSlots', () => {
     assert.equal(s.nextTokenAt([0, 1], 0), undefined);
   });
 
-  it('maxConcurrency: no more than N holders; a release frees one', () => {
+  it('maxConcurrency: no more than N holders; a slot given back frees one', () => {
     const s = new QueueSlots([{ maxConcurrency: 2 }, undefined], 10, 0);
     assert.equal(s.acquire(0, 0), true);
     assert.equal(s.acquire(0, 0), true);
     assert.equal(s.acquire(0, 0), false);
     assert.equal(s.admits(1, 0), true, 'other queues are not affected');
-    s.release(0, true, 1);
+    s.giveBack(0, true, 1);
     assert.equal(s.acquire(0, 1), true);
   });
 
@@ -104,13 +104,13 @@ describe('QueueSlots', () => {
   it('minConcurrency: a queue that was just found empty reserves nothing and is not tried first, for EMPTY_GRACE_MS', () => {
     const s = new QueueSlots([undefined, { minConcurrency: 2 }], 3, 0);
     assert.equal(s.acquire(1, 0), true);
-    s.release(1, false, 0); // its receive returned nothing
+    s.giveBack(1, false, 0); // its receive returned nothing
     assert.deepEqual(s.prioritise([0, 1], 10), [0, 1]);
     assert.equal(s.acquire(0, 10), true);
     assert.equal(s.acquire(0, 10), true);
     assert.equal(s.acquire(0, 10), true, 'every loop may serve the other queue while low is empty');
     assert.deepEqual(s.prioritise([0, 1], EMPTY_GRACE_MS), [1, 0], 'then it is tried first again');
-    s.release(0, true, EMPTY_GRACE_MS);
+    s.giveBack(0, true, EMPTY_GRACE_MS);
     assert.equal(s.admits(0, EMPTY_GRACE_MS), false, 'and its minimum is reserved again');
     assert.equal(s.admits(1, EMPTY_GRACE_MS), true);
   });
@@ -120,9 +120,9 @@ describe('QueueSlots', () => {
     assert.equal(s.acquire(0, 0), true);
     assert.equal(s.admits(0, 0), false);
     assert.equal(s.nextTokenAt([0], 0), 500);
-    s.release(0, false, 100);
+    s.giveBack(0, false, 100);
     assert.equal(s.acquire(0, 100), true, 'refunded');
-    s.release(0, true, 200);
+    s.giveBack(0, true, 200);
     assert.equal(s.admits(0, 200), false, 'a received batch spends its token');
     assert.equal(s.admits(0, 600), true);
   });
@@ -130,14 +130,14 @@ describe('QueueSlots', () => {
   it('a rate-limited queue without a token reserves nothing for its minimum', () => {
     const s = new QueueSlots([undefined, { minConcurrency: 1, ratePerSec: 1 }], 2, 0);
     assert.equal(s.acquire(1, 0), true);
-    s.release(1, true, 10);
+    s.giveBack(1, true, 10);
     assert.equal(s.acquire(0, 10), true);
     assert.equal(s.acquire(0, 10), true, 'low has no token: its reserved loop is not held idle');
   });
 
-  it('a release below zero is ignored', () => {
+  it('a slot given back below zero is ignored', () => {
     const s = new QueueSlots([{ maxConcurrency: 1 }], 1, 0);
-    s.release(0, true, 0);
+    s.giveBack(0, true, 0);
     assert.equal(s.held(0), 0);
     assert.equal(s.acquire(0, 0), true);
   });
@@ -156,7 +156,7 @@ describe('QueueSlots', () => {
     assert.equal(s.acquire(0, 0), true);
     assert.equal(s.admits(0, 0), false, '1 active + 3 parked = twice the max: no new receive');
     assert.equal(s.unpark(0), true, 'but a parked batch may come back');
-    s.release(0, true, 0, true); // a parked batch ended while waiting
+    s.giveBack(0, true, 0, true); // a parked batch ended while waiting
     assert.deepEqual([s.held(0), s.parked(0)], [2, 1]);
   });
 

@@ -852,7 +852,7 @@ describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START }));
   afterEach(() => mock.timers.reset());
 
-  it('2,000 loops on one held slot cost 2,000 waiters however many rechecks pass, and one release wakes one', async () => {
+  it('2,000 loops on one held slot cost 2,000 waiters however many rechecks pass, and one slot given back wakes one', async () => {
     const { source, receiver, stop } = setup({ queues: [queue('a')], pollForSec: 0, concurrency: 2_001, limits: [{ maxConcurrency: 1 }] });
     source.respond = () => [message()];
     const held = await receiver.next(stop.signal);
@@ -881,7 +881,7 @@ describe('Receiver: loops waiting for a queue slot (issue 20 item 4)', () => {
     const before = returns;
     receiver.settled(held.queue);
     await flush();
-    assert.equal(returns - before, 1, 'the release woke one loop, not 2,000');
+    assert.equal(returns - before, 1, 'the slot given back woke one loop, not 2,000');
     assert.equal(received, 1, 'and that loop took the slot on its next look');
     assert.equal(receiver.slotWaiters, 1_999);
     stop.abort();

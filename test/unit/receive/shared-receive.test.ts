@@ -5,16 +5,16 @@ import { SharedReceiveSource } from '../../../src/receive/shared-receive.ts';
 import type { ReceiveOptions, ResolvedQueue } from '../../../src/core/queue.ts';
 import { FakeSource, message, queue } from '../../support/factories.ts';
 
-/** A FakeSource whose receives (long polls too, when `gateLongPolls`) wait until released, so several loops can ask while one is in flight. */
+/** A FakeSource whose receives (long polls too, when `gateLongPolls`) wait until their gates open, so several loops can ask while one is in flight. */
 class GatedSource extends FakeSource {
   gates: (() => void)[] = [];
   gateLongPolls = false;
   override async receive(q: ResolvedQueue, options: ReceiveOptions, signal?: AbortSignal): Promise<Message[]> {
     if (options.waitSec === 0 || this.gateLongPolls) await new Promise<void>((r) => this.gates.push(r));
-    // A released long poll answers at once with what is there, as SQS does when its wait is over.
+    // A long poll let through answers at once with what is there, as SQS does when its wait is over.
     return super.receive(q, { ...options, waitSec: 0 }, signal);
   }
-  release(): void {
+  open(): void {
     const gates = this.gates;
     this.gates = [];
     for (const g of gates) g();
@@ -39,10 +39,10 @@ describe('SharedReceiveSource', () => {
       [],
       'the first receive is still gated',
     );
-    inner.release();
+    inner.open();
     assert.equal((await first).length, 1);
     await tick();
-    inner.release();
+    inner.open();
     const got = await Promise.all(others);
     assert.deepEqual(
       got.map((m) => m.length),
@@ -66,12 +66,12 @@ describe('SharedReceiveSource', () => {
     await tick();
     const waiting = Array.from({ length: 4 }, () => shared.receive(q, { max: 3, waitSec: 0 }));
     await tick();
-    inner.release();
+    inner.open();
     await blocker;
     await tick();
-    inner.release();
+    inner.open();
     await tick();
-    inner.release();
+    inner.open();
     const got = await Promise.all(waiting);
     assert.deepEqual(
       inner.receives.map((r) => r.max),
@@ -92,7 +92,7 @@ describe('SharedReceiveSource', () => {
     const second = shared.receive(q, { max: 1, waitSec: 0 });
     await tick();
     assert.equal(inner.gates.length, 2, 'two separate receives, not one shared one');
-    inner.release();
+    inner.open();
     assert.deepEqual([(await first).length, (await second).length], [1, 1]);
     assert.deepEqual(
       inner.receives.map((r) => r.max),
@@ -113,7 +113,7 @@ describe('SharedReceiveSource', () => {
     const tenth = shared.receive(q, { max: 1, waitSec: 0 });
     await tick();
     assert.equal(inner.gates.length, 2, 'the tenth makes a full call, sent at once');
-    inner.release();
+    inner.open();
     const got = await Promise.all([first, ...nine, tenth]);
     assert.deepEqual(
       got.map((m) => m.length),
@@ -135,7 +135,7 @@ describe('SharedReceiveSource', () => {
     assert.equal(inner.gates.length, 10, 'ten idle loops poll, two wait');
     await sleep(80);
     const late = shared.receive(q, { max: 1, waitSec: 0.05 });
-    inner.release();
+    inner.open();
     assert.deepEqual(
       (await Promise.all(early)).map((m) => m.length),
       Array.from({ length: 12 }, () => 0),
@@ -143,7 +143,7 @@ describe('SharedReceiveSource', () => {
     await tick();
     assert.equal(inner.gates.length, 1, 'the late loop, whose wait is not over, waits under a poll of its own');
     await sleep(80);
-    inner.release();
+    inner.open();
     assert.deepEqual(await late, []);
     assert.equal(inner.receives.length, 11, 'eleven calls for thirteen idle loops');
   });
@@ -158,14 +158,14 @@ describe('SharedReceiveSource', () => {
     const waiting = [1, 2].map(() => shared.receive(q, { max: 2, waitSec: 20 }));
     await tick();
     inner.push('q', ...Array.from({ length: 12 }, () => message()));
-    inner.release();
+    inner.open();
     assert.deepEqual(
       (await Promise.all(polling)).map((m) => m.length),
       Array.from({ length: 10 }, () => 1),
     );
     await tick();
     assert.equal(inner.gates.length, 1, 'the next long poll is in flight');
-    inner.release();
+    inner.open();
     assert.deepEqual(
       (await Promise.all(waiting)).map((m) => m.length),
       [2, 0],
@@ -187,7 +187,7 @@ describe('SharedReceiveSource', () => {
     const stopping = shared.receive(q, { max: 1, waitSec: 0, startBefore: stop.signal });
     stop.abort();
     assert.deepEqual(await stopping, [], 'answered while the receive before it is still in flight');
-    inner.release();
+    inner.open();
     assert.equal((await first).length, 1);
     await tick();
     assert.deepEqual(
@@ -210,7 +210,7 @@ describe('SharedReceiveSource', () => {
     const sharedGated = new SharedReceiveSource(gated);
     const polls = Array.from({ length: 12 }, () => sharedGated.receive(q, { max: 1, waitSec: 20 }));
     await tick();
-    gated.release();
+    gated.open();
     for (const p of polls) await assert.rejects(p, { message: 'down' });
     assert.equal(gated.receives.length, 10, 'the two loops waiting beyond the ten polls get the failure too');
   });
