@@ -315,7 +315,7 @@ export class IdleLoops<L> {
       const batch: Waiting<L> = { received, release: held ? () => held.release() : undefined };
       if (this.#stopping) {
         this.#idle.taken(index);
-        this.#release1(batch);
+        this.#releaseOne(batch);
         return;
       }
       this.#ready.add(index, batch);
@@ -336,11 +336,12 @@ export class IdleLoops<L> {
     for (const batch of this.#ready.drain()) {
       // By name: the queue's object may have been replaced (a weight tag changed) while its batch waited.
       this.#idle.taken(this.#route.indexOf(batch.received.queue));
-      this.#release1(batch);
+      this.#releaseOne(batch);
     }
   }
 
-  #release1(batch: Waiting<L>): void {
+  /** Makes one batch that waited (or arrived after the stop) visible again; drain() waits for it. */
+  #releaseOne(batch: Waiting<L>): void {
     if (!batch.release) return;
     const release = batch
       .release()
