@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
-import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../core/queue.ts';
 import type { QueueLimit } from '../receive/queue-limits.ts';
+import type { Received } from '../receive/receiver.ts';
 import { ids } from '../settle/receipts.ts';
 import { VisibilityLease } from '../settle/visibility-lease.ts';
 import { processBatch, type Batch } from './batch.ts';
@@ -157,16 +157,18 @@ export class Dispatcher {
     this.#parts.activities.mark(loop, undefined);
     if (received) {
       this.#parts.events.received(received.queue, received.messages, startedAt);
-      await this.#process(this.#track(loop, received.queue, received.messages, received.visibilityTimeoutSec, received.lease), halt);
+      await this.#process(this.#track(loop, received), halt);
     }
   }
 
   /**
-   * `visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied. `held`: the lease an
-   * idle poll's batch has had since its answer (it may have waited for this loop); the batch keeps it.
+   * `received.visibilityTimeoutSec`: what the receive stated, so the lease assumes what SQS applied.
+   * `received.lease`: the lease an idle poll's batch has had since its answer (it may have waited for this loop);
+   * the batch keeps it, and its window and age count from that answer (`received.receivedAt`).
    */
-  #track(loop: number, queue: ResolvedQueue, messages: Message[], visibilityTimeoutSec: number, held?: VisibilityLease): Batch {
-    const receivedAt = this.#parts.now();
+  #track(loop: number, received: Received<VisibilityLease>): Batch {
+    const { queue, messages, visibilityTimeoutSec, lease: held } = received;
+    const receivedAt = received.receivedAt ?? this.#parts.now();
     const lease = held ?? new VisibilityLease(queue, messages, visibilityTimeoutSec * 1000, receivedAt, this.#parts.leaseDeps);
     const batch: Batch = { loop, queue, messages, receivedAt, lease };
     this.#inFlight[loop] = batch;

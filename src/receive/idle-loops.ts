@@ -16,6 +16,11 @@ export interface Received<L = unknown> {
   readonly visibilityTimeoutSec: number;
   /** The lease made when an idle poll answered (ReceiverDeps.hold); undefined: the loop leases the batch itself. */
   readonly lease?: L | undefined;
+  /**
+   * When an idle poll answered with it (the route's clock), for a batch that may have waited for a loop: its
+   * batching window and its age count from here. Undefined: received by the loop itself, just now.
+   */
+  readonly receivedAt?: number | undefined;
 }
 
 /** A batch in the ready set, and how it is released at a stop. */
@@ -310,8 +315,8 @@ export class IdleLoops<L> {
       // Leased from here (the dispatcher's lease): it may wait for a loop.
       const held = this.#route.hold?.(queue, messages, visibilityTimeoutSec);
       const received: Received<L> = held
-        ? { queue, messages, visibilityTimeoutSec, lease: held.lease }
-        : { queue, messages, visibilityTimeoutSec };
+        ? { queue, messages, visibilityTimeoutSec, lease: held.lease, receivedAt: now }
+        : { queue, messages, visibilityTimeoutSec, receivedAt: now };
       const batch: Waiting<L> = { received, release: held ? () => held.release() : undefined };
       if (this.#stopping) {
         this.#idle.taken(index);

@@ -43,6 +43,36 @@ describe('Dispatcher with a batching window', () => {
     );
   });
 
+  it('a batch that waited for the busy loop gathers only what is left of its window, counted from its receive', async () => {
+    // Lambda's trigger: MaximumBatchingWindowInSeconds is the most time spent gathering records before the invocation,
+    // from the first record (docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html, "Batching window").
+    // The loop is busy invoking the first batch when the second message arrives: an idle poll receives it and it
+    // waits in the ready set; its window runs from there, not from when the loop takes it.
+    const starts: number[] = [];
+    const t0 = Date.now();
+    const invoker = new FakeInvoker(async () => {
+      starts.push(Date.now() - t0);
+      if (starts.length === 1) await delay(1_200);
+      return ok();
+    });
+    const { source, stop, running } = startDispatcher([queue('q')], { batchSize: 25, batchWindowMs: 1_500, concurrency: 1 }, invoker);
+    // The loop has found the queue empty and gone idle: the idle state's polls have started.
+    await delay(300);
+    source.push('q', message());
+    await until(() => starts.length === 1, 5_000, 'the first batch invoked');
+    await delay(200);
+    const secondAt = Date.now() - t0;
+    source.push('q', message());
+    await until(() => source.deleted.length === 2, 10_000, 'both deleted');
+    stop.abort();
+    await running;
+    assert.deepEqual(sizes(invoker), [1, 1]);
+    // Received about 1,700 ms in; the loop is free again at about 2,700: its window (1,500 from the receive) ends
+    // at 3,200, not at 4,200 (1,500 from the take).
+    const wait = starts[1]! - secondAt;
+    assert.ok(wait >= 1_400 && wait < 2_100, `the second batch invoked ${wait} ms after its message was sent, window 1500 ms`);
+  });
+
   it('a full batch is invoked at once; the rest waits for its window', async () => {
     const { invoker, starts, reset } = timedInvoker();
     const { source, stop, running } = startDispatcher([queue('q')], { batchSize: 30, batchWindowMs: 1_500 }, invoker, (s) =>

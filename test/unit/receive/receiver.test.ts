@@ -313,8 +313,10 @@ describe('Receiver', () => {
       assert.deepEqual(await Promise.all(passes.map((p) => settled(p))), [false, false, false, false, false]);
       // A message on c goes to the first loop that started to wait.
       const batch = [message()];
+      const answeredAt = Date.now();
       pending.answer(batch, 'c');
-      assert.deepEqual(await passes[0], { queue: queue('c'), messages: batch, visibilityTimeoutSec: 30 });
+      // With the time the poll answered: the batch's window and age count from there, however long it waits.
+      assert.deepEqual(await passes[0], { queue: queue('c'), messages: batch, visibilityTimeoutSec: 30, receivedAt: answeredAt });
       assert.equal(receiver.idleLoops, 4);
       await flush(); // c is polled again once the taker's Invoke could go out
       assert.equal(source.calls.at(-1)?.queue, 'c');
