@@ -91,7 +91,7 @@ export interface FailureReason {
   /**
    * function-error: the function threw; item-failure: a batchItemFailures entry; invalid-response; invoke-rejected:
    * Lambda refused the Invoke; retries-exhausted: received more often than allowed, with no failure known to this
-   * process (src/invoke/exhausted.ts).
+   * process (src/settle/exhausted.ts).
    */
   readonly kind: 'function-error' | 'item-failure' | 'invalid-response' | 'invoke-rejected' | 'retries-exhausted';
   readonly errorType: string;

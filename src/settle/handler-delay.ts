@@ -44,7 +44,7 @@ export interface HandlerDelayPlan {
 
 /**
  * Which kept messages get the delay their handler chose. `raw`: `retryDelaySeconds` by message id, as the
- * entries gave it (src/invoke/invoke-result.ts).
+ * entries gave it (src/settle/invoke-result.ts).
  * - Standard queue: each message its own delay.
  * - FIFO queue: per message group, as the back-off is (src/settle/retry-backoff.ts): SQS hands out nothing more
  *   of a group while one of its messages is invisible, so all the group's kept messages get one timeout, the

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Logger } from 'pino';
 import type { ResolvedQueue } from '../core/queue.ts';
-import { interpretResult, type BatchVerdict } from '../invoke/invoke-result.ts';
+import { interpretResult, type BatchVerdict } from './invoke-result.ts';
 import { capText } from '../util/cap-text.ts';
 import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';
@@ -41,7 +41,7 @@ export interface SettleDeps {
 }
 
 /**
- * Settles one invoked chunk from its outcome: the function's verdict (src/invoke/invoke-result.ts) says which
+ * Settles one invoked chunk from its outcome: the function's verdict (src/settle/invoke-result.ts) says which
  * messages are deleted and which are kept; kept ones get their retry back-off. Returns the ids kept on the
  * queue. `started`: when the chunk's invocation began, for the log.
  */

@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../core/queue.ts';
-import { heldBehind, retriesExhausted, splitExhausted } from '../invoke/exhausted.ts';
+import { heldBehind, retriesExhausted, splitExhausted } from './exhausted.ts';
 import { deliverFailures, type DeliverDeps, type FailureRoute } from './deliver-failures.ts';
 import { ids } from './receipts.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
@@ -11,7 +11,7 @@ export interface ExhaustedDeps extends DeliverDeps {
 }
 
 /**
- * Before the Invoke: the messages received more often than their queue allows (src/invoke/exhausted.ts) are
+ * Before the Invoke: the messages received more often than their queue allows (src/settle/exhausted.ts) are
  * not invoked; their records go to the failure destination, with the reason this process last saw them fail
  * (else RetriesExhausted), and those accepted are deleted. Those refused stay on the queue with their retry
  * back-off (or visibility timeout), and on FIFO so do the later messages of their groups. Returns the messages

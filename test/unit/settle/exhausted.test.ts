@@ -1,8 +1,8 @@
-// Which received messages are not invoked again (src/invoke/exhausted.ts). ApproximateReceiveCount grows with
+// Which received messages are not invoked again (src/settle/exhausted.ts). ApproximateReceiveCount grows with
 // every receive ("Using dead-letter queues", SQS Developer Guide); a FIFO queue hands out a group's messages in order.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { heldBehind, retriesExhausted, splitExhausted } from '../../../src/invoke/exhausted.ts';
+import { heldBehind, retriesExhausted, splitExhausted } from '../../../src/settle/exhausted.ts';
 import { message } from '../../support/factories.ts';
 
 const counted = (id: string, count: number, group?: string) =>

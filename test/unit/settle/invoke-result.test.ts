@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { interpretResult } from '../../../src/invoke/invoke-result.ts';
+import { interpretResult } from '../../../src/settle/invoke-result.ts';
 
 const ids = ['a', 'b', 'c', 'd'];
 const ok = (payload: unknown) => ({

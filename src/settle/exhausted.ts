@@ -9,8 +9,8 @@
  * or a maxReceiveCount lowered since.
  */
 import type { Message } from '@aws-sdk/client-sqs';
-import type { FailureReason } from '../settle/failure-destination.ts';
-import { receiveCountOf } from '../settle/retry-backoff.ts';
+import type { FailureReason } from './failure-destination.ts';
+import { receiveCountOf } from './retry-backoff.ts';
 
 export interface ExhaustedSplit {
   /** Not invoked: they go to the failure destination, in batch order. */

@@ -10,7 +10,7 @@
  * message is retried. Its value is passed on as given, unchecked; src/settle/handler-delay.ts reads it.
  */
 import type { InvocationResponse } from '../core/function-invoker.ts';
-import { idsToKeep } from '../settle/fifo-rule.ts';
+import { idsToKeep } from './fifo-rule.ts';
 
 export type BatchVerdict =
   | { kind: 'success'; deleteIds: string[]; keepIds: string[] }
