@@ -1,7 +1,20 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ResolvedQueue } from '../core/queue.ts';
-import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import type { InvokeParams, InvokeResult } from '../core/function-invoker.ts';
+
+/**
+ * What an Invoke reads of the batch's visibility lease (src/settle/visibility-lease.ts's VisibilityLease, which
+ * settle/ owns and dispatch/ hands in): invoke/ comes before settle/ on a message's path, so it declares the
+ * narrow view here instead of importing the lease.
+ */
+export interface InvokeLease {
+  /** The visibility timeout the receive stated and every extension renews, milliseconds. */
+  readonly timeoutMs: number;
+  /** The messages still leased. */
+  readonly messages: Message[];
+  /** Before an Invoke attempt: the messages of `messages` whose lease has lapsed (empty when all are hidden). */
+  confirm(messages: readonly Message[]): Message[];
+}
 
 /**
  * One Invoke of a chunk of a batch, and who asks: the shape every wrapper (src/invoke/with-*.ts) takes and
@@ -12,7 +25,7 @@ export interface InvokeContext {
   /** The worker loop holding the batch (whose activity liveness watches). */
   readonly loop: number;
   readonly queue: ResolvedQueue;
-  readonly lease: Pick<VisibilityLease, 'confirm' | 'messages' | 'timeoutMs'>;
+  readonly lease: InvokeLease;
   /** The chunk in the payload: the messages the lease must still hide before each attempt. */
   readonly messages: readonly Message[];
   /** This chunk and every later one of the batch: the messages the span covers and a shutdown releases. */
