@@ -4,7 +4,7 @@ import { classifyAwsError } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { AwsEndpoints } from './endpoints.ts';
 import type { FunctionInvoker } from '../core/function-invoker.ts';
-import type { MetricsPublisher } from '../operator/metrics/cloudwatch.ts';
+import type { MetricsPublisher } from '../core/telemetry/metrics-publisher.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { AWS_METRICS } from '../core/telemetry/metric-names.ts';
 import type { MessageSender, MessageSource, QueueDirectory, QueueLookup } from '../core/queue.ts';
@@ -128,7 +128,7 @@ export async function createAwsAdapters(
       sqs: new SqsSdkSource(sqs),
       invoker: (fn) => new LambdaSdkInvoker(lambda, fn),
       cloudwatch: () =>
-        (cloudwatch ??= Promise.all([import('../operator/metrics/cloudwatch-sdk.ts'), sdk.cloudwatch()]).then(
+        (cloudwatch ??= Promise.all([import('./cloudwatch-sdk.ts'), sdk.cloudwatch()]).then(
           ([{ CloudWatchSdkPublisher }, client]) => new CloudWatchSdkPublisher(client),
         )),
       sdk,
@@ -176,7 +176,7 @@ export async function createAwsAdapters(
     sqs: new SqsHttpSource(sqsHttp, endpoints.sqs, callCounter('sqs', options.metrics)),
     invoker: (fn) => new LambdaHttpInvoker(lambdaHttp, endpoints.lambda.url, fn, lambdaCalls),
     cloudwatch: () =>
-      (cloudwatch ??= import('../operator/metrics/cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
+      (cloudwatch ??= import('./cloudwatch-http.ts').then(({ CloudWatchHttpPublisher }) => {
         cloudwatchHttp = new SignedHttp({
           service: 'monitoring',
           region,
@@ -200,7 +200,7 @@ export async function createAwsAdapters(
   };
 }
 
-/** The same counts as countAwsCalls (src/operator/metrics/aws-calls.ts) records for the SDK clients. */
+/** The same counts as countAwsCalls (src/aws/aws-calls.ts) records for the SDK clients. */
 function callCounter(service: string, sink: MetricsSink | undefined): ((operation: string, err: unknown) => void) | undefined {
   if (!sink) return undefined;
   const def = AWS_METRICS.calls;

@@ -7,7 +7,7 @@ import { isSkewRefusal, skewWatcher } from './clock-skew.ts';
 import type { ServiceEndpoint } from './endpoints.ts';
 import { CAP_ANSWERS, capAnswers } from './sdk-answer-caps.ts';
 import type { Config } from '../config/config.ts';
-import { COUNT_AWS_CALLS, countAwsCalls } from '../operator/metrics/aws-calls.ts';
+import { COUNT_AWS_CALLS, countAwsCalls } from './aws-calls.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 
 /**
@@ -28,7 +28,7 @@ export interface SdkClients {
 export interface SdkClientOptions {
   /** Sockets per host for SQS and Lambda: every worker loop may hold one long poll and one invocation open. Default 50. */
   readonly maxSockets?: number | undefined;
-  /** Counts every call by operation and outcome (src/operator/metrics/aws-calls.ts). */
+  /** Counts every call by operation and outcome (src/aws/aws-calls.ts). */
   readonly metrics?: MetricsSink | undefined;
   /** Per service (sqs, lambda, cloudwatch): told when the client's clock offset becomes skewed, or no longer is. */
   readonly onSkew?: ((service: string) => ((offsetMs: number, skewed: boolean) => void) | undefined) | undefined;

@@ -1,9 +1,10 @@
-import type { MetricDatum as CwDatum, PutMetricDataInput } from '@aws-sdk/client-cloudwatch';
+import type { MetricDatum as CwDatum } from '@aws-sdk/client-cloudwatch';
 import { setInterval } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { callErrorOf } from '../../core/errors.ts';
 import type { MetricDatum, MetricsSink } from '../../core/telemetry/metrics-sink.ts';
 import { ALL_METRICS } from '../../core/telemetry/metric-names.ts';
+import type { MetricsPublisher } from '../../core/telemetry/metrics-publisher.ts';
 import type { QueueSeries } from './queue-series.ts';
 
 /** The metrics sent under several dimension sets (names.ts), by CloudWatch name. */
@@ -51,17 +52,6 @@ function requestLength(datums: readonly CwDatum[]): number {
 
 /** A PutMetricData call's deadline: a CloudWatch that does not answer must not hold up a shutdown. */
 const PUT_METRIC_DATA_DEADLINE_MS = 10_000;
-
-/** One PutMetricData request: the SDK's input shape, whichever client sends it. */
-export type PutMetricDataRequest = Required<Pick<PutMetricDataInput, 'Namespace' | 'MetricData'>>;
-
-/**
- * CloudWatch's PutMetricData, sent by the lean client (cloudwatch-http.ts, the default) or the SDK's
- * (cloudwatch-sdk.ts, `--aws-client sdk`). `signal` is the call's only deadline; a failure is an AwsCallError.
- */
-export interface MetricsPublisher {
-  putMetricData(request: PutMetricDataRequest, signal: AbortSignal): Promise<void>;
-}
 
 interface Aggregate {
   name: string;

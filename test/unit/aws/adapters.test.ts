@@ -16,7 +16,7 @@ import { backoffMs } from '../../../src/util/backoff.ts';
 import { checkFunction } from '../../../src/daemon/function-check.ts';
 import { LambdaSdkInvoker } from '../../../src/aws/lambda-sdk-invoker.ts';
 import { CloudWatchMetrics } from '../../../src/operator/metrics/cloudwatch.ts';
-import { CloudWatchSdkPublisher } from '../../../src/operator/metrics/cloudwatch-sdk.ts';
+import { CloudWatchSdkPublisher } from '../../../src/aws/cloudwatch-sdk.ts';
 import { SqsSdkSource } from '../../../src/aws/sqs-sdk-source.ts';
 import { StartupError } from '../../../src/core/errors.ts';
 import { resolveQueues } from '../../../src/daemon/startup-checks.ts';

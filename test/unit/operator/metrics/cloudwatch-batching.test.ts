@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { DispatchMetrics } from '../../../../src/core/telemetry/dispatch-metrics.ts';
-import { putMetricDataBody } from '../../../../src/operator/metrics/cloudwatch-http.ts';
-import { CloudWatchMetrics, type PutMetricDataRequest } from '../../../../src/operator/metrics/cloudwatch.ts';
+import { putMetricDataBody } from '../../../../src/aws/cloudwatch-http.ts';
+import { CloudWatchMetrics } from '../../../../src/operator/metrics/cloudwatch.ts';
+import type { PutMetricDataRequest } from '../../../../src/core/telemetry/metrics-publisher.ts';
 import { QueueSeries, type MetricsPerQueue } from '../../../../src/operator/metrics/queue-series.ts';
 
 const MB = 1_000_000;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
-import { CloudWatchMetrics, type PutMetricDataRequest } from '../../../../src/operator/metrics/cloudwatch.ts';
+import { CloudWatchMetrics } from '../../../../src/operator/metrics/cloudwatch.ts';
+import type { PutMetricDataRequest } from '../../../../src/core/telemetry/metrics-publisher.ts';
 import { DispatchMetrics } from '../../../../src/core/telemetry/dispatch-metrics.ts';
 
 describe('CloudWatch dimension sets', () => {

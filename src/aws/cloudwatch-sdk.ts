@@ -1,6 +1,6 @@
 import { PutMetricDataCommand, type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { AwsCallError, classifyAwsError } from '../../core/errors.ts';
-import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
+import { AwsCallError, classifyAwsError } from '../core/errors.ts';
+import type { MetricsPublisher, PutMetricDataRequest } from '../core/telemetry/metrics-publisher.ts';
 
 /** PutMetricData through the SDK's CloudWatchClient (`--aws-client sdk`): its retries, classified once here. */
 export class CloudWatchSdkPublisher implements MetricsPublisher {

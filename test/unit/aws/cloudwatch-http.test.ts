@@ -7,14 +7,15 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import pino from 'pino';
-import { AwsCallError } from '../../../../src/core/errors.ts';
-import { createAwsAdapters } from '../../../../src/aws/adapters.ts';
-import { resolveAwsEndpoints } from '../../../../src/aws/endpoints.ts';
-import { SignedHttp } from '../../../../src/aws/signed-http.ts';
-import { CloudWatchMetrics, type PutMetricDataRequest } from '../../../../src/operator/metrics/cloudwatch.ts';
-import { CloudWatchHttpPublisher, putMetricDataBody } from '../../../../src/operator/metrics/cloudwatch-http.ts';
-import type { MetricDatum } from '../../../../src/core/telemetry/metrics-sink.ts';
-import { RecordingServer } from '../../../support/recording-server.ts';
+import { AwsCallError } from '../../../src/core/errors.ts';
+import { createAwsAdapters } from '../../../src/aws/adapters.ts';
+import { resolveAwsEndpoints } from '../../../src/aws/endpoints.ts';
+import { SignedHttp } from '../../../src/aws/signed-http.ts';
+import { CloudWatchMetrics } from '../../../src/operator/metrics/cloudwatch.ts';
+import type { PutMetricDataRequest } from '../../../src/core/telemetry/metrics-publisher.ts';
+import { CloudWatchHttpPublisher, putMetricDataBody } from '../../../src/aws/cloudwatch-http.ts';
+import type { MetricDatum } from '../../../src/core/telemetry/metrics-sink.ts';
+import { RecordingServer } from '../../support/recording-server.ts';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 

@@ -1,7 +1,7 @@
-import { SMALL_ANSWER_MAX_BYTES } from '../../core/answer-caps.ts';
-import { postWithSdkRetries } from '../../aws/sdk-retry.ts';
-import { joinPath, type SignedHttp } from '../../aws/signed-http.ts';
-import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
+import { SMALL_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
+import { postWithSdkRetries } from './sdk-retry.ts';
+import { joinPath, type SignedHttp } from './signed-http.ts';
+import type { MetricsPublisher, PutMetricDataRequest } from '../core/telemetry/metrics-publisher.ts';
 
 /**
  * PutMetricData on the lean path (`--aws-client lean`, the default) over SignedHttp, so that `--metrics on` does
@@ -14,7 +14,7 @@ import type { MetricsPublisher, PutMetricDataRequest } from './cloudwatch.ts';
  * - the SDK's standard retries (3 attempts, jittered back-off) inside the caller's deadline;
  * - the error names the SDK throws (InvalidParameterValueException, not CloudWatch's query code
  *   InvalidParameterValue), classified once here as AwsCallError, so logs read the same on both paths.
- * test/unit/operator/metrics/cloudwatch-http.test.ts holds the request and the error names to the installed SDK.
+ * test/unit/aws/cloudwatch-http.test.ts holds the request and the error names to the installed SDK.
  */
 export class CloudWatchHttpPublisher implements MetricsPublisher {
   readonly #http: SignedHttp;

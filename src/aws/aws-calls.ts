@@ -1,6 +1,6 @@
-import { classifyAwsError } from '../../core/errors.ts';
-import type { MetricsSink } from '../../core/telemetry/metrics-sink.ts';
-import { AWS_METRICS } from '../../core/telemetry/metric-names.ts';
+import { classifyAwsError } from '../core/errors.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import { AWS_METRICS } from '../core/telemetry/metric-names.ts';
 
 /**
  * An SDK middleware (initialize step) that counts every call of its client by operation and outcome (ok,
