@@ -43,7 +43,7 @@ async function main(): Promise<number> {
       import('./config/config.ts'),
       import('pino'),
       import('./config/with-defaults.ts'),
-      import('./aws/region.ts'),
+      import('./config/region.ts'),
     ]);
   // `workerless check [options]` validates the same options as a run, then checks them instead of running.
   const check = process.argv[2] === 'check';

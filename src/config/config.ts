@@ -11,7 +11,7 @@
  * options.ts is the table every stage reads: each option once, with its range and default, and the nested
  * settings (which route options a route gives itself, the keys of `queue-options`).
  */
-import { isValidRegion, regionFromEnv, type RegionSetting } from '../aws/region.ts';
+import { isValidRegion, regionFromEnv, type RegionSetting } from './region.ts';
 import type { RawOptions } from './cli.ts';
 import { addDefaults, type OptionsWithDefaults } from './with-defaults.ts';
 import type { OptionValue } from './options.ts';
@@ -47,7 +47,7 @@ export interface Config {
   readonly metricsIntervalMs: number;
   /** --metrics-per-queue: per-queue series in /metrics and CloudWatch, or aggregated (src/operator/metrics/queue-series.ts). */
   readonly metricsPerQueue: 'auto' | 'on' | 'off';
-  /** --region, else the SDK's chain (AWS_REGION, the shared config profile, ...: src/aws/region.ts), as configured (`fips-us-east-1` too). */
+  /** --region, else the SDK's chain (AWS_REGION, the shared config profile, ...: src/config/region.ts), as configured (`fips-us-east-1` too). */
   readonly region: string;
   /** Where the region came from: `--region`, `AWS_REGION`, `region of profile "default" in the shared config`... */
   readonly regionOrigin: string;
@@ -89,7 +89,7 @@ export function resolveConfig(
 /**
  * Stage 3, compile: the options with defaults to the frozen Config, checking the rules across options (a route's
  * in routes.ts, delivery-options.ts and batch-window-rules.ts, Temporal's in temporal.ts). Without --region, the
- * region is `awsRegion`, what the SDK's chain found (loadAwsRegion() in src/aws/region.ts: the environment, the
+ * region is `awsRegion`, what the SDK's chain found (loadAwsRegion() in src/config/region.ts: the environment, the
  * shared config profile...), or when not given, AWS_REGION / AWS_DEFAULT_REGION in `env`.
  */
 export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessEnv = {}, awsRegion?: RegionSetting): ConfigResult<Config> {

@@ -3,7 +3,7 @@
  * (cutover.ts). Every failure is one line on stderr and exit 1; an invalid flag, exit 2 with its name and value.
  */
 import { EndpointConfigError, endpointName, resolveAwsEndpoints, type AwsEndpoints } from '../aws/endpoints.ts';
-import { loadAwsRegion } from '../aws/region.ts';
+import { loadAwsRegion } from '../config/region.ts';
 import { explainAwsError } from '../check/check-errors.ts';
 import { AwsCallError } from '../core/errors.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';

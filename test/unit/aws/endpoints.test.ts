@@ -19,7 +19,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { EndpointConfigError, resolveAwsEndpoints, sqsCallOrigin, type AwsEndpoints, type AwsService } from '../../../src/aws/endpoints.ts';
 import { createSdkClients } from '../../../src/aws/clients.ts';
-import { loadAwsRegion } from '../../../src/aws/region.ts';
+import { loadAwsRegion } from '../../../src/config/region.ts';
 
 const SERVICES: readonly AwsService[] = ['sqs', 'lambda', 'cloudwatch'];
 const SERVICE_NAMES: Readonly<Record<AwsService, string>> = { sqs: 'SQS', lambda: 'Lambda', cloudwatch: 'CloudWatch' };

@@ -328,7 +328,7 @@ describe('configuration', () => {
     assert.deepEqual(resolve([...args], { WORKERLESS_REGION: 'eu west 1' }).problems, [
       '--region must be an AWS region such as us-east-1 (a valid host name label), got "eu west 1" (from WORKERLESS_REGION)',
     ]);
-    // What the SDK's chain found (src/aws/region.ts) comes after --region, and is checked the same way.
+    // What the SDK's chain found (src/config/region.ts) comes after --region, and is checked the same way.
     const profile = { value: 'ap-south-2', origin: 'region of profile "default" in the shared config' };
     const cli = collectOptions(args, {}, DEFS);
     const fromProfile = resolveConfig(cli.raw, {}, undefined, profile);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadAwsRegion } from '../../../src/aws/region.ts';
+import { loadAwsRegion } from '../../../src/config/region.ts';
 
 const KEYS = [
   'AWS_REGION',
