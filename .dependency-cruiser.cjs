@@ -5,7 +5,9 @@
  *
  * The steps follow a message's path: a step imports only the steps before it (settle/ may import invoke/ and
  * receive/, invoke/ may import receive/, receive/ neither); a step that needs an object of a later one declares
- * the narrow view it reads (invoke/invoke.ts's InvokeLease).
+ * the narrow view it reads (invoke/invoke.ts's InvokeLease). Beside each other, config/ imports neither aws/ nor
+ * operator/, and aws/ and operator/ do not import each other (adapters-apart).
+ *
  * `npm run check` and scripts/test.sh run it (`npm run deps`); a wrong import fails with the rule's name.
  */
 const LAYERS = [
@@ -50,6 +52,14 @@ module.exports = {
       severity: 'error',
       from: { path: folder(LAYERS[LAYERS.length - 1]) },
       to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'adapters-apart',
+      comment:
+        'config/ imports neither aws/ nor operator/ (both read its Config), and aws/ and operator/ do not import each other: a port they share lives in core/ (core/telemetry/metrics-publisher.ts) (CONTRIBUTING.md, "The import rule")',
+      severity: 'error',
+      from: { path: '^src/(config|aws|operator)/' },
+      to: { path: '^src/(aws|operator)/', pathNot: '^src/$1/' },
     },
     {
       name: 'no-circular',
