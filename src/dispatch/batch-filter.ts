@@ -5,9 +5,9 @@ import type { QueueOptions } from './queue-options.ts';
 import { toRecord } from '../invoke/sqs-event.ts';
 import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';
-import { ids, receipts } from '../settle/receipts.ts';
+import { ids } from '../settle/receipts.ts';
 import type { DeleteBatcher } from '../settle/delete-batcher.ts';
-import { SETTLE_DEADLINE_MS } from '../settle/settle-deadline.ts';
+import { deleteLeased } from '../settle/delete-leased.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import { matchesRecord } from '../receive/event-filter.ts';
 
@@ -57,22 +57,7 @@ export async function filterBatch(batch: FilteringBatch, deps: FilterDeps): Prom
   deps.metrics.filtered(queue.name, filtered.length);
   const context = { queue: queue.name, messageIds: ids(filtered), action: options.filterAction };
   if (options.filterAction === 'delete') {
-    deps.mark('delete', SETTLE_DEADLINE_MS);
-    const entries = receipts(filtered);
-    const result = await deps.tracer.settle(
-      queue,
-      'delete',
-      filtered,
-      () =>
-        deps.deleter.delete(
-          queue,
-          entries,
-          () => lease.expiresAt(filtered),
-          // As on the normal delete path: a loop waiting out an SQS outage is not stuck.
-          () => deps.mark('delete', SETTLE_DEADLINE_MS),
-        ),
-      (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-    );
+    const result = await deleteLeased(batch, filtered, deps, deps.tracer);
     deps.log.debug(context, 'messages matched no filter pattern; deleted');
     if (result.failed.length > 0)
       deps.log.error(

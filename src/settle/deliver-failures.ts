@@ -15,8 +15,8 @@ import {
   type FailureReason,
 } from './failure-destination.ts';
 import type { FailureReasons } from './failure-reasons.ts';
-import { ids, receipts } from './receipts.ts';
-import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
+import { ids } from './receipts.ts';
+import { deleteLeased } from './delete-leased.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 
 /**
@@ -67,7 +67,7 @@ export async function deliverFailures(
   route: FailureRoute,
   deps: DeliverDeps,
 ): Promise<Message[]> {
-  const { queue, lease } = batch;
+  const { queue } = batch;
   const messages = pickForDestination(kept, failed, queue.fifo, route.maxAttempts);
   if (messages.length === 0) return [];
   const accepted: Message[] = [];
@@ -113,13 +113,7 @@ export async function deliverFailures(
     { ...context, messageIds: ids(accepted), errorType: capText(reasonOf(accepted[0]!).errorType), attempts: route.maxAttempts },
     'failed messages sent to the failure destination; deleting them',
   );
-  deps.mark('delete', SETTLE_DEADLINE_MS);
-  const result = await deps.deleter.delete(
-    queue,
-    receipts(accepted),
-    () => lease.expiresAt(accepted),
-    () => deps.mark('delete', SETTLE_DEADLINE_MS),
-  );
+  const result = await deleteLeased(batch, accepted, deps, undefined);
   const notDeleted = new Set(result.failed.map((f) => f.id));
   deps.metrics.deleted(queue.name, accepted.filter((m) => !notDeleted.has(m.MessageId ?? '')).length);
   if (result.failed.length > 0) {

@@ -7,7 +7,7 @@ import type { DispatchMetrics } from '../core/telemetry/dispatch-metrics.ts';
 import type { DispatchTracer } from '../core/telemetry/tracer.ts';
 import { ids } from './receipts.ts';
 import type { DeleteBatcher } from './delete-batcher.ts';
-import { SETTLE_DEADLINE_MS } from './settle-deadline.ts';
+import { deleteLeased } from './delete-leased.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 import type { InvokeOutcome } from '../invoke/retry.ts';
 import type { FailureReason } from './failure-destination.ts';
@@ -203,26 +203,11 @@ async function deleteProcessed(
   lapsed: ReadonlySet<Message>,
   deps: SettleDeps,
 ): Promise<void> {
-  const { queue, lease, messages, context } = chunk;
+  const { queue, messages, context } = chunk;
   const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
   const entries = deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-  // The lease keeps these invisible until the delete has completed, however long its retries take.
-  deps.mark('delete', SETTLE_DEADLINE_MS);
   const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(m.MessageId ?? '')) : messages;
-  const result = await deps.tracer.settle(
-    queue,
-    'delete',
-    toDelete,
-    () =>
-      deps.deleter.delete(
-        queue,
-        entries,
-        () => lease.expiresAt(toDelete),
-        // Each retry renews the activity's deadline: a loop waiting out an SQS outage is not stuck.
-        () => deps.mark('delete', SETTLE_DEADLINE_MS),
-      ),
-    (r) => (r.failed.length > 0 ? 'entries_failed' : undefined),
-  );
+  const result = await deleteLeased(chunk, toDelete, deps, deps.tracer, entries);
   const refused: ReadonlySet<string> = result.failed.length > 0 ? new Set(result.failed.map((f) => f.id)) : NONE;
   const counted =
     lapsed.size > 0 || refused.size > 0
