@@ -10,6 +10,7 @@ import type { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { deleteLeased } from '../settle/delete-leased.ts';
 import type { VisibilityLease } from '../settle/visibility-lease.ts';
 import { matchesRecord } from '../receive/event-filter.ts';
+import { messageGroupOf } from '../core/message.ts';
 
 /** A received batch, before its invocation. */
 export interface FilteringBatch {
@@ -45,7 +46,7 @@ export async function filterBatch(batch: FilteringBatch, deps: FilterDeps): Prom
   const leftGroups = new Set<string>();
   const holdGroups = queue.fifo && options.filterAction === 'leave';
   for (const m of batch.messages) {
-    const group = m.Attributes?.MessageGroupId ?? '';
+    const group = messageGroupOf(m);
     if (holdGroups && leftGroups.has(group)) behind.push(m);
     else if (matchesRecord(options.filter, toRecord(m, queue))) matched.push(m);
     else {

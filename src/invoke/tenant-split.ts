@@ -1,4 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import { messageGroupOf } from '../core/message.ts';
 
 /**
  * Where a message's tenant id comes from (--tenant-id-from): its MessageGroupId, or a String message attribute.
@@ -80,7 +81,7 @@ export function splitByTenant(messages: readonly Message[], source: TenantSource
   /** FIFO: groups stopped by a message without a tenant. */
   const stopped = new Set<string>();
   for (const message of messages) {
-    const group = message.Attributes?.MessageGroupId ?? '';
+    const group = messageGroupOf(message);
     if (fifo && stopped.has(group)) {
       heldBehind.push(message);
       continue;

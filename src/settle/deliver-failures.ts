@@ -18,6 +18,7 @@ import type { FailureReasons } from './failure-reasons.ts';
 import { ids } from './receipts.ts';
 import { deleteLeased } from './delete-leased.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
+import { messageGroupOf } from '../core/message.ts';
 
 /**
  * Sends one message to a destination (SQS SendMessage or SNS Publish, src/aws/failure-sender.ts); resolves
@@ -75,7 +76,7 @@ export async function deliverFailures(
   const blockedGroups = new Set<string>();
   const reasonOf = typeof reason === 'function' ? reason : () => reason;
   for (const m of messages) {
-    const group = m.Attributes?.MessageGroupId ?? '';
+    const group = messageGroupOf(m);
     if (queue.fifo && blockedGroups.has(group)) {
       refused.push({ id: m.MessageId ?? '', code: 'GroupBlocked', message: 'an earlier message of its group was not accepted' });
       continue;

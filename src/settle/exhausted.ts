@@ -11,6 +11,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { FailureReason } from './failure-destination.ts';
 import { receiveCountOf } from './retry-backoff.ts';
+import { messageGroupOf } from '../core/message.ts';
 
 export interface ExhaustedSplit {
   /** Not invoked: they go to the failure destination, in batch order. */
@@ -34,7 +35,7 @@ export function splitExhausted(messages: readonly Message[], fifo: boolean, allo
   const invoke: Message[] = [];
   const started = new Set<string>();
   for (const m of messages) {
-    const group = m.Attributes?.MessageGroupId ?? '';
+    const group = messageGroupOf(m);
     if (!started.has(group) && over(m)) exhausted.push(m);
     else {
       started.add(group);
@@ -51,8 +52,8 @@ export function splitExhausted(messages: readonly Message[], fifo: boolean, allo
  */
 export function heldBehind(invoke: readonly Message[], left: readonly Message[], fifo: boolean): Message[] {
   if (!fifo || left.length === 0) return [];
-  const groups = new Set(left.map((m) => m.Attributes?.MessageGroupId ?? ''));
-  return invoke.filter((m) => groups.has(m.Attributes?.MessageGroupId ?? ''));
+  const groups = new Set(left.map((m) => messageGroupOf(m)));
+  return invoke.filter((m) => groups.has(messageGroupOf(m)));
 }
 
 /** The reason a record gives for a message past its receives whose failure this process does not know. */

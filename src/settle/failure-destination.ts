@@ -15,6 +15,7 @@ import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-e
 import type { ResolvedQueue } from '../core/queue.ts';
 import { capText } from '../util/cap-text.ts';
 import { receiveCountOf } from './retry-backoff.ts';
+import { messageGroupOf } from '../core/message.ts';
 
 /** An SQS queue (by URL) or an SNS topic (by ARN); `fifo` from the name's `.fifo` suffix, as SQS and SNS require. */
 export type FailureDestination =
@@ -78,7 +79,7 @@ export function pickForDestination(kept: readonly Message[], failed: ReadonlySet
   const blocked = new Set<string>();
   const picked: Message[] = [];
   for (const m of kept) {
-    const group = m.Attributes?.MessageGroupId ?? '';
+    const group = messageGroupOf(m);
     if (blocked.has(group)) continue;
     if (goes(m)) picked.push(m);
     else blocked.add(group);

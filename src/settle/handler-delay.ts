@@ -14,6 +14,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { BackoffChange } from './retry-backoff.ts';
+import { groupsOf } from '../core/message.ts';
 
 export type HandlerDelay = { kind: 'delay'; sec: number; clamped: boolean } | { kind: 'invalid'; reason: string };
 
@@ -84,16 +85,4 @@ export function planHandlerDelays(
   }
   plan.changes.push(...[...byTimeout].map(([timeoutSec, messages]) => ({ timeoutSec, messages })));
   return plan;
-}
-
-/** The messages of each FIFO message group, in their order. */
-function groupsOf(messages: readonly Message[]): Message[][] {
-  const groups = new Map<string, Message[]>();
-  for (const m of messages) {
-    const group = m.Attributes?.MessageGroupId ?? '';
-    const list = groups.get(group);
-    if (list) list.push(m);
-    else groups.set(group, [m]);
-  }
-  return [...groups.values()];
 }

@@ -10,6 +10,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { Random } from '../receive/queue-order.ts';
+import { groupsOf } from '../core/message.ts';
 
 /** SQS's largest visibility timeout, counted from the receive. */
 export const MAX_VISIBILITY_SEC = 43_200;
@@ -82,14 +83,7 @@ export function planRetryBackoff(
   if (!fifo) {
     for (const m of kept) add(retryDelaySec(receiveCountOf(m), policy, random, limitSec), [m]);
   } else {
-    const groups = new Map<string, Message[]>();
-    for (const m of kept) {
-      const group = m.Attributes?.MessageGroupId ?? '';
-      const list = groups.get(group);
-      if (list) list.push(m);
-      else groups.set(group, [m]);
-    }
-    for (const messages of groups.values()) {
+    for (const messages of groupsOf(kept)) {
       const count = Math.max(...messages.map(receiveCountOf));
       add(retryDelaySec(count, policy, random, limitSec), messages);
     }

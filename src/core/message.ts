@@ -1,0 +1,19 @@
+// What the steps read of a received message, in one place: its FIFO group, and a batch by group.
+import type { Message } from '@aws-sdk/client-sqs';
+
+/** A received message's FIFO message group; '' on a standard queue, whose messages carry none. */
+export function messageGroupOf(m: Message): string {
+  return m.Attributes?.MessageGroupId ?? '';
+}
+
+/** The messages of each FIFO message group, in their order, the groups in the order of their first message. */
+export function groupsOf(messages: readonly Message[]): Message[][] {
+  const groups = new Map<string, Message[]>();
+  for (const m of messages) {
+    const group = messageGroupOf(m);
+    const list = groups.get(group);
+    if (list) list.push(m);
+    else groups.set(group, [m]);
+  }
+  return [...groups.values()];
+}
