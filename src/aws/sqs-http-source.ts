@@ -20,6 +20,7 @@ import {
   type ReceiveOptions,
   type ResolvedQueue,
 } from '../core/queue.ts';
+import { messageIdOf } from '../core/message.ts';
 
 /**
  * MessageSource and QueueLookup on the lean path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken
@@ -258,7 +259,7 @@ function checkBodies(messages: readonly Message[]): void {
         .update(m.Body ?? '')
         .digest('hex') !== m.MD5OfBody
     )
-      bad.push(m.MessageId ?? '');
+      bad.push(messageIdOf(m));
   }
   if (bad.length > 0)
     throw new AwsCallError('ReceiveMessage', classifyAwsError(new Error(`Invalid MD5 checksum on messages: ${bad.join(', ')}`)));

@@ -29,6 +29,7 @@ import type { InvokeOutcome, RetryContext } from '../invoke/retry.ts';
 import type { LoopCapacity } from './loop-capacity.ts';
 import type { DispatchEvents } from './dispatch-events.ts';
 import type { LoopActivities } from './loop-activity.ts';
+import { messageIdOf } from '../core/message.ts';
 
 export interface Batch {
   /** The worker loop holding it. */
@@ -195,7 +196,7 @@ async function leaveOversized(
   size: NonNullable<Chunk['oversized']>,
   deps: BatchDeps,
 ): Promise<ChunkEnd> {
-  for (const m of messages) deps.events.oversized(batch.queue, m.MessageId ?? '', size.bytes, size.limitBytes);
+  for (const m of messages) deps.events.oversized(batch.queue, messageIdOf(m), size.bytes, size.limitBytes);
   await batch.lease.stop(messages);
   return { kind: 'settled', keptIds: ids(messages) };
 }

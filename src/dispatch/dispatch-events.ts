@@ -7,6 +7,7 @@ import { tenantSourceText, type TenantSource, type TenantSplit } from '../invoke
 import { epochMsOf } from '../util/clock.ts';
 import type { LimitMove } from '../invoke/concurrency-gate.ts';
 import type { DispatcherState } from './status.ts';
+import { messageIdOf } from '../core/message.ts';
 
 export interface DispatchEventsDeps {
   readonly log: Logger;
@@ -109,9 +110,9 @@ export class DispatchEvents {
       {
         queue: queue.name,
         function: this.#fn,
-        messageIds: split.untenanted.map((u) => u.message.MessageId ?? ''),
+        messageIds: split.untenanted.map((u) => messageIdOf(u.message)),
         reasons: split.untenanted.map((u) => u.reason),
-        heldBehindIds: split.heldBehind.map((m) => m.MessageId ?? ''),
+        heldBehindIds: split.heldBehind.map((m) => messageIdOf(m)),
         option: '--tenant-id-from',
         tenantIdFrom: tenantSourceText(source),
       },

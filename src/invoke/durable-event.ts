@@ -2,6 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { durableExecutionName } from './durable-name.ts';
 import type { InvokeParams } from '../core/function-invoker.ts';
 import { MAX_SYNC_PAYLOAD_BYTES, toRecord, type EventSourceQueue } from './sqs-event.ts';
+import { messageIdOf } from '../core/message.ts';
 
 /**
  * How a route invokes a durable function (--durable): off (a plain function), sync (RequestResponse with an
@@ -37,7 +38,7 @@ export function durableInvocations(messages: readonly Message[], queue: EventSou
     return {
       message,
       payload,
-      params: { durableExecutionName: durableExecutionName(queue.arn, message.MessageId ?? ''), async: mode === 'async' },
+      params: { durableExecutionName: durableExecutionName(queue.arn, messageIdOf(message)), async: mode === 'async' },
       bytes: Buffer.byteLength(payload),
       limitBytes: mode === 'async' ? MAX_ASYNC_PAYLOAD_BYTES : MAX_SYNC_PAYLOAD_BYTES,
     };

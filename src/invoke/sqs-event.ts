@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { messageIdOf } from '../core/message.ts';
 
 /** What the payload needs to know about the queue a message came from. */
 export interface EventSourceQueue {
@@ -55,7 +56,7 @@ export function toRecord(message: Message, queue: EventSourceQueue): SqsRecord {
     hasAttributes = true;
   }
   return {
-    messageId: message.MessageId ?? '',
+    messageId: messageIdOf(message),
     receiptHandle: message.ReceiptHandle ?? '',
     body,
     attributes,

@@ -1,5 +1,6 @@
 import { noopTracer, type DispatchTracer } from '../core/telemetry/tracer.ts';
 import type { Invoke, InvokeWrapper } from './invoke.ts';
+import { messageIdOf } from '../core/message.ts';
 
 /**
  * Each call inside a process span (src/core/telemetry/tracer.ts) over the batch's messages still unsettled and
@@ -15,7 +16,7 @@ export function withSpan(tracer: DispatchTracer, functionName: string): InvokeWr
       return tracer.process(
         ctx.queue,
         functionName,
-        ctx.lease.messages.filter((m) => unsettled.has(m.MessageId ?? '')),
+        ctx.lease.messages.filter((m) => unsettled.has(messageIdOf(m))),
         () => next(payload, ctx, signal),
         (r) => (r.ok ? (r.response.functionError ? 'function_error' : undefined) : r.error.kind),
       );

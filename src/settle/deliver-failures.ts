@@ -18,7 +18,7 @@ import type { FailureReasons } from './failure-reasons.ts';
 import { ids } from './receipts.ts';
 import { deleteLeased } from './delete-leased.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
-import { messageGroupOf } from '../core/message.ts';
+import { messageGroupOf, messageIdOf } from '../core/message.ts';
 
 /**
  * Sends one message to a destination (SQS SendMessage or SNS Publish, src/aws/failure-sender.ts); resolves
@@ -78,7 +78,7 @@ export async function deliverFailures(
   for (const m of messages) {
     const group = messageGroupOf(m);
     if (queue.fifo && blockedGroups.has(group)) {
-      refused.push({ id: m.MessageId ?? '', code: 'GroupBlocked', message: 'an earlier message of its group was not accepted' });
+      refused.push({ id: messageIdOf(m), code: 'GroupBlocked', message: 'an earlier message of its group was not accepted' });
       continue;
     }
     const why = reasonOf(m);
@@ -91,13 +91,13 @@ export async function deliverFailures(
     try {
       await deps.send(route.destination, destinationMessage(record, route.destination));
       accepted.push(m);
-      deps.failureReasons?.forget(queue.arn, m.MessageId ?? '');
+      deps.failureReasons?.forget(queue.arn, messageIdOf(m));
     } catch (err) {
       const e = callErrorOf(err);
-      refused.push({ id: m.MessageId ?? '', code: e.code, message: capText(e.message) });
+      refused.push({ id: messageIdOf(m), code: e.code, message: capText(e.message) });
       blockedGroups.add(group);
       // The message comes back past its allowed receives and is not invoked again: its next record tells this.
-      deps.failureReasons?.remember(queue.arn, m.MessageId ?? '', why);
+      deps.failureReasons?.remember(queue.arn, messageIdOf(m), why);
     }
   }
   const context = { queue: queue.name, function: deps.functionName, destination: destinationName(route.destination) };
@@ -116,7 +116,7 @@ export async function deliverFailures(
   );
   const result = await deleteLeased(batch, accepted, deps, undefined);
   const notDeleted = new Set(result.failed.map((f) => f.id));
-  deps.metrics.deleted(queue.name, accepted.filter((m) => !notDeleted.has(m.MessageId ?? '')).length);
+  deps.metrics.deleted(queue.name, accepted.filter((m) => !notDeleted.has(messageIdOf(m))).length);
   if (result.failed.length > 0) {
     // Delivered, not deleted: SQS delivers it again, and its record is sent again (a FIFO destination drops the
     // copy within its 5-minute deduplication interval).

@@ -15,7 +15,7 @@ import { toRecord, type EventSourceQueue, type SqsRecord } from '../invoke/sqs-e
 import type { ResolvedQueue } from '../core/queue.ts';
 import { capText } from '../util/cap-text.ts';
 import { receiveCountOf } from './retry-backoff.ts';
-import { messageGroupOf } from '../core/message.ts';
+import { messageGroupOf, messageIdOf } from '../core/message.ts';
 
 /** An SQS queue (by URL) or an SNS topic (by ARN); `fifo` from the name's `.fifo` suffix, as SQS and SNS require. */
 export type FailureDestination =
@@ -74,7 +74,7 @@ export function allowedReceives(maxReceiveCount: number | undefined, maxAttempts
  *   while one before it stays, or the group would be out of order.
  */
 export function pickForDestination(kept: readonly Message[], failed: ReadonlySet<string>, fifo: boolean, allowed: number): Message[] {
-  const goes = (m: Message) => failed.has(m.MessageId ?? '') && receiveCountOf(m) >= allowed;
+  const goes = (m: Message) => failed.has(messageIdOf(m)) && receiveCountOf(m) >= allowed;
   if (!fifo) return kept.filter(goes);
   const blocked = new Set<string>();
   const picked: Message[] = [];

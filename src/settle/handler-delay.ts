@@ -14,7 +14,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { BackoffChange } from './retry-backoff.ts';
-import { groupsOf } from '../core/message.ts';
+import { groupsOf, messageIdOf } from '../core/message.ts';
 
 export type HandlerDelay = { kind: 'delay'; sec: number; clamped: boolean } | { kind: 'invalid'; reason: string };
 
@@ -61,7 +61,7 @@ export function planHandlerDelays(
   const plan: HandlerDelayPlan = { changes: [], rest: [], invalid: [], clamped: [] };
   if (raw.size === 0) return { ...plan, rest: [...kept] };
   const delayOf = (m: Message): number | undefined => {
-    const id = m.MessageId ?? '';
+    const id = messageIdOf(m);
     if (!raw.has(id)) return undefined;
     const delay = readHandlerDelay(raw.get(id), limitSec);
     if (delay.kind === 'invalid') {

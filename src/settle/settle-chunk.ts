@@ -11,6 +11,7 @@ import { deleteLeased } from './delete-leased.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
 import type { InvokeOutcome } from '../invoke/retry.ts';
 import type { FailureReason } from './failure-destination.ts';
+import { messageIdOf } from '../core/message.ts';
 
 /** --delete: on-success deletes what the function processed (its batchItemFailures stay); never leaves deleting to the function. */
 export type DeleteMode = 'on-success' | 'never';
@@ -175,7 +176,7 @@ async function keepFailed(
   deps: SettleDeps,
 ): Promise<string[]> {
   const { messages, lease } = chunk;
-  let keptMessages = kept.size > 0 ? messages.filter((m) => kept.has(m.MessageId ?? '')) : [];
+  let keptMessages = kept.size > 0 ? messages.filter((m) => kept.has(messageIdOf(m))) : [];
   // Those on their last allowed receive go to the failure destination while the lease still hides them.
   const sent: ReadonlySet<Message> =
     deps.toDestination && verdict.kind !== 'success'
@@ -204,15 +205,13 @@ async function deleteProcessed(
   deps: SettleDeps,
 ): Promise<void> {
   const { queue, messages, context } = chunk;
-  const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
+  const byId = new Map(messages.map((m) => [messageIdOf(m), m]));
   const entries = deleteIds.map((id) => ({ id, receiptHandle: byId.get(id)?.ReceiptHandle ?? '' }));
-  const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(m.MessageId ?? '')) : messages;
+  const toDelete = kept.size > 0 ? messages.filter((m) => !kept.has(messageIdOf(m))) : messages;
   const result = await deleteLeased(chunk, toDelete, deps, deps.tracer, entries);
   const refused: ReadonlySet<string> = result.failed.length > 0 ? new Set(result.failed.map((f) => f.id)) : NONE;
   const counted =
-    lapsed.size > 0 || refused.size > 0
-      ? toDelete.filter((m) => !lapsed.has(m) && !refused.has(m.MessageId ?? '')).length
-      : toDelete.length;
+    lapsed.size > 0 || refused.size > 0 ? toDelete.filter((m) => !lapsed.has(m) && !refused.has(messageIdOf(m))).length : toDelete.length;
   deps.metrics.deleted(queue.name, counted);
   if (result.failed.length > 0) {
     deps.log.error({ ...context, failed: result.failed }, 'DeleteMessageBatch refused some messages; they will be delivered again');

@@ -4,6 +4,7 @@ import { heldBehind, retriesExhausted, splitExhausted } from './exhausted.ts';
 import { deliverFailures, type DeliverDeps, type FailureRoute } from './deliver-failures.ts';
 import { ids } from './receipts.ts';
 import type { VisibilityLease } from './visibility-lease.ts';
+import { messageIdOf } from '../core/message.ts';
 
 export interface ExhaustedDeps extends DeliverDeps {
   /** Gives the messages that stay their retry back-off (src/settle/set-retry-backoff.ts). */
@@ -30,7 +31,7 @@ export async function settleExhausted(
     { queue: queue.name, function: deps.functionName, messageIds: ids(split.exhausted), maxAttempts: route.maxAttempts },
     'messages received more often than allowed; not invoking them again, sending them to the failure destination',
   );
-  const reasonOf = (m: Message) => deps.failureReasons?.recall(queue.arn, m.MessageId ?? '') ?? retriesExhausted(m, route.maxAttempts);
+  const reasonOf = (m: Message) => deps.failureReasons?.recall(queue.arn, messageIdOf(m)) ?? retriesExhausted(m, route.maxAttempts);
   const failed = new Set(ids(split.exhausted));
   const sent = new Set(await deliverFailures(batch, split.exhausted, failed, reasonOf, route, deps));
   const refused = split.exhausted.filter((m) => !sent.has(m));

@@ -5,6 +5,7 @@ import { backoffMs, sleep } from '../util/backoff.ts';
 import { CALL_DEADLINE_MS, type MessageSource, type ResolvedQueue } from '../core/queue.ts';
 import { TimerHeap, type HeapEntry } from '../util/timer-heap.ts';
 import { SQS_BATCH_MAX } from '../core/queue.ts';
+import { messageIdOf } from '../core/message.ts';
 
 /** Extend when this much visibility remains (or half the timeout, if shorter): room for a few retries. */
 const MAX_LEAD_MS = 10_000;
@@ -154,7 +155,7 @@ export class VisibilityLease {
         this.#deps.logger.error(
           {
             queue: this.#queue.name,
-            messageIds: short.map((m) => m.MessageId ?? ''),
+            messageIds: short.map((m) => messageIdOf(m)),
             remainingMs: Math.min(...short.map((m) => this.#held.get(m)!.visibleAt)) - this.#deps.now(),
           },
           'visibility is about to run out with no extension confirmed; the lease of these messages lapsed',
@@ -297,7 +298,7 @@ export class VisibilityLease {
       const e = callErrorOf(outcome.err);
       const delayMs = backoffMs(attempt, 100, 1_000, random);
       const expiresAt = Math.min(...still.map((h) => h.visibleAt));
-      const messageIds = still.map((h) => h.message.MessageId ?? '');
+      const messageIds = still.map((h) => messageIdOf(h.message));
       if (now() + delayMs + RETRY_MARGIN_MS >= expiresAt) {
         logger.error(
           { queue: this.#queue.name, messageIds, attempt, err: { code: e.code, message: e.message } },

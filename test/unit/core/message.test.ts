@@ -1,7 +1,7 @@
 // What the steps read of a received message (src/core/message.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { groupsOf, messageGroupOf } from '../../../src/core/message.ts';
+import { groupsOf, messageGroupOf, messageIdOf } from '../../../src/core/message.ts';
 import { message } from '../../support/factories.ts';
 
 describe('messageGroupOf', () => {
@@ -19,5 +19,12 @@ describe('groupsOf', () => {
     );
     assert.deepEqual(groupsOf([a1!, b1!, a2!, n!, b2!]), [[a1, a2], [b1, b2], [n]]);
     assert.deepEqual(groupsOf([]), []);
+  });
+});
+
+describe('messageIdOf', () => {
+  it("is the message's MessageId, '' without one", () => {
+    assert.equal(messageIdOf(message({ MessageId: 'm-1' })), 'm-1');
+    assert.equal(messageIdOf(message({ MessageId: undefined })), '');
   });
 });
