@@ -48,7 +48,7 @@ export class Dispatcher {
       functionName: this.#opts.functionName,
       functionPaused: this.#parts.gate.paused,
       receivable: this.#parts.receiver.anyHealthy,
-      concurrencyLimit: this.#parts.adaptive?.limit ?? this.#opts.concurrency,
+      concurrencyLimit: this.#parts.budget.limit,
       loops: this.#parts.activities.snapshot(),
       // Listed only when read (the shutdown report): the probes read status() too, and a batch may hold 10,000 ids.
       get inFlight() {

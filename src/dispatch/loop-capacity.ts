@@ -3,41 +3,40 @@ import type { Receiver } from '../receive/receiver.ts';
 import type { ResolvedQueue } from '../core/queue.ts';
 
 /**
- * What each worker loop holds while it has a batch: its adaptive-concurrency place (ConcurrencyGate, only with
- * --adaptive-concurrency) and its queue's slot (the Receiver's per-queue limits). A batch that waits between
+ * What each worker loop holds while it has a batch: its place in the concurrency budget (ConcurrencyGate) and its
+ * queue's slot (the Receiver's per-queue limits). A batch that waits between
  * Invoke attempts (an unknown outcome held, a back-off, a pause) gives both up (stepAside) and takes them back
  * before its next attempt (rejoin), so waiting never holds capacity that healthy batches could use. Its lease
  * keeps the messages invisible meanwhile, and the Dispatcher still counts it in flight.
  */
 export class LoopCapacity {
-  readonly #adaptive: ConcurrencyGate | undefined;
+  readonly #budget: ConcurrencyGate;
   readonly #receiver: Pick<Receiver, 'park' | 'unpark' | 'settled'>;
   /**
-   * Loops counted by the adaptive gate: from the start of a receive until the Invoke of what it returned is over.
+   * Loops counted by the budget: from the start of a receive until the Invoke of what it returned is over.
    * Settling happens outside, so the gate counts what reaches Lambda, not SQS round trips.
    */
   readonly #holding: boolean[];
   /**
    * Loops whose batch waits between Invoke attempts, with its capacity given up (stepAside): `place`, it
-   * parked its adaptive place; `slot`, its queue slot. Both are taken again before the next attempt (rejoin).
+   * parked its place in the budget; `slot`, its queue slot. Both are taken again before the next attempt (rejoin).
    */
   readonly #aside: { place: boolean; slot: boolean }[];
 
-  constructor(loops: number, adaptive: ConcurrencyGate | undefined, receiver: Pick<Receiver, 'park' | 'unpark' | 'settled'>) {
-    this.#adaptive = adaptive;
+  constructor(loops: number, budget: ConcurrencyGate, receiver: Pick<Receiver, 'park' | 'unpark' | 'settled'>) {
+    this.#budget = budget;
     this.#receiver = receiver;
     this.#holding = Array.from({ length: loops }, () => false);
     this.#aside = Array.from({ length: loops }, () => ({ place: false, slot: false }));
   }
 
   /**
-   * Whether the loop may receive: over the adaptive limit (and its prefetch share) it waits, idle, and false
-   * means `halt` aborted first. Always true without adaptive concurrency. Call free() once the Invoke of what it
-   * received is over, or it received nothing.
+   * Whether the loop may receive: over the budget's limit (and its prefetch share) it waits, idle, and false
+   * means `halt` aborted first. Call free() once the Invoke of what it received is over, or it received nothing.
    */
   async enter(loop: number, halt: AbortSignal): Promise<boolean> {
-    if (!this.#adaptive) return true;
-    return (this.#holding[loop] = await this.#adaptive.enter(halt));
+    // A free place is taken at once, with no wait of its own (under the fixed ceiling alone, always so).
+    return (this.#holding[loop] = (!halt.aborted && this.#budget.tryEnter()) || (await this.#budget.enter(halt)));
   }
 
   /** The loop's Invoke is over (or it received nothing): another loop may receive. */
@@ -45,23 +44,23 @@ export class LoopCapacity {
     const aside = this.#aside[loop]!;
     if (aside.place) {
       aside.place = false;
-      this.#adaptive?.leave(true);
+      this.#budget.leave(true);
     }
     if (!this.#holding[loop]) return;
     this.#holding[loop] = false;
-    this.#adaptive?.leave();
+    this.#budget.leave();
   }
 
   /**
-   * The loop's batch of `queue` is about to wait: it gives up its adaptive place and its queue slot meanwhile.
+   * The loop's batch of `queue` is about to wait: it gives up its place in the budget and its queue slot meanwhile.
    * See ConcurrencyGate and QueueSlots for how many batches may wait aside.
    */
   stepAside(loop: number, queue: ResolvedQueue): void {
     const aside = this.#aside[loop]!;
-    if (this.#holding[loop] && this.#adaptive) {
+    if (this.#holding[loop]) {
       this.#holding[loop] = false;
       aside.place = true;
-      this.#adaptive.park();
+      this.#budget.park();
     }
     if (!aside.slot) {
       aside.slot = true;
@@ -76,13 +75,13 @@ export class LoopCapacity {
   }
 
   /**
-   * Takes back what stepAside gave up, waiting its turn (ahead of new receives): the adaptive place first, then
+   * Takes back what stepAside gave up, waiting its turn (ahead of new receives): the place in the budget first, then
    * the queue slot, the order in which a new receive takes them. Never aborted.
    */
   async rejoin(loop: number, queue: ResolvedQueue): Promise<void> {
     const aside = this.#aside[loop]!;
-    if (aside.place && this.#adaptive) {
-      await this.#adaptive.unpark();
+    if (aside.place) {
+      await this.#budget.unpark();
       aside.place = false;
       this.#holding[loop] = true;
     }

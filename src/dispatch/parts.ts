@@ -1,4 +1,4 @@
-import { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
+import type { ConcurrencyGate } from '../invoke/concurrency-gate.ts';
 import { composeInvoke } from '../invoke/compose.ts';
 import { FunctionGate } from '../invoke/function-gate.ts';
 import { MAX_SYNC_PAYLOAD_BYTES } from '../invoke/sqs-event.ts';
@@ -19,6 +19,7 @@ import { DispatchEvents } from './dispatch-events.ts';
 import type { DispatcherDeps, DispatcherOptions } from './dispatcher-options.ts';
 import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
 import { LoopCapacity } from './loop-capacity.ts';
+import { concurrencyBudget } from './budget.ts';
 
 /** What one Dispatcher's loops share: each step's part, built once from its route's options and its ports. */
 export interface DispatcherParts {
@@ -28,9 +29,9 @@ export interface DispatcherParts {
   readonly receiver: Receiver<VisibilityLease>;
   /** Pauses every loop while the function cannot run. */
   readonly gate: FunctionGate;
-  /** Undefined unless --adaptive-concurrency is on. */
-  readonly adaptive: ConcurrencyGate | undefined;
-  /** Each loop's adaptive place and queue slot, given up while its batch waits (src/dispatch/loop-capacity.ts). */
+  /** The concurrency budget: the lowest of its ceilings (src/dispatch/budget.ts). */
+  readonly budget: ConcurrencyGate;
+  /** Each loop's place in the budget and queue slot, given up while its batch waits (src/dispatch/loop-capacity.ts). */
   readonly capacity: LoopCapacity;
   /** Where the loop's logs, metrics and spans go (src/dispatch/dispatch-events.ts). */
   readonly events: DispatchEvents;
@@ -92,7 +93,7 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
       random,
       now,
       paused: () => gate.paused,
-      placeWanted: () => (adaptive?.counts.rejoinLine ?? 0) > 0,
+      placeWanted: () => budget.counts.rejoinLine > 0,
       // What an idle poll returns is leased at once: it may wait in the ready set for a loop (the leases' deps,
       // built below, are read at the first hold).
       hold: holdWaiting({ leaseDeps: () => leaseDeps, metrics }),
@@ -100,22 +101,17 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
   );
   const tracer = deps.tracer ?? noopTracer;
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
-  const adaptive = options.adaptiveConcurrency
-    ? new ConcurrencyGate(
-        {
-          max: options.concurrency,
-          min: Math.min(options.adaptiveConcurrency.minConcurrency, options.concurrency),
-          growth: options.adaptiveConcurrency.growth,
-        },
-        { now, onChange: (change) => events.limitChanged(change), onRejoinWait: () => receiver.yieldIdle() },
-      )
-    : undefined;
+  const budget = concurrencyBudget(options, {
+    now,
+    onChange: (change) => events.limitChanged(change),
+    onRejoinWait: () => receiver.yieldIdle(),
+  });
   const activities = new LoopActivities(options.concurrency, now);
-  const capacity = new LoopCapacity(options.concurrency, adaptive, receiver);
+  const capacity = new LoopCapacity(options.concurrency, budget, receiver);
   const invoke = composeInvoke({
     invoker: deps.invoker,
     tracer,
-    adaptive,
+    budget,
     logger: log,
     functionName: options.functionName,
     now,
@@ -171,5 +167,5 @@ export function assembleParts(options: DispatcherOptions, deps: DispatcherDeps, 
     // The failure record's timestamps are wall-clock time; durations and deadlines stay on the monotonic clock.
     wallNow: Date.now,
   };
-  return { now, visibility, receiver, gate, adaptive, capacity, events, activities, leaseDeps, batchDeps };
+  return { now, visibility, receiver, gate, budget, capacity, events, activities, leaseDeps, batchDeps };
 }

@@ -15,23 +15,23 @@ const MAX_UNKNOWN_OUTCOMES = 3;
 export interface InvokeChainDeps extends Omit<RetryDeps, 'maxUnknown' | 'attemptMs' | 'throttledBackOff'> {
   readonly invoker: FunctionInvoker;
   readonly tracer: DispatchTracer;
-  /** Undefined unless --adaptive-concurrency is on. */
-  readonly adaptive: ConcurrencyGate | undefined;
+  /** The concurrency budget: Invoke permits, and the back-off after a throttle. */
+  readonly budget: ConcurrencyGate;
 }
 
 /**
  * The Invoke of one chunk, from the outside in: retry (until an answer, or the policy gives up) > durable start
- * (an async start already made counts as made) > permit (adaptive concurrency) > lease check (right before the
+ * (an async start already made counts as made) > permit (the concurrency budget) > lease check (right before the
  * call, after any wait) > span > deadline > the call, with the chunk's parameters (ctx.params).
  */
 export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: RetryContext) => Promise<InvokeOutcome> {
-  const { invoker, tracer, adaptive, ...retry } = deps;
+  const { invoker, tracer, budget, ...retry } = deps;
   const call: Invoke = (payload, ctx, signal) => invoker.invoke(payload, signal, ctx.params);
   const attempt = wrap(
     call,
     withDurableStart(deps.logger, deps.functionName),
     // Waiting for an Invoke permit is an activity of its own, for liveness.
-    withPermit(adaptive, (ctx) => deps.events.activity(ctx.loop, 'waiting for an Invoke permit', Infinity)),
+    withPermit(budget, (ctx) => deps.events.activity(ctx.loop, 'waiting for an Invoke permit', Infinity)),
     withLeaseCheck(),
     withSpan(tracer, deps.functionName),
     withDeadline(INVOKE_TIMEOUT_MS),
@@ -40,7 +40,7 @@ export function composeInvoke(deps: InvokeChainDeps): (payload: string, ctx: Ret
     ...retry,
     maxUnknown: MAX_UNKNOWN_OUTCOMES,
     attemptMs: INVOKE_TIMEOUT_MS,
-    ...(adaptive ? { throttledBackOff: (ms: number, signal: AbortSignal) => adaptive.throttledBackOff(ms, signal) } : {}),
+    throttledBackOff: (ms: number, signal: AbortSignal) => budget.throttledBackOff(ms, signal),
   })(attempt);
 }
 

@@ -1,10 +1,10 @@
 import { sleep } from '../util/backoff.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
-import { ConcurrencyLimit, type LimitChange } from './concurrency-limit.ts';
-import { GrowthCap, type ConcurrencyGrowth } from './growth-cap.ts';
+import type { Ceiling } from './ceiling.ts';
+import type { LimitChange } from './concurrency-limit.ts';
 
 /**
- * Share of the adaptive limit that may be received ahead: with a limit of 8, up to 10 loops hold a batch while at
+ * Share of the limit that may be received ahead: with a limit of 8, up to 10 loops hold a batch while at
  * most 8 invoke. A receive costs a round trip (tens of milliseconds from SQS, more from LocalStack) during which
  * the function's slot that just freed would sit idle; a batch received ahead starts the moment the slot frees.
  * Kept small, so few messages wait invisible in one replica while another could take them.
@@ -30,7 +30,10 @@ export type LimitMove = NonNullable<LimitChange> & { readonly byGrowthCap?: true
 export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
 
 /**
- * Adaptive concurrency's waiting rooms (the limit itself is the pure ConcurrencyLimit). Three counts:
+ * The concurrency budget's waiting rooms, always there: the limit is the lowest of the ceilings handed to it
+ * (src/invoke/ceiling.ts: the fixed --concurrency, and with --adaptive-concurrency the adaptive limit and the growth
+ * cap). Under the fixed ceiling alone no loop ever waits: each of the --concurrency loops holds one place and one
+ * permit at most. Three counts:
  * - **holding**: loops between the start of a receive and the end of their Invoke, at most the limit plus a
  *   prefetch share (the hold limit); a loop over it does not receive, so messages the function cannot take now
  *   stay on the queue, visible to other replicas;
@@ -41,16 +44,22 @@ export type InvokeVerdict = 'accepted' | 'throttled' | 'failed';
  *   hold limit: a route holds at most twice its hold limit of batches, and at most the hold limit are active;
  * - **invoking**: Invoke calls in flight, at most the limit; a batch received ahead waits for a permit, first
  *   come first served. The permit is held only for the call itself.
- * A throttled batch's back-off ends early when one of this process's invocations is accepted: the function has a
- * free slot then, and the oldest throttled batch takes it before a new receive (or another replica) does.
+ * With a ceiling that learns from Lambda's answers (the adaptive limit), a throttled batch's back-off ends early when
+ * one of this process's invocations is accepted: the function has a free slot then, and the oldest throttled batch
+ * takes it before a new receive (or another replica) does.
  * Every line is a FIFO WaitQueue, and a freed place wakes one waiter, handing the place over.
- * With a growth cap (--concurrency-growth, src/invoke/growth-cap.ts) the limit in use is the lower of the
- * adaptive limit and the cap, which follows the invocations in flight; while the cap holds batches back, a timer
- * lets them in as soon as it rises (it rises with time, not only when an invocation ends).
+ * A ceiling that moves by itself (the growth cap, src/invoke/growth-cap.ts, which follows the invocations in
+ * flight): while it holds batches back, a timer lets them in as soon as it rises (it rises with time, not only when
+ * an invocation ends).
  */
 export class ConcurrencyGate {
-  readonly #limit: ConcurrencyLimit;
-  readonly #growth: GrowthCap | undefined;
+  readonly #ceilings: readonly Ceiling[];
+  /** The ceilings told of Lambda's answers (the adaptive limit); kept apart so that the others cost nothing per call. */
+  readonly #learning: readonly Pick<Required<Ceiling>, 'heard'>[];
+  /** The ceilings told of the invocations in flight (the growth cap). */
+  readonly #following: readonly Pick<Required<Ceiling>, 'inFlight'>[];
+  /** The ceilings that move by themselves, with time (the growth cap). */
+  readonly #drifting: readonly Pick<Required<Ceiling>, 'msToNextChange'>[];
   readonly #deps: ConcurrencyGateDeps;
   /** The limit in use last reported. */
   #reported: number;
@@ -68,18 +77,25 @@ export class ConcurrencyGate {
   /** Throttled batches in their back-off, in arrival order. */
   readonly #throttledWaiters: (() => void)[] = [];
 
-  constructor(policy: { max: number; min: number; growth?: ConcurrencyGrowth | undefined }, deps: ConcurrencyGateDeps) {
-    const now = deps.now();
-    this.#limit = new ConcurrencyLimit(policy, now);
-    this.#growth = policy.growth ? new GrowthCap(policy.growth, policy.min, now) : undefined;
+  /**
+   * `ceilings`: at least one that holds still (the fixed --concurrency). The limit starts as the lowest of those;
+   * one that moves by itself (the growth cap) is reported as moving it at once.
+   */
+  constructor(ceilings: readonly Ceiling[], deps: ConcurrencyGateDeps) {
+    this.#ceilings = ceilings;
+    this.#learning = ceilings.filter((c) => c.heard !== undefined) as Pick<Required<Ceiling>, 'heard'>[];
+    this.#following = ceilings.filter((c) => c.inFlight !== undefined) as Pick<Required<Ceiling>, 'inFlight'>[];
+    this.#drifting = ceilings.filter((c) => c.msToNextChange !== undefined) as Pick<Required<Ceiling>, 'msToNextChange'>[];
+    const still = ceilings.filter((c) => c.msToNextChange === undefined);
+    if (still.length === 0) throw new RangeError('a concurrency gate needs a ceiling that holds still (the fixed --concurrency)');
     this.#deps = deps;
-    this.#reported = this.#limit.limit;
+    this.#reported = lowest(still);
     this.#refresh();
   }
 
-  /** Invocations allowed at once: the adaptive limit, or the growth cap when it is lower. */
+  /** Invocations allowed at once: the lowest of the ceilings. */
   get limit(): number {
-    return this.#growth ? Math.min(this.#limit.limit, this.#growth.cap(this.#deps.now())) : this.#limit.limit;
+    return lowest(this.#ceilings);
   }
 
   /** Loops holding a place, batches waiting aside, and loops in line to receive (for tests and status). */
@@ -97,16 +113,20 @@ export class ConcurrencyGate {
     return this.#holding < this.#holdLimit && this.#holding + this.#waiting < 2 * this.#holdLimit && this.#rejoinLine.size === 0;
   }
 
+  /** Counts the loop as holding if it may receive now, with no wait (true); else it holds nothing (false). */
+  tryEnter(): boolean {
+    if (this.#enterLine.size > 0 || !this.#admitsNew()) return false;
+    this.#holding++;
+    return true;
+  }
+
   /**
    * Waits (idle, in line) until the loop may receive, then counts it as holding; false when `halt` aborted
    * first (the loop then holds nothing). Call leave() once its Invoke is over or it received nothing.
    */
   async enter(halt: AbortSignal): Promise<boolean> {
     if (halt.aborted) return false;
-    if (this.#enterLine.size === 0 && this.#admitsNew()) {
-      this.#holding++;
-      return true;
-    }
+    if (this.tryEnter()) return true;
     // Woken means admitted: the one who freed the place counted it for this loop.
     this.#scheduleRecheck();
     return this.#enterLine.wait(halt);
@@ -168,7 +188,8 @@ export class ConcurrencyGate {
       this.#scheduleRecheck();
       await this.#permitLine.wait();
     }
-    const started = this.#deps.now();
+    // Only a ceiling that learns from Lambda's answers needs the call's time.
+    const started = this.#learning.length > 0 ? this.#deps.now() : 0;
     let result: T | undefined;
     try {
       result = await call();
@@ -176,20 +197,32 @@ export class ConcurrencyGate {
     } finally {
       const inUse = this.#invoking;
       this.#countInvoking(-1);
-      const now = this.#deps.now();
-      const outcome = result === undefined ? 'failed' : verdict(result);
-      if (outcome === 'throttled') this.#report(this.#limit.throttled(now));
-      else if (outcome === 'accepted') {
-        this.#report(this.#limit.accepted(now, inUse, now - started));
-        this.#throttledWaiters.shift()?.();
-      }
+      if (this.#learning.length > 0) this.#hear(result === undefined ? 'failed' : verdict(result), inUse, started);
       this.#refresh();
       this.#wakePermitWaiters();
     }
   }
 
-  /** A throttled batch's back-off, cut short when one of this process's invocations is accepted. */
-  async throttledBackOff(delayMs: number, signal: AbortSignal): Promise<void> {
+  /** Tells the learning ceilings what Lambda answered; an accepted call also ends the oldest throttled back-off. */
+  #hear(outcome: InvokeVerdict, inUse: number, started: number): void {
+    const now = this.#deps.now();
+    if (outcome === 'failed') return;
+    let moved = false;
+    for (const ceiling of this.#learning) moved = ceiling.heard(outcome, now, inUse, now - started) || moved;
+    // A learning ceiling moved the limit in use: not the growth cap's move.
+    if (moved) this.#refresh(false);
+    if (outcome === 'accepted') this.#throttledWaiters.shift()?.();
+  }
+
+  /**
+   * A throttled batch's back-off, cut short when one of this process's invocations is accepted; a plain sleep
+   * unless a ceiling learns from Lambda's answers.
+   */
+  throttledBackOff(delayMs: number, signal: AbortSignal): Promise<void> {
+    return this.#learning.length > 0 ? this.#wakeableBackOff(delayMs, signal) : sleep(delayMs, signal);
+  }
+
+  async #wakeableBackOff(delayMs: number, signal: AbortSignal): Promise<void> {
     const woken = new AbortController();
     const wake = () => woken.abort();
     this.#throttledWaiters.push(wake);
@@ -201,38 +234,34 @@ export class ConcurrencyGate {
     }
   }
 
-  /** The adaptive limit moved: the limit in use moves with it unless the growth cap is lower. */
-  #report(change: LimitChange): void {
-    if (change !== undefined) this.#refresh(false);
-  }
-
   /** Reports the limit in use when it moved (`byGrowthCap`: the cap moved it), and lets batches in when it rose. */
   #refresh(byGrowthCap = true): void {
     const limit = this.limit;
     if (limit === this.#reported) return;
     const from = this.#reported;
     this.#reported = limit;
-    this.#deps.onChange({ from, to: limit, ...(byGrowthCap && this.#growth ? { byGrowthCap: true as const } : {}) });
+    this.#deps.onChange({ from, to: limit, ...(byGrowthCap && this.#drifting.length > 0 ? { byGrowthCap: true as const } : {}) });
     if (limit > from) this.#admit();
   }
 
   #countInvoking(delta: 1 | -1): void {
     this.#invoking += delta;
-    this.#growth?.observe(this.#deps.now(), this.#invoking);
+    for (const ceiling of this.#following) ceiling.inFlight(this.#invoking);
   }
 
   /**
-   * While the growth cap holds batches back, looks again when it can next rise: it rises as the window moves on,
-   * also when no invocation ends meanwhile (long ones). Not holding the process open: unref'd.
+   * While a ceiling that moves by itself (the growth cap) holds batches back, looks again when it can next rise: it
+   * rises as the window moves on, also when no invocation ends meanwhile (long ones). Not holding the process open:
+   * unref'd.
    */
   #scheduleRecheck(): void {
-    if (this.#growth === undefined || this.#recheck !== undefined) return;
+    if (this.#drifting.length === 0 || this.#recheck !== undefined) return;
     this.#recheck = setTimeout(() => {
       this.#recheck = undefined;
       this.#refresh();
       this.#wakePermitWaiters();
       if (this.#permitLine.size > 0 || this.#enterLine.size > 0) this.#scheduleRecheck();
-    }, this.#growth.msToNextChange(this.#deps.now()));
+    }, soonest(this.#drifting));
     this.#recheck.unref();
   }
 
@@ -243,4 +272,18 @@ export class ConcurrencyGate {
       this.#permitLine.wakeOne();
     }
   }
+}
+
+/** The lowest limit of `ceilings`. */
+function lowest(ceilings: readonly Ceiling[]): number {
+  let limit = Number.POSITIVE_INFINITY;
+  for (const ceiling of ceilings) limit = Math.min(limit, ceiling.limit());
+  return limit;
+}
+
+/** When the first of `ceilings` can next move by itself. */
+function soonest(ceilings: readonly Pick<Required<Ceiling>, 'msToNextChange'>[]): number {
+  let ms = Number.POSITIVE_INFINITY;
+  for (const ceiling of ceilings) ms = Math.min(ms, ceiling.msToNextChange());
+  return ms;
 }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
 import { composeInvoke } from '../../../src/invoke/compose.ts';
+import { AdaptiveCeiling } from '../../../src/invoke/adaptive-ceiling.ts';
+import { FixedCeiling } from '../../../src/invoke/ceiling.ts';
 import { ConcurrencyGate } from '../../../src/invoke/concurrency-gate.ts';
 import { FunctionGate } from '../../../src/invoke/function-gate.ts';
 import type { FunctionInvoker } from '../../../src/core/function-invoker.ts';
@@ -38,7 +40,7 @@ describe('composeInvoke', () => {
     const invoke = composeInvoke({
       invoker,
       tracer,
-      adaptive: new ConcurrencyGate({ max: 1, min: 1 }, { now: () => 0, onChange: () => {} }),
+      budget: new ConcurrencyGate([new FixedCeiling(1), new AdaptiveCeiling({ max: 1, min: 1 }, 0)], { now: () => 0, onChange: () => {} }),
       logger: silentLogger,
       functionName: 'fn',
       now: () => 0,

@@ -2,14 +2,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
+import { AdaptiveCeiling } from '../../../src/invoke/adaptive-ceiling.ts';
+import { FixedCeiling } from '../../../src/invoke/ceiling.ts';
 import { ConcurrencyGate } from '../../../src/invoke/concurrency-gate.ts';
+import { GrowthCeiling } from '../../../src/invoke/growth-ceiling.ts';
 
 type Result = 'ok' | 'throttled' | 'failed';
 
 function gate(max: number, min = 1) {
   let now = 0;
   const changes: { from: number; to: number }[] = [];
-  const g = new ConcurrencyGate({ max, min }, { now: () => now, onChange: (c) => changes.push(c) });
+  const g = new ConcurrencyGate([new FixedCeiling(max), new AdaptiveCeiling({ max, min }, now)], {
+    now: () => now,
+    onChange: (c) => changes.push(c),
+  });
   return { g, changes, advance: (ms: number) => (now += ms) };
 }
 
@@ -160,7 +166,11 @@ describe('ConcurrencyGate', () => {
     let now = 0;
     const changes: unknown[] = [];
     const g = new ConcurrencyGate(
-      { max: 16, min: 2, growth: { factor: 2, windowMs: 10_000 } },
+      [
+        new FixedCeiling(16),
+        new AdaptiveCeiling({ max: 16, min: 2 }, now),
+        new GrowthCeiling({ factor: 2, windowMs: 10_000 }, 2, () => now),
+      ],
       { now: () => now, onChange: (c) => changes.push(c) },
     );
     assert.equal(g.limit, 2);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { AdaptiveCeiling } from '../../../src/invoke/adaptive-ceiling.ts';
+import { FixedCeiling } from '../../../src/invoke/ceiling.ts';
 import { ConcurrencyGate } from '../../../src/invoke/concurrency-gate.ts';
 import type { Invoke } from '../../../src/invoke/invoke.ts';
 import type { InvokeResult } from '../../../src/core/function-invoker.ts';
@@ -9,16 +11,30 @@ import { functionError, notSent, ok, serverError, throttled, unusable } from '..
 import { invokeContext } from '../../support/invoke-context.ts';
 
 describe('withPermit', () => {
-  it('without adaptive concurrency is the call itself: no wait, no step', () => {
-    const call: Invoke = () => Promise.resolve(ok());
-    let waits = 0;
-    assert.equal(withPermit(undefined, () => waits++)(call), call);
-    assert.equal(waits, 0);
+  it('under the fixed ceiling alone lets every loop call through at once, and its outcome moves nothing', async () => {
+    const changes: NonNullable<LimitChange>[] = [];
+    const gate = new ConcurrencyGate([new FixedCeiling(2)], { now: () => 0, onChange: (c) => changes.push(c) });
+    const order: string[] = [];
+    const call =
+      (name: string, result: InvokeResult): Invoke =>
+      () => {
+        order.push(name);
+        return new Promise((resolve) => setImmediate(() => resolve(result)));
+      };
+    const a = withPermit(gate, () => {})(call('a', throttled()))('{}', invokeContext());
+    const b = withPermit(gate, () => {})(call('b', ok()))('{}', invokeContext());
+    assert.deepEqual(order, ['a', 'b'], 'both start at once');
+    await Promise.all([a, b]);
+    assert.equal(gate.limit, 2);
+    assert.deepEqual(changes, []);
   });
 
   it('holds a call while the limit is in use, tells onWait first, and lets it through when a permit frees', async () => {
     const changes: NonNullable<LimitChange>[] = [];
-    const gate = new ConcurrencyGate({ max: 1, min: 1 }, { now: () => 0, onChange: (c) => changes.push(c) });
+    const gate = new ConcurrencyGate([new FixedCeiling(1), new AdaptiveCeiling({ max: 1, min: 1 }, 0)], {
+      now: () => 0,
+      onChange: (c) => changes.push(c),
+    });
     let waits = 0;
     let release!: (r: InvokeResult) => void;
     const order: string[] = [];
@@ -42,7 +58,10 @@ describe('withPermit', () => {
 
   it('moves the limit down on a throttle', async () => {
     const changes: NonNullable<LimitChange>[] = [];
-    const gate = new ConcurrencyGate({ max: 10, min: 1 }, { now: () => 0, onChange: (c) => changes.push(c) });
+    const gate = new ConcurrencyGate([new FixedCeiling(10), new AdaptiveCeiling({ max: 10, min: 1 }, 0)], {
+      now: () => 0,
+      onChange: (c) => changes.push(c),
+    });
     await withPermit(gate, () => {})(() => Promise.resolve(throttled()))('{}', invokeContext());
     assert.equal(changes.length, 1);
     assert.ok(changes[0] !== undefined && changes[0].to < changes[0].from, JSON.stringify(changes));
