@@ -161,6 +161,55 @@ describe('ConcurrencyGate', () => {
     assert.equal(entered, true);
   });
 
+  it('keeps to the lowest of its ceilings, whichever comes first', async () => {
+    const g = new ConcurrencyGate([new FixedCeiling(5), new FixedCeiling(2)], { now: () => 0, onChange: () => {} });
+    assert.equal(g.limit, 2);
+    const log: string[] = [];
+    const calls = ['a', 'b', 'c'].map((name) => pending(g, log, name));
+    await tick();
+    assert.deepEqual(log, ['a', 'b'], 'the lower ceiling holds the third call');
+    calls[0]?.end();
+    await tick();
+    assert.deepEqual(log, ['a', 'b', 'c']);
+    calls[1]?.end();
+    calls[2]?.end();
+    await Promise.all(calls.map((c) => c.done));
+    assert.throws(() => new ConcurrencyGate([], { now: () => 0, onChange: () => {} }), /a ceiling that holds still/);
+  });
+
+  it('under the fixed ceiling alone: every loop takes a place, parks and rejoins at once, no call waits, nothing moves', async () => {
+    const changes: unknown[] = [];
+    let rejoinWaits = 0;
+    const g = new ConcurrencyGate([new FixedCeiling(3)], {
+      now: () => 0,
+      onChange: (c) => changes.push(c),
+      onRejoinWait: () => rejoinWaits++,
+    });
+    assert.deepEqual([g.tryEnter(), g.tryEnter(), g.tryEnter()], [true, true, true]);
+    g.park();
+    g.park();
+    await Promise.all([g.unpark(), g.unpark()]);
+    assert.deepEqual(g.counts, { holding: 3, waiting: 0, enterLine: 0, rejoinLine: 0 });
+    const log: string[] = [];
+    const calls = ['a', 'b', 'c'].map((name) => pending(g, log, name));
+    await tick();
+    assert.deepEqual(log, ['a', 'b', 'c'], 'one permit for each loop');
+    const halt = new AbortController();
+    let backedOff = false;
+    const backOff = g.throttledBackOff(10_000, halt.signal).then(() => (backedOff = true));
+    calls[0]?.end('throttled');
+    calls[1]?.end('ok');
+    calls[2]?.end('failed');
+    await Promise.all(calls.map((c) => c.done));
+    await tick();
+    assert.equal(backedOff, false, 'a plain sleep: an accepted invocation does not cut it short');
+    halt.abort();
+    await backOff;
+    assert.equal(g.limit, 3);
+    assert.deepEqual(changes, []);
+    assert.equal(rejoinWaits, 0);
+  });
+
   it('with a growth cap: starts at the floor, and lets a waiting Invoke in when the window moves on, with none ending', async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     let now = 0;
