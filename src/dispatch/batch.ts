@@ -238,7 +238,7 @@ async function invokeAndSettle(
   const { messages, payload, params } = chunk;
   // `unsettledIds`: the chunk and every later one, what a stop releases.
   const outcome = await deps.invoke(payload, { loop, queue, lease, messages, unsettledIds: ids(unsettled), halt, params });
-  // Later chunks of a batch over the payload limit (rare) invoke without an adaptive place rather than wait behind it.
+  // Later chunks of a batch over the payload limit (rare) invoke without a place in the budget rather than wait behind it.
   deps.capacity.free(batch.loop);
   if (outcome.kind === 'released') {
     await releaseUnsettled(batch, messages, unsettled, outcome.atOnce, { ...deps, mark });

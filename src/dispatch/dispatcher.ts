@@ -133,7 +133,7 @@ export class Dispatcher {
         this.#parts.events.paused(this.#parts.gate.paused);
         continue;
       }
-      // Over the adaptive limit (and its prefetch share) the loop does not receive: messages the function cannot
+      // Over the budget's limit (and its prefetch share) the loop does not receive: messages the function cannot
       // take now stay on the queue, visible to other replicas and to this one once a place frees.
       if (!(await this.#parts.capacity.enter(loop, halt))) continue;
       try {

@@ -23,7 +23,7 @@ export type RetryContext = Omit<InvokeContext, 'onStart'>;
 /** What the retry tells its owner (the Dispatcher's loop activities, for liveness, and its metrics). */
 /**
  * The loop capacity a waiting batch gives up and takes back (src/dispatch/loop-capacity.ts): while a batch waits
- * to retry, its adaptive place and queue slot go to other loops.
+ * to retry, its place in the concurrency budget and its queue slot go to other loops.
  */
 export interface LoopsAside {
   /** The loop's batch of `queue` is about to wait: it gives up its place and its queue slot meanwhile. */
