@@ -4,7 +4,8 @@
  * reserved (or account) concurrency this way without talking to each other, as TCP senders share a link:
  * every replica sees throttles when their sum passes the budget, and every one backs off.
  *
- * Pure: the caller passes the time; ConcurrencyGate (concurrency-gate.ts) makes loops and invocations wait for it.
+ * Pure: the caller passes the time; as a ceiling (adaptive-ceiling.ts) it is one of those ConcurrencyGate
+ * (concurrency-gate.ts) keeps to, making loops and invocations wait for it.
  */
 
 import type { ConcurrencyGrowth } from './growth-cap.ts';

@@ -7,7 +7,8 @@
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-managed-instances-scaling.html). A backlog that appears at
  * once would otherwise go from idle to --concurrency invocations in one receive.
  *
- * Pure: the caller passes the time (ConcurrencyGate, src/invoke/concurrency-gate.ts, applies it).
+ * Pure: the caller passes the time (GrowthCeiling, src/invoke/growth-ceiling.ts, hands it to ConcurrencyGate as a
+ * ceiling).
  */
 
 /** --concurrency-growth: at most `factor` times the concurrency of any moment within the last `windowMs`. */
