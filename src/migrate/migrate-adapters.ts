@@ -8,6 +8,11 @@ import { AwsCallError, classifyAwsError, unreachableReason } from '../core/error
 import { parseQueueArn } from './arns.ts';
 import type { MigratePorts, QueueFacts, SqsMapping } from './migrate-ports.ts';
 
+/** Queues per status.json page asked for: its maximum (MAX_STATUS_LIMIT in src/operator/status/status-query.ts). */
+const STATUS_PAGE = 100;
+/** Pages of status.json read at most: 100,000 queues, ten times the most a run is measured with. */
+const MAX_STATUS_PAGES = 1_000;
+
 export interface MigrateAdapters extends MigratePorts {
   /** Releases the clients' sockets. */
   close(): void;
@@ -86,19 +91,34 @@ export function createMigrateAdapters(region: string, endpointUrl: string | unde
         return { unreachable: unreachableReason(e) ?? e.code };
       }
     },
-    async runFunctions(readyUrl, signal) {
+    async runReads(readyUrl, signal) {
       // Relative, so a path prefix in front of the run's server (a proxy's /workerless/readyz) is kept.
-      const url = new URL('status.json', readyUrl);
-      try {
-        const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]), redirect: 'manual' });
-        const body = (await response.json().catch(() => undefined)) as { functions?: unknown } | undefined;
-        if (!response.ok || !Array.isArray(body?.functions))
-          return { unreachable: `${url.href} answered HTTP ${response.status} without the run's functions` };
-        return { functions: body.functions.filter((f): f is string => typeof f === 'string') };
-      } catch (err) {
-        const e = classifyAwsError(err, signal);
-        return { unreachable: `${url.href}: ${unreachableReason(e) ?? e.code}` };
+      const base = new URL('status.json', readyUrl);
+      let functions: string[] | undefined;
+      const queues: string[] = [];
+      // status.json lists a page of at most STATUS_PAGE queues (src/operator/status/status-query.ts), in configured
+      // order then as found; every page is read, up to a bound that holds any run (a queue the bound cuts off counts
+      // as unread, which refuses the cut-over rather than leave that queue without a consumer).
+      for (let page = 0; page < MAX_STATUS_PAGES; page++) {
+        const url = new URL(base);
+        url.search = `sort=configured&offset=${queues.length}&limit=${STATUS_PAGE}`;
+        try {
+          const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]), redirect: 'manual' });
+          const body = (await response.json().catch(() => undefined)) as
+            { functions?: unknown; queues?: unknown; summary?: { queues?: unknown } } | undefined;
+          if (!response.ok || !Array.isArray(body?.functions) || !Array.isArray(body.queues))
+            return { unreachable: `${base.href} answered HTTP ${response.status} without the run's functions and queues` };
+          functions ??= body.functions.filter((f): f is string => typeof f === 'string');
+          const names = body.queues.flatMap((q: { name?: unknown } | null) => (typeof q?.name === 'string' ? [q.name] : []));
+          queues.push(...names);
+          const total = typeof body.summary?.queues === 'number' ? body.summary.queues : 0;
+          if (names.length === 0 || queues.length >= total) break;
+        } catch (err) {
+          const e = classifyAwsError(err, signal);
+          return { unreachable: `${base.href}: ${unreachableReason(e) ?? e.code}` };
+        }
       }
+      return { functions: functions ?? [], queues };
     },
     close: () => sdk.destroy(),
   };

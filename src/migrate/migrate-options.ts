@@ -19,6 +19,8 @@ export interface MigrateOptions {
   readonly readyUrl: string | undefined;
   /** --ready-timeout: how long --cutover waits for it, in milliseconds. */
   readonly readyTimeoutMs: number;
+  /** --partial: --cutover disables the mappings of the queues the run reads and keeps the others enabled. */
+  readonly partial: boolean;
 }
 
 export type MigrateArgs =
@@ -28,7 +30,7 @@ export type MigrateArgs =
 
 const SHARED = ['function', 'region', 'endpoint-url'] as const;
 const OWN_STRINGS = ['ready-url', 'ready-timeout'] as const;
-const BOOLEANS = ['cutover', 'rollback'] as const;
+const BOOLEANS = ['cutover', 'rollback', 'partial'] as const;
 /** Every flag of `workerless migrate`: --help and docs/migrate.md list each (a unit test holds them to it). */
 export const MIGRATE_FLAGS: readonly string[] = [...SHARED, ...BOOLEANS, ...OWN_STRINGS];
 const READY_TIMEOUT_DEFAULT_MS = 300_000;
@@ -36,7 +38,7 @@ const READY_TIMEOUT_MIN_MS = 1_000;
 const READY_TIMEOUT_MAX_MS = 3_600_000;
 
 export const MIGRATE_HELP = `Usage: workerless migrate --function <name|ARN|name:alias> [--region r] [--endpoint-url url]
-       workerless migrate --function <name> --cutover --ready-url <url of the run's /readyz> [--ready-timeout 5m]
+       workerless migrate --function <name> --cutover --ready-url <url of the run's /readyz> [--ready-timeout 5m] [--partial]
        workerless migrate --function <name> --rollback
 
 Reads the function's SQS event source mappings (ListEventSourceMappings) and their queues (GetQueueAttributes)
@@ -46,7 +48,9 @@ policies and what differs from the trigger, with the reason. The config is check
 
   --cutover        Wait until --ready-url answers 200 and that run invokes the function (its status.json), then
                    disable the mappings (UpdateEventSourceMapping Enabled=false); both read the queues meanwhile,
-                   which SQS's visibility timeout makes safe
+                   which SQS's visibility timeout makes safe. Refuses, changing nothing, when the run does not read
+                   the queue of an enabled mapping (that queue would have no consumer), and names each such queue
+  --partial        With --cutover: disable only the mappings of the queues the run reads, keep the others enabled
   --ready-url      The /readyz of the workerless run with this config (its --http-port), e.g. http://10.0.0.5:8080/readyz
   --ready-timeout  How long --cutover waits for it (1s-1h) [default: ${formatMs(READY_TIMEOUT_DEFAULT_MS)}]
   --rollback       Enable the mappings again (Enabled=true)
@@ -54,7 +58,8 @@ policies and what differs from the trigger, with the reason. The config is check
   --endpoint-url   Endpoint for Lambda and SQS (LocalStack, moto); AWS_ENDPOINT_URL[_LAMBDA|_SQS] also work
   --help, -h       Show this help
 
-Exit codes: 0 done, 1 a failure (no SQS mapping, access denied, unreachable, not ready in time), 2 invalid flags.
+Exit codes: 0 done, 1 a failure (no SQS mapping, access denied, unreachable, not ready in time, a queue the run
+does not read, interrupted), 2 invalid flags.
 See docs/migrate.md.`;
 
 export function parseMigrateArgs(argv: readonly string[]): MigrateArgs {
@@ -91,6 +96,8 @@ export function parseMigrateArgs(argv: readonly string[]): MigrateArgs {
   if (readyUrl !== undefined && !isHttpUrl(readyUrl)) problems.push(`--ready-url must be an http(s) URL, got ${JSON.stringify(readyUrl)}`);
   if (cutover && readyUrl === undefined) problems.push('--cutover needs --ready-url: the /readyz of the workerless run that takes over');
   if (!cutover && readyUrl !== undefined) problems.push('--ready-url goes with --cutover');
+  const partial = parsed['partial'] === true;
+  if (partial && !cutover) problems.push('--partial goes with --cutover');
   const timeoutText = text(parsed['ready-timeout']);
   let readyTimeoutMs = READY_TIMEOUT_DEFAULT_MS;
   if (timeoutText !== undefined) {
@@ -110,6 +117,7 @@ export function parseMigrateArgs(argv: readonly string[]): MigrateArgs {
       action: cutover ? 'cutover' : rollback ? 'rollback' : 'print',
       readyUrl,
       readyTimeoutMs,
+      partial,
     },
   };
 }

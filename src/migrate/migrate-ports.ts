@@ -52,8 +52,15 @@ export interface MigratePorts {
   /** GET the URL: the HTTP status, or why it could not be reached (ECONNREFUSED, timed out). */
   probe(url: string, signal: AbortSignal): Promise<{ status: number } | { unreachable: string }>;
   /**
-   * The functions the workerless run behind a /readyz URL invokes: its status.json beside it (`functions`), or why
-   * that could not be read.
+   * What the workerless run behind a /readyz URL invokes and reads: from its status.json beside it, `functions` and
+   * the names of every queue it lists (all its pages); or why that could not be read.
    */
-  runFunctions(readyUrl: string, signal: AbortSignal): Promise<{ functions: string[] } | { unreachable: string }>;
+  runReads(readyUrl: string, signal: AbortSignal): Promise<RunStatus | { unreachable: string }>;
+}
+
+/** What a ready run says it does (its status.json). */
+export interface RunStatus {
+  readonly functions: string[];
+  /** The names of the queues it reads (configured, and found by prefix or tag). */
+  readonly queues: string[];
 }

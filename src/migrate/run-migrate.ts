@@ -7,7 +7,7 @@ import { loadAwsRegion } from '../config/region.ts';
 import { explainAwsError } from '../check/check-errors.ts';
 import { AwsCallError } from '../core/errors.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
-import { runServes, switchMappings, waitReady } from './cutover.ts';
+import { interruptedLines, runServes, switchMappings, waitReady, type RunReads } from './cutover.ts';
 import { migrateFunction } from './migrate.ts';
 import { createMigrateAdapters, QueueCallError } from './migrate-adapters.ts';
 import { MIGRATE_HELP, parseMigrateArgs, type MigrateOptions } from './migrate-options.ts';
@@ -60,6 +60,12 @@ export async function runMigrate(argv: readonly string[], proc: MigrateProcess):
     return await act(options, ports, proc);
   } catch (err) {
     if (!(err instanceof AwsCallError)) throw err;
+    // A stop (SIGINT/SIGTERM) aborts the call: an interruption, not an unreachable endpoint. The switch catches its
+    // own (switchMappings), so this is a read, before any change.
+    if (proc.stop.aborted) {
+      proc.tell(`interrupted during ${err.operation}: nothing was changed`);
+      return EXIT_FAILURE;
+    }
     proc.tell(failureLine(options.functionName, err, endpoints));
     return EXIT_FAILURE;
   } finally {
@@ -79,27 +85,45 @@ async function act(options: MigrateOptions, ports: ReturnType<typeof createMigra
     proc.tell(`${outcome.differences} difference${outcome.differences === 1 ? '' : 's'} from the trigger, listed at the top of the config`);
     return EXIT_OK;
   }
+  let reads: RunReads | undefined;
   if (options.action === 'cutover') {
     const notReady = await waitReady(options.readyUrl!, options.readyTimeoutMs, ports, proc.stop);
     if (notReady !== undefined) {
       proc.tell(`--ready-url ${options.readyUrl!}: ${notReady}; the mappings stay enabled`);
       return EXIT_FAILURE;
     }
-    const run = await ports.runFunctions(options.readyUrl!, proc.stop);
+    const run = await ports.runReads(options.readyUrl!, proc.stop);
+    if (proc.stop.aborted) {
+      proc.tell(`interrupted while reading what ${options.readyUrl!} runs; the mappings stay enabled`);
+      return EXIT_FAILURE;
+    }
     if ('unreachable' in run || !runServes(functionName, run.functions)) {
       proc.tell(
         `--ready-url ${options.readyUrl!}: ${'unreachable' in run ? `ready, but which functions it invokes is unknown (${run.unreachable})` : `that run invokes ${run.functions.join(', ') || 'no function'}, not ${functionName}`}; the mappings stay enabled`,
       );
       return EXIT_FAILURE;
     }
+    reads = { queues: new Set(run.queues), partial: options.partial };
   }
   const enable = options.action === 'rollback';
-  const switched = await switchMappings(functionName, enable, ports, proc.stop, (line) => proc.print(`${line}\n`));
-  if (switched === undefined) {
-    proc.tell(`function ${functionName} has no SQS event source mapping: nothing to ${enable ? 'enable' : 'disable'}`);
-    return EXIT_FAILURE;
+  const outcome = await switchMappings(functionName, enable, ports, proc.stop, (line) => proc.print(`${line}\n`), reads);
+  switch (outcome.kind) {
+    case 'no-mapping':
+      proc.tell(`function ${functionName} has no SQS event source mapping: nothing to ${enable ? 'enable' : 'disable'}`);
+      return EXIT_FAILURE;
+    case 'unread': {
+      const s = outcome.queues.length === 1 ? '' : 's';
+      proc.tell(
+        `--ready-url ${options.readyUrl!}: that run does not read queue${s} ${outcome.queues.join(', ')} of ${functionName}'s mappings, which would be left without a consumer; nothing was changed (run it with ${s === '' ? 'that queue' : 'those queues'}, or give --partial to disable only the mappings of the queues it reads)`,
+      );
+      return EXIT_FAILURE;
+    }
+    case 'interrupted':
+      for (const line of interruptedLines(outcome, enable)) proc.tell(line);
+      return EXIT_FAILURE;
+    case 'switched':
+      return EXIT_OK;
   }
-  return EXIT_OK;
 }
 
 /** One line for a refused or failed AWS call: what was asked, and the check's explanation (access, credentials, network). */

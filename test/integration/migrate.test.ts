@@ -4,7 +4,8 @@
 // the test Lambda endpoint as Lambda) invokes what the filter lets through and deletes what it filters out, as the
 // trigger does ("Lambda event filtering", Lambda developer guide: a message no filter matches is deleted). Then
 // --cutover waits for the run's /readyz and disables the mapping (UpdateEventSourceMapping Enabled=false: State
-// Disabling or Disabled), and --rollback enables it again. Neither server runs the function, which these tests do not
+// Disabling or Disabled), refuses while another mapping's queue is one the run does not read, and --rollback enables
+// it again. Neither server runs the function, which these tests do not
 // need: the daemon invokes the test Lambda endpoint. The mapping is created disabled, as a migration starts from an
 // enabled one only in the switch: LocalStack's own poller would otherwise take the messages, fail to run the function
 // and hand them back after a visibility timeout, and moto invokes its functions on SendMessage.
@@ -145,6 +146,32 @@ for (const server of mappingServers()) {
         const again = await migrate(server.endpoint, ['--function', fn, '--cutover', '--ready-url', `http://127.0.0.1:${port}/readyz`]);
         assert.equal(again.code, 0, again.err);
         assert.match(again.out, /: already Disabl(ing|ed)\n$/, 'a second cut-over changes nothing');
+
+        // A second mapping of the function, on a queue the run does not read: the cut-over refuses and names it.
+        const unreadQueue = await createQueue('migrate-unread', {}, sqs);
+        const unreadUuid = await createMapping(server.endpoint, { functionName: fn, queueArn: unreadQueue.arn, BatchSize: 10 });
+        try {
+          const refused = await migrate(server.endpoint, ['--function', fn, '--cutover', '--ready-url', `http://127.0.0.1:${port}/readyz`]);
+          assert.deepEqual(refused, {
+            code: 1,
+            out: '',
+            err: `workerless: --ready-url http://127.0.0.1:${port}/readyz: that run does not read queue ${unreadQueue.name} of ${fn}'s mappings, which would be left without a consumer; nothing was changed (run it with that queue, or give --partial to disable only the mappings of the queues it reads)\n`,
+          });
+          assert.doesNotMatch((await mappingState(server.endpoint, unreadUuid)) ?? '', /Disabl/, 'the unread queue keeps its trigger');
+          const partial = await migrate(server.endpoint, [
+            '--function',
+            fn,
+            '--cutover',
+            '--ready-url',
+            `http://127.0.0.1:${port}/readyz`,
+            '--partial',
+          ]);
+          assert.equal(partial.code, 0, partial.err);
+          assert.ok(partial.out.includes(`mapping ${unreadUuid} (queue ${unreadQueue.name}): kept `), partial.out);
+          assert.doesNotMatch((await mappingState(server.endpoint, unreadUuid)) ?? '', /Disabl/, '--partial keeps it too');
+        } finally {
+          await deleteMapping(server.endpoint, unreadUuid).finally(() => deleteQueue(unreadQueue.url, sqs));
+        }
         await deleteMapping(server.endpoint, uuid);
       } finally {
         assert.equal(await stopDaemon(daemon), 0);

@@ -22,6 +22,7 @@ describe('parseMigrateArgs', () => {
           action: 'print',
           readyUrl: undefined,
           readyTimeoutMs: 300_000,
+          partial: false,
         },
       },
     );
@@ -39,6 +40,8 @@ describe('parseMigrateArgs', () => {
       [cutover.options.action, cutover.options.readyUrl, cutover.options.readyTimeoutMs],
       ['cutover', 'http://10.0.0.5:8080/readyz', 90_000],
     );
+    const partial = parseMigrateArgs(['--function', 'f', '--cutover', '--ready-url', 'http://h/readyz', '--partial']);
+    assert.ok('options' in partial && partial.options.partial);
     const rollback = parseMigrateArgs(['--function', 'f', '--rollback']);
     assert.ok('options' in rollback && rollback.options.action === 'rollback');
     assert.deepEqual(parseMigrateArgs(['-h']), { help: true });
@@ -62,6 +65,7 @@ describe('parseMigrateArgs', () => {
       '--ready-timeout must be a duration from 1s to 1h (such as 90s or 5m), got "2h"',
     ]);
     assert.deepEqual(problems('--function', 'f', '--ready-url', 'http://h/readyz'), ['--ready-url goes with --cutover']);
+    assert.deepEqual(problems('--function', 'f', '--rollback', '--partial'), ['--partial goes with --cutover']);
     assert.deepEqual(problems('--function', 'f', 'extra'), ['unexpected argument "extra" (options take the form --name value)']);
   });
 });
