@@ -87,7 +87,13 @@ export class QueueDiscovery {
   /** One refresh. Throws (a classified AwsCallError) only when ListQueues failed. */
   async refresh(signal?: AbortSignal): Promise<Discovered> {
     const { directory, logger } = this.#deps;
-    const listed = await directory.listQueues(this.#selector.prefix, signal);
+    const { urls: listed, stopped } = await directory.listQueues(this.#selector.prefix, signal);
+    // A listing cut short (a repeated NextToken, the page bound) is used as far as it went, with one line a refresh.
+    if (stopped !== undefined)
+      logger.warn(
+        { selector: this.described, prefix: this.#selector.prefix ?? '', queues: listed.length, reason: stopped },
+        'ListQueues stopped before its last page; the queues it listed are used',
+      );
     const toRead = this.#set.tagsToRead(listed, this.#deps.now());
     const tags = new Map<string, TagAnswer>();
     await eachBounded(toRead, READS_AT_ONCE, async (url) => {
@@ -202,7 +208,7 @@ export async function findQueues(
   signal?: AbortSignal,
 ): Promise<{ found: FoundQueue[]; unreadable: string[] }> {
   const set = new QueueSet(selector, 0);
-  const listed = await directory.listQueues(selector.prefix, signal);
+  const { urls: listed } = await directory.listQueues(selector.prefix, signal);
   const tags = new Map<string, TagAnswer>();
   await eachBounded(set.tagsToRead(listed, 0), READS_AT_ONCE, async (url) => {
     tags.set(url, await directory.queueTags(url, signal).catch(() => undefined));

@@ -9,6 +9,7 @@ import {
   CALL_DEADLINE_MS,
   DESTINATION_DEADLINE_MS,
   LIST_QUEUES_PAGE_MAX,
+  type ListedQueues,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
@@ -21,6 +22,7 @@ import {
   type ResolvedQueue,
 } from '../core/queue.ts';
 import { messageIdOf } from '../core/message.ts';
+import { listQueuePages } from './list-queue-pages.ts';
 
 /**
  * MessageSource and QueueLookup on the lean path (`--aws-client lean`): SQS's AWS JSON 1.0 protocol spoken
@@ -119,10 +121,8 @@ export class SqsHttpSource implements MessageSource, QueueLookup, QueueDirectory
     return (out['Attributes'] as Record<string, string> | undefined) ?? {};
   }
 
-  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]> {
-    const urls: string[] = [];
-    let token: string | undefined;
-    do {
+  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<ListedQueues> {
+    return listQueuePages(async (token) => {
       const input = JSON.stringify({
         ...(prefix !== undefined ? { QueueNamePrefix: prefix } : {}),
         MaxResults: LIST_QUEUES_PAGE_MAX,
@@ -131,10 +131,11 @@ export class SqsHttpSource implements MessageSource, QueueLookup, QueueDirectory
       // Each page under its own deadline: 10,000 queues are ten pages.
       const out = await this.#serviceCall('ListQueues', signal, input);
       const page = out['QueueUrls'];
-      if (Array.isArray(page)) for (const url of page) if (typeof url === 'string') urls.push(url);
-      token = typeof out['NextToken'] === 'string' && out['NextToken'] !== '' ? out['NextToken'] : undefined;
-    } while (token !== undefined);
-    return urls;
+      return {
+        urls: Array.isArray(page) ? page.filter((url): url is string => typeof url === 'string') : [],
+        nextToken: typeof out['NextToken'] === 'string' ? out['NextToken'] : undefined,
+      };
+    });
   }
 
   async queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>> {

@@ -17,6 +17,7 @@ import {
   CALL_DEADLINE_MS,
   DESTINATION_DEADLINE_MS,
   LIST_QUEUES_PAGE_MAX,
+  type ListedQueues,
   RECEIVE_MARGIN_MS,
   type EntryFailure,
   type MessageSender,
@@ -28,6 +29,7 @@ import {
   type ReceiveOptions,
   type ResolvedQueue,
 } from '../core/queue.ts';
+import { listQueuePages } from './list-queue-pages.ts';
 
 /**
  * MessageSource and QueueLookup on the AWS SDK's SQSClient (`--aws-client sdk`). Only loaded on that path:
@@ -116,10 +118,8 @@ export class SqsSdkSource implements MessageSource, QueueLookup, QueueDirectory,
     }
   }
 
-  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]> {
-    const urls: string[] = [];
-    let token: string | undefined;
-    do {
+  async listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<ListedQueues> {
+    return listQueuePages(async (token) => {
       const command = new ListQueuesCommand({
         ...(prefix !== undefined ? { QueueNamePrefix: prefix } : {}),
         MaxResults: LIST_QUEUES_PAGE_MAX,
@@ -127,10 +127,8 @@ export class SqsSdkSource implements MessageSource, QueueLookup, QueueDirectory,
       });
       // Each page under its own deadline: 10,000 queues are ten pages.
       const out = await this.#call('ListQueues', CALL_DEADLINE_MS, signal, (abortSignal) => this.#client.send(command, { abortSignal }));
-      urls.push(...(out.QueueUrls ?? []));
-      token = out.NextToken !== undefined && out.NextToken !== '' ? out.NextToken : undefined;
-    } while (token !== undefined);
-    return urls;
+      return { urls: out.QueueUrls ?? [], nextToken: out.NextToken };
+    });
   }
 
   async queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>> {

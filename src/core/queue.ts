@@ -115,15 +115,33 @@ export interface QueueDirectory {
   /**
    * ListQueues with QueueNamePrefix (undefined: every queue), every page (MaxResults 1000, NextToken): the queue URLs.
    * Without MaxResults SQS returns at most 1,000 URLs and no NextToken (ListQueues API reference), so a prefix
-   * matching more would silently lose the rest.
+   * matching more would silently lose the rest. Stops at a NextToken seen before or after LIST_QUEUES_MAX_PAGES
+   * pages, and says why (`stopped`), with the URLs read so far.
    */
-  listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<string[]>;
+  listQueues(prefix: string | undefined, signal?: AbortSignal): Promise<ListedQueues>;
   /** ListQueueTags: the queue's tags (ListQueueTags API reference). */
   queueTags(url: string, signal?: AbortSignal): Promise<Record<string, string>>;
 }
 
 /** ListQueues returns at most this many URLs a page (MaxResults 1-1000, ListQueues API reference). */
 export const LIST_QUEUES_PAGE_MAX = 1_000;
+
+/**
+ * The most ListQueues pages one listing reads: 100,000 queues at LIST_QUEUES_PAGE_MAX a page. The ListQueues API
+ * reference bounds a page (MaxResults 1-1000) but not how many pages a listing has (SQS sets no quota on the queues
+ * of an account), so the bound is ours: ten times the 10,000 queues one daemon is measured with, for a few MiB of
+ * URLs; a server that never stops giving a NextToken (issue 42: one that repeated it grew the daemon from 120 to
+ * 735 MiB in 30 s) costs at most this many calls a listing.
+ */
+export const LIST_QUEUES_MAX_PAGES = 100;
+
+/** What a ListQueues listing read. */
+export interface ListedQueues {
+  /** The queue URLs, each once. */
+  readonly urls: readonly string[];
+  /** Why the listing stopped before a last page (a repeated NextToken, the page bound); absent when it read them all. */
+  readonly stopped?: string;
+}
 
 /**
  * The deadline of one SendMessage or Publish to a failure destination, the SDK's retries (3 attempts) inside it.

@@ -1,12 +1,15 @@
 // ListQueues and ListQueueTags on both clients, as their API references define them:
 // ListQueues (QueueNamePrefix; MaxResults 1-1000; NextToken until the last page):
 //   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListQueues.html
+// A server that repeats its NextToken, or never stops giving one, is not followed for ever (issue 42: one grew the
+// daemon from 120 to 735 MiB in 30 s): the listing stops at a repeated token or after LIST_QUEUES_MAX_PAGES pages.
 // ListQueueTags (QueueUrl -> Tags): https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListQueueTags.html
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ListQueuesCommand, ListQueueTagsCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AwsCallError } from '../../../src/core/errors.ts';
+import { LIST_QUEUES_MAX_PAGES } from '../../../src/core/queue.ts';
 import { SignedHttp } from '../../../src/aws/signed-http.ts';
 import { SqsHttpSource } from '../../../src/aws/sqs-http-source.ts';
 import { SqsSdkSource } from '../../../src/aws/sqs-sdk-source.ts';
@@ -38,8 +41,9 @@ describe('ListQueues and ListQueueTags, lean client', () => {
     };
     const source = new SqsHttpSource(http, { url: origin, custom: true });
     const got = await source.listQueues('t-');
-    assert.equal(got.length, 2005);
-    assert.deepEqual(got.slice(-1), urls(2004, 1));
+    assert.equal(got.urls.length, 2005);
+    assert.deepEqual(got.urls.slice(-1), urls(2004, 1));
+    assert.equal(got.stopped, undefined, 'every page read');
     assert.deepEqual(
       server.seen.map((r): unknown[] => [r.headers['x-amz-target'], JSON.parse(r.body)]),
       [
@@ -54,8 +58,36 @@ describe('ListQueues and ListQueueTags, lean client', () => {
     server.seen.length = 0;
     server.handler = (_req, res) => res.end('{}');
     const source = new SqsHttpSource(http, { url: origin, custom: true });
-    assert.deepEqual(await source.listQueues(undefined), []);
+    assert.deepEqual(await source.listQueues(undefined), { urls: [] });
     assert.deepEqual(JSON.parse(server.seen[0]!.body), { MaxResults: 1000 });
+  });
+
+  it(
+    'a server repeating its NextToken: the listing stops at the repeat, with the queues found so far and why',
+    { timeout: 10_000 },
+    async () => {
+      server.seen.length = 0;
+      server.handler = (req, res) => {
+        const input = JSON.parse(req.body) as { NextToken?: string };
+        if (input.NextToken === undefined) return res.end(JSON.stringify({ QueueUrls: urls(0, 1000), NextToken: 'p2' }));
+        return res.end(JSON.stringify({ QueueUrls: urls(1000, 1000), NextToken: 'p2' }));
+      };
+      const source = new SqsHttpSource(http, { url: origin, custom: true });
+      const got = await source.listQueues('t-');
+      assert.equal(server.seen.length, 2, 'no page asked for twice');
+      assert.deepEqual(got, { urls: urls(0, 2000), stopped: 'ListQueues gave NextToken "p2" again after 2 pages' });
+    },
+  );
+
+  it('a server giving a new NextToken on every page: the listing stops at LIST_QUEUES_MAX_PAGES pages', { timeout: 20_000 }, async () => {
+    server.seen.length = 0;
+    let n = 0;
+    server.handler = (_req, res) => res.end(JSON.stringify({ QueueUrls: urls(n, 1), NextToken: `t${n++}` }));
+    const source = new SqsHttpSource(http, { url: origin, custom: true });
+    const got = await source.listQueues('t-');
+    assert.equal(server.seen.length, LIST_QUEUES_MAX_PAGES);
+    assert.equal(got.urls.length, LIST_QUEUES_MAX_PAGES);
+    assert.equal(got.stopped, `ListQueues still had a NextToken after ${LIST_QUEUES_MAX_PAGES} pages`);
   });
 
   it('ListQueueTags returns the tags; a refusal is a classified AwsCallError', async () => {
@@ -86,7 +118,7 @@ describe('ListQueues and ListQueueTags, SDK client', () => {
       .resolvesOnce({ QueueUrls: urls(1000, 3) });
     sqs.on(ListQueueTagsCommand).resolves({ Tags: { workerless: 'payments' } });
     const source = new SqsSdkSource(new SQSClient({ region: 'us-east-1' }));
-    assert.equal((await source.listQueues('t-')).length, 1003);
+    assert.equal((await source.listQueues('t-')).urls.length, 1003);
     assert.deepEqual(
       sqs.commandCalls(ListQueuesCommand).map((c) => c.args[0].input),
       [
@@ -97,5 +129,20 @@ describe('ListQueues and ListQueueTags, SDK client', () => {
     assert.deepEqual(await source.queueTags(urls(0, 1)[0]!), { workerless: 'payments' });
     assert.deepEqual(sqs.commandCalls(ListQueueTagsCommand)[0]!.args[0].input, { QueueUrl: urls(0, 1)[0] });
     sqs.restore();
+  });
+
+  it('a repeated NextToken ends the listing', { timeout: 10_000 }, async () => {
+    const sqs = mockClient(SQSClient);
+    sqs.on(ListQueuesCommand).resolves({ QueueUrls: urls(0, 2), NextToken: 'same' });
+    const source = new SqsSdkSource(new SQSClient({ region: 'us-east-1' }));
+    try {
+      assert.deepEqual(await source.listQueues('t-'), {
+        urls: urls(0, 2),
+        stopped: 'ListQueues gave NextToken "same" again after 2 pages',
+      });
+      assert.equal(sqs.commandCalls(ListQueuesCommand).length, 2);
+    } finally {
+      sqs.restore();
+    }
   });
 });

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AwsCallError } from '../../../src/core/errors.ts';
-import type { QueueDirectory, QueueLookup, ResolvedQueue } from '../../../src/core/queue.ts';
+import type { ListedQueues, QueueDirectory, QueueLookup, ResolvedQueue } from '../../../src/core/queue.ts';
+import { listQueuePages } from '../../../src/aws/list-queue-pages.ts';
 import { QueueDiscovery, TAGS_EVERY_REFRESHES, findQueues } from '../../../src/aws/queue-discovery.ts';
 import type { QueueLimit } from '../../../src/receive/queue-limits.ts';
 import { checkFoundQueues } from '../../../src/daemon/startup-checks.ts';
@@ -25,11 +26,25 @@ class FakeSqs implements QueueDirectory, QueueLookup {
   /** Queues with a RedrivePolicy, by name: its maxReceiveCount. */
   readonly redrive = new Map<string, number>();
 
-  async listQueues(prefix: string | undefined): Promise<string[]> {
+  /** Pages of this many URLs, each with a NextToken; `repeatToken`: the server answers the same NextToken for ever. */
+  pageSize = 1000;
+  repeatToken = false;
+
+  async listQueues(prefix: string | undefined): Promise<ListedQueues> {
     const names = [...this.queues.keys()].filter((n) => prefix === undefined || n.startsWith(prefix));
-    this.calls.ListQueues += Math.max(1, Math.ceil(names.length / 1000));
-    if (this.failList) throw denied('ListQueues');
-    return names.map((n) => ORIGIN + n);
+    if (this.failList) {
+      this.calls.ListQueues++;
+      throw denied('ListQueues');
+    }
+    return listQueuePages(async (token) => {
+      this.calls.ListQueues++;
+      const from = token === undefined ? 0 : this.repeatToken ? this.pageSize : Number(token);
+      const next = from + this.pageSize;
+      return {
+        urls: names.slice(from, next).map((n) => ORIGIN + n),
+        nextToken: this.repeatToken ? String(this.pageSize) : next < names.length ? String(next) : undefined,
+      };
+    });
   }
   async queueTags(url: string): Promise<Record<string, string>> {
     this.calls.ListQueueTags++;
@@ -110,6 +125,31 @@ describe('QueueDiscovery', () => {
     assert.deepEqual(
       again.queues.map((q) => q.name),
       ['t-a', 't-b', 't-c'],
+    );
+  });
+
+  it('a server repeating its NextToken: the queues listed so far are used, with one warning naming the prefix and why', async () => {
+    const sqs = new FakeSqs();
+    for (let i = 0; i < 5; i++) sqs.queues.set(`t-${i}`, {});
+    sqs.pageSize = 2;
+    sqs.repeatToken = true;
+    const { finder, lines } = discovery(sqs, { prefix: 't-' });
+    const found = await finder.refresh();
+    assert.deepEqual(
+      found.queues.map((q) => q.name),
+      ['t-0', 't-1', 't-2', 't-3'],
+    );
+    assert.equal(sqs.calls.ListQueues, 2, 'the repeated token is not followed');
+    assert.deepEqual(
+      lines.filter((l) => l.level === 40).map((l) => [l.msg, l['prefix'], l['queues'], l['reason']]),
+      [
+        [
+          'ListQueues stopped before its last page; the queues it listed are used',
+          't-',
+          4,
+          'ListQueues gave NextToken "2" again after 2 pages',
+        ],
+      ],
     );
   });
 
