@@ -25,6 +25,9 @@ const READS_AT_ONCE = 16;
 /** Names a log line lists; the counts are always whole. */
 const NAMES_LOGGED = 20;
 
+/** Queues a failure's log line names as examples, beside the count. */
+const EXAMPLES_LOGGED = 5;
+
 /** What a refresh found: the route's queues, resolved, with the limits their tags set, by name. */
 export interface Discovered {
   readonly queues: readonly ResolvedQueue[];
@@ -61,7 +64,7 @@ export interface QueueDiscoveryDeps {
  * the queues under the prefix (ListQueues, every page), reads the tags the policy asks for (ListQueueTags),
  * resolves the queues that joined (GetQueueAttributes: ARN, FIFO, visibility timeout, redrive policy) and tells
  * the Dispatcher what changed, with a log line and a count. A queue whose tags or attributes cannot be read is
- * logged and skipped, and tried again next refresh; a failed ListQueues keeps the queues as they were. Once
+ * logged (the tags' failures one line a refresh, with a count) and skipped, and tried again next refresh; a failed ListQueues keeps the queues as they were. Once
  * running, nothing here is fatal.
  */
 export class QueueDiscovery {
@@ -96,14 +99,33 @@ export class QueueDiscovery {
       );
     const toRead = this.#set.tagsToRead(listed, this.#deps.now());
     const tags = new Map<string, TagAnswer>();
+    const unreadTags: { readonly url: string; readonly error: { readonly code: string; readonly message: string } }[] = [];
     await eachBounded(toRead, READS_AT_ONCE, async (url) => {
       try {
         tags.set(url, await directory.queueTags(url, signal));
       } catch (err) {
         tags.set(url, undefined);
-        if (!signal?.aborted) logSkipped(logger, url, 'ListQueueTags', err);
+        if (!signal?.aborted) unreadTags.push({ url, error: callErrorOf(err) });
       }
     });
+    // One line a refresh, not one a queue: when tags cannot be read at all (a policy without sqs:ListQueueTags),
+    // every queue fails at every refresh, and 500 queues were 1,000 lines in 12 s.
+    if (unreadTags.length > 0) {
+      const codes: Record<string, number> = {};
+      for (const { error } of unreadTags) codes[error.code] = (codes[error.code] ?? 0) + 1;
+      const first = unreadTags[0]!.error;
+      logger.warn(
+        {
+          selector: this.described,
+          operation: 'ListQueueTags',
+          count: unreadTags.length,
+          queues: unreadTags.slice(0, EXAMPLES_LOGGED).map((u) => nameOf(u.url)),
+          codes,
+          err: { code: first.code, message: firstLine(first.message) },
+        },
+        "found queues' tags cannot be read; those queues are skipped until the next refresh",
+      );
+    }
     const change = this.#set.update(listed, tags, this.#deps.now());
     for (const { url, problem } of change.problems) logger.warn({ queue: nameOf(url), problem }, 'queue tag ignored; its default applies');
     const members = this.#set.members;

@@ -14,6 +14,12 @@ import { MISSING_LAST_RECEIVE, parseDestination } from '../../../src/settle/fail
 import { recordingLogger } from '../../support/factories.ts';
 
 const ORIGIN = 'http://sqs.local/000000000000/';
+/** The code and message of a logged `err` (pino's serializer adds a type and a stack). */
+const pick = (err: unknown) => {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return { code, message };
+};
+const TAGS_UNREAD = "found queues' tags cannot be read; those queues are skipped until the next refresh";
 const denied = (op: string) => new AwsCallError(op, { kind: 'fatal', code: 'AccessDenied', message: 'no', status: 403 });
 
 /** Queues by name with their tags; counts every call as SQS would bill it (a ListQueues per page of 1,000). */
@@ -113,10 +119,11 @@ describe('QueueDiscovery', () => {
       lines
         .filter((l) => l.msg === 'a found queue cannot be read; skipped until the next refresh')
         .map((l) => [l['queue'], l['operation']]),
-      [
-        ['t-b', 'ListQueueTags'],
-        ['t-c', 'GetQueueAttributes'],
-      ],
+      [['t-c', 'GetQueueAttributes']],
+    );
+    assert.deepEqual(
+      lines.filter((l) => l.msg === TAGS_UNREAD).map((l) => [l['count'], l['queues'], l['operation']]),
+      [[1, ['t-b'], 'ListQueueTags']],
     );
     sqs.failTags.clear();
     sqs.failAttributes.clear();
@@ -126,6 +133,38 @@ describe('QueueDiscovery', () => {
       again.queues.map((q) => q.name),
       ['t-a', 't-b', 't-c'],
     );
+  });
+
+  it('tags that cannot be read: one warning a refresh with the count, a few names and the error code, not one a queue', async () => {
+    const sqs = new FakeSqs();
+    for (let i = 0; i < 500; i++) {
+      sqs.queues.set(`t-${String(i).padStart(3, '0')}`, { team: 'pay' });
+      sqs.failTags.add(`t-${String(i).padStart(3, '0')}`);
+    }
+    sqs.queues.set('t-ok', { team: 'pay' });
+    const { finder, lines } = discovery(sqs, { prefix: 't-', tag: { key: 'team', value: 'pay' } });
+    for (let refresh = 0; refresh < 2; refresh++) {
+      lines.length = 0;
+      assert.deepEqual(
+        (await finder.refresh()).queues.map((q) => q.name),
+        ['t-ok'],
+      );
+      const warnings = lines.filter((l) => l.level === 40);
+      assert.equal(warnings.length, 1, `one line a refresh, not ${warnings.length}`);
+      const [line] = warnings;
+      assert.equal(line!.msg, TAGS_UNREAD);
+      assert.deepEqual(
+        [line!['selector'], line!['operation'], line!['count'], line!['queues'], line!['codes'], pick(line!['err'])],
+        [
+          'prefix t- and tag team=pay',
+          'ListQueueTags',
+          500,
+          ['t-000', 't-001', 't-002', 't-003', 't-004'],
+          { AccessDenied: 500 },
+          { code: 'AccessDenied', message: 'no' },
+        ],
+      );
+    }
   });
 
   it('a server repeating its NextToken: the queues listed so far are used, with one warning naming the prefix and why', async () => {
