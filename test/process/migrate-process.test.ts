@@ -1,5 +1,6 @@
 // `workerless migrate` as a process, without LocalStack: an invalid flag is exit 2 naming it and its value, an
-// unreachable endpoint and a refused read are one line each and exit 1, never a stack trace. What it reads and
+// unreachable endpoint and a refused read are one line each and exit 1, never a stack trace; a SIGINT during a switch
+// says it was interrupted and what it left unknown and undone. What it reads and
 // switches is tested against LocalStack and moto in test/integration/migrate.test.ts.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -74,6 +75,53 @@ describe('workerless migrate as a process', () => {
         err: 'workerless: ListEventSourceMappings for orders-fn: access denied (needs lambda:ListEventSourceMappings)\n',
       });
     } finally {
+      lambda.close();
+    }
+  });
+
+  it('SIGINT during --rollback: interrupted, the mapping in flight named as unknown and those not reached, exit 1', async () => {
+    // Lambda's REST API (Lambda API reference): ListEventSourceMappings is GET /2015-03-31/event-source-mappings/,
+    // UpdateEventSourceMapping is PUT /2015-03-31/event-source-mappings/{UUID}. The update of b never answers.
+    const mapping = (uuid: string) => ({
+      UUID: uuid,
+      FunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:orders-fn',
+      EventSourceArn: `arn:aws:sqs:us-east-1:123456789012:${uuid}-q`,
+      State: 'Disabled',
+      BatchSize: 10,
+    });
+    let heldB: () => void = () => {};
+    const bArrived = new Promise<void>((resolve) => (heldB = resolve));
+    const lambda = createServer((req, res) => {
+      req.resume();
+      const uuid = /\/event-source-mappings\/([a-z])$/.exec(req.url ?? '')?.[1];
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'GET') return res.end(JSON.stringify({ EventSourceMappings: ['a', 'b', 'c'].map(mapping) }));
+      if (uuid === 'b') return heldB();
+      res.writeHead(202);
+      res.end(JSON.stringify({ ...mapping(uuid ?? '?'), State: 'Enabling' }));
+    });
+    await new Promise<void>((resolve) => lambda.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`;
+    try {
+      const run = runCli(['migrate', '--function', 'orders-fn', '--rollback'], { ...AWS_ENV, AWS_ENDPOINT_URL_LAMBDA: url });
+      await bArrived;
+      run.child.kill('SIGINT');
+      const { code } = await run.exited;
+      assert.deepEqual(
+        { code, out: run.stdout(), err: run.stderr() },
+        {
+          code: 1,
+          out: 'mapping a (queue a-q): Disabled -> Enabling\n',
+          err: [
+            'workerless: interrupted: mapping b (queue b-q) was being enabled: its state is unknown (Lambda may have applied the update)',
+            'workerless: interrupted: not reached: mapping c (queue c-q)',
+            'workerless: run the same command again to finish: it skips the mappings already switched',
+            '',
+          ].join('\n'),
+        },
+      );
+    } finally {
+      lambda.closeAllConnections();
       lambda.close();
     }
   });
