@@ -79,6 +79,50 @@ describe('workerless migrate as a process', () => {
     }
   });
 
+  it('--cutover with a ready run that reads only one of the two queues: refused, nothing disabled, the other queue named', async () => {
+    // One server as both: Lambda (its REST API) and the workerless run (/readyz, and status.json listing queue a-q).
+    const updated: string[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      res.setHeader('content-type', 'application/json');
+      const path = (req.url ?? '').split('?')[0];
+      if (path === '/run/readyz') return res.end('ok\n');
+      if (path === '/run/status.json')
+        return res.end(JSON.stringify({ functions: ['orders-fn'], summary: { queues: 1 }, queues: [{ name: 'a-q' }] }));
+      if (req.method === 'GET')
+        return res.end(
+          JSON.stringify({
+            EventSourceMappings: ['a', 'b'].map((uuid) => ({
+              UUID: uuid,
+              FunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:orders-fn',
+              EventSourceArn: `arn:aws:sqs:us-east-1:123456789012:${uuid}-q`,
+              State: 'Enabled',
+            })),
+          }),
+        );
+      updated.push(path ?? '');
+      res.writeHead(202);
+      res.end(JSON.stringify({ State: 'Disabling' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const r = await migrate(['--function', 'orders-fn', '--cutover', '--ready-url', `${url}/run/readyz`], {
+        ...AWS_ENV,
+        AWS_ENDPOINT_URL_LAMBDA: url,
+      });
+      assert.deepEqual(updated, [], 'no mapping disabled');
+      assert.deepEqual(r, {
+        code: 1,
+        out: '',
+        err: `workerless: --ready-url ${url}/run/readyz: that run does not read queue b-q of orders-fn's mappings, which would be left without a consumer; nothing was changed (run it with that queue, or give --partial to disable only the mappings of the queues it reads)\n`,
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('SIGINT during --rollback: interrupted, the mapping in flight named as unknown and those not reached, exit 1', async () => {
     // Lambda's REST API (Lambda API reference): ListEventSourceMappings is GET /2015-03-31/event-source-mappings/,
     // UpdateEventSourceMapping is PUT /2015-03-31/event-source-mappings/{UUID}. The update of b never answers.
