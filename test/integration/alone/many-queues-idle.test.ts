@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { createQueues, deleteQueues, sqsClient } from '../support/aws.ts';
-import type { CliRun } from '../support/cli.ts';
-import { startIdleDaemon, started, stopDaemon } from '../support/daemon.ts';
-import { functionFixture } from '../support/functions.ts';
-import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
-import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
-import { until } from '../support/factories.ts';
-import { queuesLongPolled, startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { createQueues, deleteQueues, sqsClient } from '../../support/aws.ts';
+import type { CliRun } from '../../support/cli.ts';
+import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
+import { functionFixture } from '../../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { ensureSqsServer, sqsServers } from '../../support/sqs-servers.ts';
+import { until } from '../../support/factories.ts';
+import { queuesLongPolled, startFaultProxy, type FaultProxy } from '../../support/fault-proxy.ts';
 
 const CONCURRENCY = 10;
 /**
