@@ -103,7 +103,8 @@ if wants integration; then
 fi
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
 wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
-# Tests that hold a thousand connections open on the SQS servers run after them, one file at a time.
+# Tests that hold hundreds or a thousand connections open on the SQS servers, or time a pickup through them, run
+# after them, one file at a time.
 wants integration && run_phase alone --test-concurrency=1 'test/integration/alone/*.test.ts'
 # The later phases do not use ElasticMQ and moto: free their memory now (cleanup covers a run cut short).
 if [ ${#started_sqs_servers[@]} -gt 0 ]; then

@@ -1,7 +1,8 @@
 // Many queues behind one small pool, after idle: a message sent to any of 200 queues at --concurrency 10 is picked
 // up at once, and a SIGTERM while messages wait in the ready set (polled while no loop was free) leaves none of them
 // invisible: each is invoked or made visible again at once. The idle receive count with 1,000 queues is in
-// test/integration/alone/many-queues-count.test.ts.
+// test/integration/alone/many-queues-count.test.ts. It runs alone (after the other integration files) because a
+// pickup is timed through the SQS server: beside three other files LocalStack's own queueing was in the figure.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
