@@ -345,6 +345,27 @@ describe('Http1Pool over TLS', () => {
     }
   });
 
+  it("builds one TLS context for all of an origin's sockets, and resumes the TLS session on a new one", async (t) => {
+    const contexts = t.mock.method(tls, 'createSecureContext');
+    const resumed: boolean[] = [];
+    const onSecure = (socket: tls.TLSSocket) => resumed.push(socket.isSessionReused());
+    server.on('secureConnection', onSecure);
+    const pool = new Http1Pool(3);
+    try {
+      const call = () =>
+        pool.post(target(port, true), '/', { host: `localhost:${port}`, 'content-length': '2' }, '{}', undefined, 1024, abortError);
+      await call();
+      await sleep(20); // the session ticket comes after the first answer (TLS 1.3)
+      await Promise.all([call(), call(), call()]);
+      assert.equal(resumed.length, 3, 'three sockets: the first, and two more for the calls that found none free');
+      assert.deepEqual(resumed.slice(1), [true, true]);
+      assert.equal(contexts.mock.callCount(), 1);
+    } finally {
+      server.off('secureConnection', onSecure);
+      pool.destroy();
+    }
+  });
+
   it('refuses a server whose certificate does not name the host', async () => {
     const pool = new Http1Pool(2);
     try {
