@@ -67,33 +67,8 @@ export function logClockSkew(logger: Logger | undefined, service: string): ((off
  */
 const CALLS_PER_TURN = 32;
 
-/**
- * Sockets per host beyond one per worker loop: room for the calls that run beside the loops' long polls and
- * invocations (DeleteMessageBatch and ChangeMessageVisibilityBatch from settling and the visibility lease),
- * so that they do not wait for a socket behind them.
- */
-const SPARE_SOCKETS_PER_HOST = 16;
-
-/**
- * The socket pool: sockets per host for `loops` worker loops in all, since every worker loop may hold one
- * receive and one invocation open at a time; for SQS, `polls` more: the idle long polls in flight (one per
- * queue, src/receive/idle-polls.ts), each holding a socket for up to --poll-for.
- */
-export function socketsPerHost(loops: number, polls = 0): number {
-  return loops + polls + SPARE_SOCKETS_PER_HOST;
-}
-
 /** PutMetricData is sent one call at a time (flushes are serialized): one socket, opened only when metrics are on. */
 export const CLOUDWATCH_SOCKETS = 1;
-
-/**
- * The most AWS sockets the daemon opens: `sqsSockets` to SQS and `lambdaSockets` to Lambda (src/aws/agent-options.ts
- * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData. The fd budget
- * (src/operator/http/fd-budget.ts) counts with it.
- */
-export function awsSocketCeiling(sqsSockets: number, lambdaSockets = sqsSockets): number {
-  return sqsSockets + lambdaSockets + CLOUDWATCH_SOCKETS;
-}
 
 /**
  * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as

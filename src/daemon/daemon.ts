@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
-import { awsSocketCeiling, createAwsAdapters, socketsPerHost, type AwsAdapters } from '../aws/adapters.ts';
+import { createAwsAdapters, type AwsAdapters } from '../aws/adapters.ts';
 import type { QueueTarget } from '../aws/queue-discovery.ts';
-import { PollShares, pollBudget } from './poll-budget.ts';
+import { PollShares } from './poll-shares.ts';
+import { awsSocketCeiling, fdBudget, pollBudget, socketsPerHost } from './socket-budget.ts';
+import { readOpenFileLimit } from './open-file-limit.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
 import { StartupError } from '../core/errors.ts';
 import { totalLoops, totalQueues, type Config } from '../config/config.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
-import { fdBudget, readOpenFileLimit } from '../operator/http/fd-budget.ts';
 import { fanOut, type MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import type { Operations } from '../operator/operations.ts';
 import { QueueSeries } from '../operator/metrics/queue-series.ts';
@@ -57,7 +58,7 @@ export async function runDaemon(
   const loops = totalLoops(config.routes);
   const maxSocketsPerHost = socketsPerHost(loops);
   const openFileLimit = readOpenFileLimit();
-  // One idle long poll per queue, as far as the open-file limit allows (src/daemon/poll-budget.ts).
+  // One idle long poll per queue, as far as the open-file limit allows (src/daemon/socket-budget.ts).
   const polls = new PollShares(pollBudget({ openFileLimit, loops, httpServer: config.httpPort !== undefined }), (short) =>
     logger.warn(
       { openFileLimit, ...short },
@@ -65,7 +66,7 @@ export async function runDaemon(
     ),
   );
   const sqsSockets = socketsPerHost(loops, polls.budget);
-  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/operator/http/fd-budget.ts).
+  // The AWS pool comes first; the HTTP server gets a small share of what it leaves (src/daemon/socket-budget.ts).
   const fds = fdBudget({
     openFileLimit,
     awsSockets: awsSocketCeiling(sqsSockets, maxSocketsPerHost),

@@ -40,7 +40,7 @@ export type DispatcherOptions = Pick<
      */
     readonly drainRetryMs?: number | undefined;
     /**
-     * The route's share of the idle long polls the open-file limit allows (src/daemon/poll-budget.ts); absent: one
+     * The route's share of the idle long polls the open-file limit allows (src/daemon/socket-budget.ts); absent: one
      * per queue. Below the number of queues, the queues take turns.
      */
     readonly pollShare?: PollShare | undefined;

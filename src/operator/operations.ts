@@ -65,7 +65,7 @@ export class Operations {
     return [this.prometheus, this.status];
   }
 
-  /** `maxConnections`: the HTTP server's share of the file descriptors (src/operator/http/fd-budget.ts). */
+  /** `maxConnections`: the HTTP server's share of the file descriptors (src/daemon/socket-budget.ts). */
   async start(maxConnections: number): Promise<void> {
     const port = this.#config.httpPort;
     if (port === undefined) return;

@@ -22,7 +22,7 @@
  */
 
 /**
- * A route's share of the daemon's poll budget (src/daemon/poll-budget.ts, PollShares): told how many queues the
+ * A route's share of the daemon's poll budget (src/daemon/poll-shares.ts): told how many queues the
  * route polls now, it says how many polls may be in flight.
  */
 export interface PollShare {

@@ -31,7 +31,7 @@ export type ReceiverOptions = {
   readonly visibilityOf?: ((queue: ResolvedQueue) => number) | undefined;
   /** Per-queue limits, by index in `queues`; without them, none. Worker loops (`concurrency`) count for minConcurrency reservations. */
   readonly limits?: readonly (QueueLimit | undefined)[] | undefined;
-  /** Idle polls in flight at most: the route's share of the socket budget (src/daemon/poll-budget.ts); default: one per queue. */
+  /** Idle polls in flight at most: the route's share of the socket budget (src/daemon/socket-budget.ts); default: one per queue. */
   readonly pollShare?: PollShare | undefined;
   /**
    * Whether the polls start with the route's first pass (the daemon's way: the other loops' start-up passes then
@@ -290,7 +290,7 @@ export class Receiver<L = unknown> {
 
   /**
    * How many queues the route receives from now: the one count of them, which the idle loops tell the route's poll
-   * share (src/daemon/poll-budget.ts) and the Dispatcher gives the metrics' per-queue policy.
+   * share (src/daemon/socket-budget.ts) and the Dispatcher gives the metrics' per-queue policy.
    */
   get queueCount(): number {
     return this.#queueCount;

@@ -210,7 +210,7 @@ describe('the HTTP server of the real CLI bounds its clients', { timeout: 180_00
     async () => {
       const q = await createQueue('wl-http-lowfd', { VisibilityTimeout: '30' });
       // --concurrency 100 on one queue: SQS 116 + 1 idle poll, Lambda 116, + 1 AWS sockets, 64 reserved, 33 for the
-      // server: 331 under a limit of 300 (src/daemon/poll-budget.ts: one poll, all the limit leaves).
+      // server: 331 under a limit of 300 (src/daemon/socket-budget.ts: one poll, all the limit leaves).
       daemon = startDaemon(
         endpoint.url,
         ['--function', 'record', '--queues', q.name, '--concurrency', '100', '--http-port', String(await freePort())],

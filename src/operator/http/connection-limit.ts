@@ -7,7 +7,7 @@ import { ConnectionSlots } from './connection-slots.ts';
 const LOG_INTERVAL_MS = 60_000;
 
 /**
- * Holds the server to `maxConnections` (src/operator/http/fd-budget.ts): when full, a new connection takes the
+ * Holds the server to `maxConnections` (src/daemon/socket-budget.ts): when full, a new connection takes the
  * place of the one that has waited longest without a complete request (connection-slots.ts), and is refused only
  * when every place has a request in flight. Replaces server.maxConnections, which
  * refuses the newcomer whatever the others do.

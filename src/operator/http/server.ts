@@ -66,7 +66,7 @@ export async function startHttpServer(opts: {
   routes: HttpRoutes;
   logger: Logger;
   /**
-   * Connections held at once (src/operator/http/fd-budget.ts); a further one takes the place of the one that has
+   * Connections held at once (src/daemon/socket-budget.ts); a further one takes the place of the one that has
    * waited longest without a complete request (connection-limit.ts).
    */
   maxConnections: number;

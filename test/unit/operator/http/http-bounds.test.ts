@@ -1,68 +1,10 @@
-// Issue 20, item 8: the HTTP server bounds its clients. The file-descriptor budget is pure; the server's bounds
-// are proven on a real node:http server over loopback sockets (timings are Node's own timers, not faked).
+// Issue 20, item 8: the HTTP server bounds its clients. The server's bounds are proven (the file-descriptor budget
+// that sizes them: test/unit/daemon/socket-budget.test.ts) on a real node:http server over loopback sockets (timings are Node's own timers, not faked).
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { awsSocketCeiling, socketsPerHost } from '../../../../src/aws/adapters.ts';
-import { HTTP_MAX_CONNECTIONS, RESERVED_FDS, fdBudget, parseOpenFileLimit } from '../../../../src/operator/http/fd-budget.ts';
 import { startHttpServer, type HttpRoutes } from '../../../../src/operator/http/server.ts';
 import { recordingLogger, silentLogger, until } from '../../../support/factories.ts';
-
-const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
-Max processes             96365                96365                processes
-Max open files            300                  4096                 files
-Max locked memory         8388608              8388608              bytes
-`;
-
-describe('the file-descriptor budget', () => {
-  it('reads the soft "Max open files" of /proc/self/limits; unlimited or missing is unknown', () => {
-    assert.equal(parseOpenFileLimit(LIMITS), 300);
-    assert.equal(parseOpenFileLimit(LIMITS.replace('300                  4096', 'unlimited            unlimited')), undefined);
-    assert.equal(parseOpenFileLimit(''), undefined);
-  });
-
-  it('counts SQS and Lambda at maxSockets each, and one CloudWatch socket', () => {
-    // --concurrency 10: socketsPerHost gives each host 10 + 16 sockets.
-    assert.equal(awsSocketCeiling(26), 53);
-  });
-
-  it('sizes the pool at one socket per worker loop of every route, and 16 more per host', () => {
-    assert.equal(socketsPerHost(10), 26);
-    assert.equal(socketsPerHost(2 + 3), 21);
-    assert.equal(awsSocketCeiling(socketsPerHost(100)), 233);
-  });
-
-  it('gives the server its full cap, without a warning, when the limit covers the AWS sockets, the reserve and the server', () => {
-    const needed = 53 + RESERVED_FDS + HTTP_MAX_CONNECTIONS + 1;
-    assert.deepEqual(fdBudget({ openFileLimit: needed, awsSockets: 53, httpServer: true }), {
-      httpMaxConnections: HTTP_MAX_CONNECTIONS,
-      needed,
-    });
-    // The issue's 300-descriptor limit at the default --concurrency 10 is enough.
-    assert.equal(fdBudget({ openFileLimit: 300, awsSockets: 53, httpServer: true }).shortfall, undefined);
-    // Unknown limit (not Linux): the fixed cap.
-    assert.deepEqual(fdBudget({ openFileLimit: undefined, awsSockets: 20_033, httpServer: true }).httpMaxConnections, HTTP_MAX_CONNECTIONS);
-  });
-
-  it('shrinks the server to what the AWS sockets leave (at least 4) and names the numbers when the limit is too low', () => {
-    // --concurrency 100: 2 x 116 + 1 = 233 AWS sockets; 233 + 64 + 33 = 330 needed under a limit of 310.
-    assert.deepEqual(fdBudget({ openFileLimit: 310, awsSockets: 233, httpServer: true }), {
-      httpMaxConnections: 310 - 233 - RESERVED_FDS - 1,
-      needed: 330,
-      shortfall: { openFileLimit: 310, awsSockets: 233, reservedFds: RESERVED_FDS, httpMaxConnections: 12, needed: 330 },
-    });
-    // Nothing left: probes still get 4.
-    assert.equal(fdBudget({ openFileLimit: 300, awsSockets: 2_033, httpServer: true }).httpMaxConnections, 4);
-    // Without the server the pool alone is still checked.
-    assert.deepEqual(fdBudget({ openFileLimit: 1_024, awsSockets: 2_033, httpServer: false }).shortfall, {
-      openFileLimit: 1_024,
-      awsSockets: 2_033,
-      reservedFds: RESERVED_FDS,
-      httpMaxConnections: 0,
-      needed: 2_033 + RESERVED_FDS,
-    });
-  });
-});
 
 const routes = (overrides: Partial<HttpRoutes> = {}): HttpRoutes => ({
   liveness: () => ({ ok: true, reasons: [] }),

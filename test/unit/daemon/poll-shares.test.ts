@@ -1,23 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PollShares, pollBudget } from '../../../src/daemon/poll-budget.ts';
-
-describe('pollBudget: idle long polls in flight, as far as the open-file limit allows', () => {
-  it('a 20,000 limit at --concurrency 10 leaves room for 10,000 queues, one poll each', () => {
-    assert.ok(pollBudget({ openFileLimit: 20_000, loops: 10, httpServer: true }) >= 10_000);
-  });
-
-  it('the polls get what is left after the loops, the HTTP server and the reserve', () => {
-    // 1,024 - 64 reserved - 33 HTTP - 1 CloudWatch - 2 x 26 loop sockets = 874.
-    assert.equal(pollBudget({ openFileLimit: 1_024, loops: 10, httpServer: true }), 874);
-    assert.equal(pollBudget({ openFileLimit: 1_024, loops: 10, httpServer: false }), 907);
-  });
-
-  it('at least one, even below what the loops need (the start-up warns of that), and no cap when the limit is unknown', () => {
-    assert.equal(pollBudget({ openFileLimit: 100, loops: 10, httpServer: true }), 1);
-    assert.equal(pollBudget({ openFileLimit: undefined, loops: 10, httpServer: true }), Infinity);
-  });
-});
+import { PollShares } from '../../../src/daemon/poll-shares.ts';
 
 describe('PollShares: the routes share the budget by the queues they have now', () => {
   it('while the queues fit, every route gets one poll per queue (at least one)', () => {
