@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createAwsAdapters, type AwsAdapters } from '../aws/adapters.ts';
+import { createAwsAdapters } from '../aws/adapters.ts';
 import type { QueueTarget } from '../aws/queue-discovery.ts';
 import { PollShares } from './poll-shares.ts';
 import { awsSocketCeiling, fdBudget, pollBudget, socketsPerHost } from './socket-budget.ts';
@@ -9,18 +9,14 @@ import { StartupError } from '../core/errors.ts';
 import { totalLoops, totalQueues, type Config } from '../config/config.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../core/exit-codes.ts';
-import { fanOut, type MetricsSink } from '../core/telemetry/metrics-sink.ts';
-import type { Operations } from '../operator/operations.ts';
-import { QueueSeries } from '../operator/metrics/queue-series.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import { OtelConfigError, describeProblem, resolveOtelEnv } from '../operator/tracing/otel-env.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
-import { OneAtATimeSource } from '../receive/one-at-a-time.ts';
-import { SharedReceiveSource } from '../receive/shared-receive.ts';
-import { failureSender } from '../aws/failure-sender.ts';
-import { redactTemporalConfig } from '../temporal/options.ts';
-import { awaitParts, drainRetryMs, handleShutdown } from './shutdown.ts';
-import { checkFoundQueues, runStartupChecks, type CheckedRoute } from './startup-checks.ts';
+import { awaitParts, handleShutdown } from './shutdown.ts';
+import { checkFoundQueues, runStartupChecks } from './startup-checks.ts';
+import { createDispatchers } from './route-composition.ts';
+import { startMetrics } from './run-metrics.ts';
+import { logEndpoints, logStarted } from './startup-log.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 
 // The daemon's wiring: tracing, the HTTP server, the AWS adapters, the start-up checks, metrics, one Dispatcher
@@ -183,118 +179,4 @@ export async function runDaemon(
     await ops?.close();
     aws.destroy();
   }
-}
-
-/** Where the AWS calls go, once at start-up, as the SDK resolved it. */
-function logEndpoints(logger: Logger, config: Config, endpoints: AwsEndpoints, lambdaEndpoint: string): void {
-  logger.info(
-    {
-      region: endpoints.region,
-      regionFrom: config.regionOrigin,
-      fips: endpoints.useFips,
-      dualStack: endpoints.useDualStack,
-      sqs: endpointName(endpoints.sqs.url),
-      // Without a configured endpoint, SQS calls for a queue URL go to that URL's host, as the SDK sends them.
-      sqsQueueUrlCalls: endpoints.sqs.custom ? 'to the sqs endpoint' : "to the queue URL's host",
-      lambda: lambdaEndpoint,
-      cloudwatch: endpointName(endpoints.cloudwatch.url),
-      awsClient: config.awsClient,
-    },
-    'AWS endpoints',
-  );
-}
-
-/**
- * The metrics sinks: CloudWatch (with --metrics on, publishing every --metrics-interval) and the HTTP server's
- * Prometheus registry. `finish` stops the publishing loop and flushes what is left, once every part has stopped.
- */
-async function startMetrics(
-  config: Config,
-  aws: AwsAdapters,
-  logger: Logger,
-  ops: Operations | undefined,
-  queueCount: () => number,
-): Promise<{ readonly sink: MetricsSink; finish(): Promise<void> }> {
-  const cloudwatchMetrics = config.metricsEnabled
-    ? new (await import('../operator/metrics/cloudwatch.ts')).CloudWatchMetrics(
-        await aws.cloudwatch(),
-        logger.child({ component: 'metrics' }),
-        {
-          namespace: config.metricsNamespace,
-          queueSeries: new QueueSeries({ mode: config.metricsPerQueue, queueCount }),
-        },
-      )
-    : undefined;
-  const sink = fanOut([...(cloudwatchMetrics ? [cloudwatchMetrics] : []), ...(ops?.sinks ?? [])]);
-  const metricsStop = new AbortController();
-  const metricsLoop = cloudwatchMetrics?.run(config.metricsIntervalMs, metricsStop.signal);
-  return {
-    sink,
-    async finish() {
-      metricsStop.abort();
-      await metricsLoop;
-      await cloudwatchMetrics?.flush();
-    },
-  };
-}
-
-/** What runs, once the start-up checks have passed. */
-function logStarted(logger: Logger, config: Config, routes: readonly CheckedRoute[], tracing: boolean): void {
-  logger.info(
-    {
-      routes: routes.map(({ route, queues }) => ({
-        function: route.functionName,
-        queues: queues.map((q) => ({ name: q.name, weight: q.weight, fifo: q.fifo, url: q.url })),
-        order: route.queues.mode,
-        concurrency: route.concurrency,
-        batchSize: route.batchSize,
-        batchWindowMs: route.batchWindowMs,
-        pollForSec: route.pollForSec,
-        deleteMode: route.deleteMode,
-      })),
-      metrics: config.metricsEnabled ? config.metricsNamespace : 'off',
-      http: config.httpPort !== undefined ? `${config.httpHost}:${config.httpPort}` : 'off',
-      tracing: tracing ? 'otlp' : 'off',
-      temporal: config.temporal ? redactTemporalConfig(config.temporal) : 'off',
-    },
-    'workerless started',
-  );
-}
-
-/** One Dispatcher per route, over the route's checked queues and function. */
-function createDispatchers(
-  config: Config,
-  routes: readonly CheckedRoute[],
-  aws: AwsAdapters,
-  sink: MetricsSink,
-  logger: Logger,
-  tracer: OtelDispatchTracer | undefined,
-  polls: PollShares,
-): Dispatcher[] {
-  // One sender for every route; SNS's client is loaded on the first record for a topic.
-  const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
-  return routes.map(
-    ({ route, queues, invoker }) =>
-      new Dispatcher(
-        {
-          // The route's options, with its queues resolved.
-          ...route,
-          queues,
-          orderMode: route.queues.mode,
-          drainRetryMs: drainRetryMs(config.shutdownTimeoutMs),
-          pollShare: polls.route(),
-        },
-        {
-          source: new SharedReceiveSource(new OneAtATimeSource(aws.sqs, { logger: logger.child({ component: 'receive' }) })),
-          lookup: aws.sqs,
-          invoker,
-          metrics: sink,
-          logger: logger.child(
-            routes.length === 1 ? { component: 'dispatcher' } : { component: 'dispatcher', function: route.functionName },
-          ),
-          ...(tracer ? { tracer } : {}),
-          sendFailure,
-        },
-      ),
-  );
 }
