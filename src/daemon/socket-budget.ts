@@ -99,3 +99,28 @@ export function pollBudget(opts: { openFileLimit: number | undefined; loops: num
   const others = RESERVED_FDS + (httpServer ? HTTP_MAX_CONNECTIONS + 1 : 0) + CLOUDWATCH_SOCKETS + 2 * socketsPerHost(loops);
   return Math.max(1, openFileLimit - others);
 }
+
+/** What a run is sized with: the pool's sockets per host, the idle polls, and the descriptors left for the server. */
+export interface SocketBudget {
+  /** Sockets per host for the worker loops (Lambda, and SQS's share besides the polls). */
+  readonly perHost: number;
+  /** Idle long polls in flight at most, for all the routes together (Infinity: no limit known). */
+  readonly polls: number;
+  /** Sockets for SQS: the loops' and the polls'. */
+  readonly sqsPerHost: number;
+  /** The HTTP server's share, and the shortfall when the limit is below what the sockets may need. */
+  readonly fds: FdBudget;
+}
+
+/**
+ * The whole budget for `loops` worker loops in all under `openFileLimit` (undefined: not Linux or unreadable):
+ * the polls get what the loops, the server and the reserve leave, the pool is sized for the loops and the polls,
+ * and the server gets its share of what the pool leaves.
+ */
+export function socketBudget(opts: { openFileLimit: number | undefined; loops: number; httpServer: boolean }): SocketBudget {
+  const perHost = socketsPerHost(opts.loops);
+  const polls = pollBudget(opts);
+  const sqsPerHost = socketsPerHost(opts.loops, polls);
+  const fds = fdBudget({ ...opts, awsSockets: awsSocketCeiling(sqsPerHost, perHost) });
+  return { perHost, polls, sqsPerHost, fds };
+}

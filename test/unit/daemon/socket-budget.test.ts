@@ -6,6 +6,7 @@ import {
   awsSocketCeiling,
   fdBudget,
   pollBudget,
+  socketBudget,
   socketsPerHost,
 } from '../../../src/daemon/socket-budget.ts';
 
@@ -67,5 +68,37 @@ describe('pollBudget: idle long polls in flight, as far as the open-file limit a
   it('at least one, even below what the loops need (the start-up warns of that), and no cap when the limit is unknown', () => {
     assert.equal(pollBudget({ openFileLimit: 100, loops: 10, httpServer: true }), 1);
     assert.equal(pollBudget({ openFileLimit: undefined, loops: 10, httpServer: true }), Infinity);
+  });
+});
+
+describe('socketBudget: the run sized as one', () => {
+  it('the polls take what the loops, the server and the reserve leave, so the whole fits the limit exactly', () => {
+    const budget = socketBudget({ openFileLimit: 1_024, loops: 10, httpServer: true });
+    assert.deepEqual(
+      { perHost: budget.perHost, polls: budget.polls, sqsPerHost: budget.sqsPerHost },
+      { perHost: 26, polls: 874, sqsPerHost: 26 + 874 },
+    );
+    // 900 SQS + 26 Lambda + 1 CloudWatch + 64 reserved + 33 HTTP = 1,024: no shortfall, the server's full cap.
+    assert.deepEqual(budget.fds, { httpMaxConnections: HTTP_MAX_CONNECTIONS, needed: 1_024 });
+  });
+
+  it('below what the loops need: one poll, the server at its least, and the shortfall named', () => {
+    const budget = socketBudget({ openFileLimit: 100, loops: 10, httpServer: true });
+    assert.equal(budget.polls, 1);
+    assert.equal(budget.sqsPerHost, 27);
+    assert.deepEqual(budget.fds.shortfall, {
+      openFileLimit: 100,
+      awsSockets: 27 + 26 + 1,
+      reservedFds: RESERVED_FDS,
+      httpMaxConnections: 4,
+      needed: 27 + 26 + 1 + RESERVED_FDS + HTTP_MAX_CONNECTIONS + 1,
+    });
+  });
+
+  it('no limit known: a poll for every queue and the server at its cap', () => {
+    const budget = socketBudget({ openFileLimit: undefined, loops: 10, httpServer: false });
+    assert.equal(budget.polls, Infinity);
+    assert.equal(budget.fds.shortfall, undefined);
+    assert.equal(budget.fds.httpMaxConnections, HTTP_MAX_CONNECTIONS);
   });
 });
