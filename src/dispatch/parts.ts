@@ -8,14 +8,12 @@ import { Receiver } from '../receive/receiver.ts';
 import { FailureReasons } from '../settle/failure-reasons.ts';
 import { DeleteBatcher } from '../settle/delete-batcher.ts';
 import { QueueVisibility } from './queue-visibility.ts';
-import type { ResolvedQueue } from '../core/queue.ts';
-import type { FailureRoute } from '../settle/deliver-failures.ts';
-import { allowedReceives } from '../settle/failure-destination.ts';
 import { VisibilityLease, type LeaseDeps } from '../settle/visibility-lease.ts';
 import { holdWaiting } from '../settle/waiting-batch.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { BatchDeps } from './batch.ts';
 import { DispatchEvents } from './dispatch-events.ts';
+import { failureRoutes } from './failure-routes.ts';
 import type { DispatcherDeps, DispatcherOptions } from './dispatcher-options.ts';
 import { LoopActivities, receiveDeadlineMs } from './loop-activity.ts';
 import { LoopCapacity } from './loop-capacity.ts';
@@ -41,28 +39,6 @@ export interface DispatcherParts {
   readonly leaseDeps: LeaseDeps;
   /** What each batch's sequence uses (src/dispatch/batch.ts). */
   readonly batchDeps: BatchDeps;
-}
-
-/**
- * Each queue's failure destination (its own, else the route's) with the receives it allows: the queue's
- * maxReceiveCount as last read, else max-attempts (its own, else the route's); undefined: none, or no limit known.
- */
-function failureRoutes(options: DispatcherOptions): {
-  readonly any: boolean;
-  of(queue: ResolvedQueue, maxReceiveCount: number | undefined): FailureRoute | undefined;
-} {
-  const own = (queue: ResolvedQueue) => options.queueOptions?.get(queue.name);
-  return {
-    // Whatever the queues: a route's queues may change while it runs (Dispatcher.setQueues).
-    any:
-      options.failureDestination !== undefined ||
-      [...(options.queueOptions?.values() ?? [])].some((o) => o.failureDestination !== undefined),
-    of: (queue, maxReceiveCount) => {
-      const destination = own(queue)?.failureDestination ?? options.failureDestination;
-      const maxAttempts = allowedReceives(maxReceiveCount, own(queue)?.maxAttempts ?? options.maxAttempts);
-      return destination === undefined || maxAttempts === undefined ? undefined : { destination, maxAttempts };
-    },
-  };
 }
 
 /**
