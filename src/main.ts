@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { AwsEndpoints } from './aws/endpoints.ts';
 import { restoreV8HeapGrowth } from './daemon/heap-growth.ts';
 import { ensureNodeFlags } from './daemon/node-flags.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './core/exit-codes.ts';
+import { EXIT_CODES_HELP, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './core/exit-codes.ts';
 
 const nodeFlagWarnings = ensureNodeFlags(process); // first, before the heap grows: restarts Node with its flags, or warns
 /**
@@ -37,11 +37,10 @@ async function main(): Promise<number> {
       tell,
     });
   }
-  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig, totalLoops }, { pino }, { addDefaults }, { loadAwsRegion }] =
+  const [{ collectOptions, helpText }, { OPTIONS: defs, resolveConfig, totalLoops }, { addDefaults }, { loadAwsRegion }] =
     await Promise.all([
       import('./config/cli.ts'),
       import('./config/config.ts'),
-      import('pino'),
       import('./config/with-defaults.ts'),
       import('./config/region.ts'),
     ]);
@@ -49,9 +48,7 @@ async function main(): Promise<number> {
   const check = process.argv[2] === 'check';
   const cli = collectOptions(process.argv.slice(check ? 3 : 2), process.env, defs);
   if (cli.help) {
-    process.stdout.write(
-      `${helpText(defs, 'Exit codes: 0 stopped cleanly (check: every check passed), 1 failure or forced stop (check: a check failed), 2 invalid configuration.')}\n`,
-    );
+    process.stdout.write(`${helpText(defs, EXIT_CODES_HELP)}\n`);
     return EXIT_OK;
   }
   if (cli.version) {
@@ -93,18 +90,8 @@ async function main(): Promise<number> {
       tell,
     });
   }
-  // With the HTTP server on, warn and error lines also feed the status page's "recent errors" (fields allow-listed).
-  const recentErrors =
-    config.httpPort !== undefined ? new (await import('./operator/status/status-recorder.ts')).RecentErrors() : undefined;
-  const logger = recentErrors
-    ? pino(
-        { level: config.logLevel, base: { pid: process.pid } },
-        pino.multistream([
-          { level: 'trace', stream: process.stdout },
-          { level: 'warn', stream: recentErrors.stream },
-        ]),
-      )
-    : pino({ level: config.logLevel, base: { pid: process.pid } });
+  const { createDaemonLogger } = await import('./daemon/daemon-logger.ts');
+  const { logger, recentErrors } = await createDaemonLogger(config.logLevel, config.httpPort !== undefined, process.stdout, process.pid);
   for (const w of warnings) logger.warn(w);
   for (const route of config.routes.filter((r) => r.pollForSec === 0 && r.sleepSec === 0))
     logger.warn({ function: route.functionName }, '--poll-for 0 with --sleep 0: idle loops will call ReceiveMessage without pause');
