@@ -134,7 +134,7 @@ describe('batching window against LocalStack (issue 10)', () => {
     assert.ok(waits[2]! >= 9_950 && waits[2]! <= 11_000, `the last waited ${waits[2]} ms, window 10000 ms`);
   });
 
-  it('batch size 1000, window 1 s (the least above 10), 300 messages queued: the first batch gathers for the whole window, every receive of it full', async (t) => {
+  it('batch size 1000, window 1 s (the least above 10), 300 messages queued: the first batch gathers for the whole window, one receive after another', async (t) => {
     const q = await createQueue('wl-window-short');
     await sendMessages(
       q.url,
@@ -163,14 +163,17 @@ describe('batching window against LocalStack (issue 10)', () => {
       sizes.reduce((a, b) => a + b, 0),
       300,
     );
-    // Receives in the window follow each other while the queue answers with messages: every receive of the first
-    // window but its last came back full. How many fit in 1 s is the server's speed, not the daemon's: LocalStack
-    // answered all 300 on a quiet host and 220 (22 full receives) with three other test files beside it, so the
-    // count is bounded at a tenth of a second a receive, and the full answers are what shows no receive was skipped.
+    // Receives in the window follow each other while the queue answers with messages, and the batch is invoked
+    // when the window ends, not before. How many fit in 1 s is the server's speed, not the daemon's: LocalStack
+    // answered all 300 on a quiet host and 220 with three other test files beside it, and a receive may come back
+    // with fewer than it asked for while more are queued (ReceiveMessage, Amazon SQS API Reference: "fewer
+    // messages than the value of MaxNumberOfMessages" may be returned; LocalStack did, 300 in 32 receives); so the
+    // count is bounded at a tenth of a second a receive.
     const first = gatheredLines(daemon.logs())[0]!;
     assert.equal(first.reason, 'window', JSON.stringify(first));
     assert.equal(first.messages, sizes[0]);
-    assert.ok(first.messages >= 10 * (first.receives - 1), `a receive in the window came back short: ${JSON.stringify(first)}`);
+    assert.ok(first.gatheredMs >= 950, `gathered for ${first.gatheredMs} ms of a 1000 ms window`);
+    assert.ok(first.receives >= 10, `only ${first.receives} receives in the window: ${JSON.stringify(first)}`);
     assert.ok(sizes[0]! >= 100, `first batch ${sizes[0]}`);
     assert.ok(waits[0]! >= 950 && waits[0]! <= 2_000, `first batch waited ${waits[0]} ms, window 1000 ms`);
   });
