@@ -55,8 +55,8 @@ function slowProbes(
   const lines: string[] = [];
   for (const [id, at] of sentAt) {
     const invoked = invokedAt.get(id)!;
-    if (invoked - at < PICKUP_P99_MS / 2) continue;
     const probe = probeOf.get(id)!;
+    if (invoked - probe.answeredAt < PICKUP_P99_MS / 2) continue;
     const receives = proxy
       .calls('ReceiveMessage')
       .filter((c) => c.queueUrl?.endsWith(`/${probe.queue}`) && (c.endedAt ?? invoked) >= at - 1_000 && c.at <= invoked)
@@ -125,10 +125,17 @@ describe('many queues behind one small pool: one long poll per queue, a bounded 
           'every probe invoked',
           50,
         );
-        const pickups = [...sentAt].map(([id, at]) => invokedAt.get(id)! - at);
+        // A pickup is timed from SendMessage's answer, when the message is surely on its queue, to the invocation:
+        // that is the daemon's part. From the send's start it also held the server's own time to store and answer:
+        // LocalStack once answered a send after 1,113 ms, and the poll open on that queue answered 2 ms later
+        // (invoked 4 ms after the send's answer), which failed a 500 ms bound for a pickup the daemon made at once.
+        const pickups = [...sentAt].map(([id]) => Math.max(0, invokedAt.get(id)! - probeOf.get(id)!.answeredAt));
+        const fromSend = [...sentAt].map(([id, at]) => invokedAt.get(id)! - at);
         const p50 = percentile(pickups, 50);
         const p99 = percentile(pickups, 99);
-        console.log(`${server.name}: send-to-invoke after idle over ${PICKUP_QUEUES} queues, ms: p50 ${p50}, p99 ${p99}`);
+        console.log(
+          `${server.name}: answered-send-to-invoke after idle over ${PICKUP_QUEUES} queues, ms: p50 ${p50}, p99 ${p99} (from the send's start: p50 ${percentile(fromSend, 50)}, p99 ${percentile(fromSend, 99)})`,
+        );
         assert.ok(
           p99 < PICKUP_P99_MS,
           `pickup p99 ${p99} ms: ${pickups.sort((a, b) => a - b).join(', ')}\n${slowProbes(proxy, sentAt, invokedAt, probeOf)}`,
