@@ -136,6 +136,11 @@ export class IdleLoops<L> {
     return this.#idle.covered(index);
   }
 
+  /** Whether queue `index` has neither a poll in flight nor a sign of messages (IdlePolls.cold). */
+  cold(index: number): boolean {
+    return this.#idle.cold(index);
+  }
+
   /**
    * A pass's short receive on queue `index` returned `count` of `max` (IdlePolls.read); a full one suggests more are
    * waiting: idle loops come back to read them too.
@@ -296,7 +301,7 @@ export class IdleLoops<L> {
     const { batchSize, pollForSec } = this.#route;
     const max = firstReceiveMax(batchSize);
     const visibilityTimeoutSec = this.#route.visibilityOf(this.#route.queues()[index]!);
-    const waitSec = spread ? this.#idle.waitSec(index, pollForSec, this.#route.random) : pollForSec;
+    const waitSec = this.#idle.waitSec(index, pollForSec, this.#route.random, spread);
     const poll = this.#route.health
       .receive(index, { max, waitSec, visibilityTimeoutSec, startBefore: this.#stop })
       .then((messages) => this.#idlePollEnded(index, messages, max, visibilityTimeoutSec));

@@ -106,6 +106,15 @@ export class IdlePolls {
     return this.#inFlight.has(i) && !this.#warm.has(i);
   }
 
+  /**
+   * Whether queue `i` is cold: no poll in flight, no batch waiting, and its last receive brought nothing (it rests
+   * --sleep, waits for its turn when the queues outnumber the polls, or its poll is about to be sent). Nothing
+   * says it has messages; a pass reads only a few such queues (Receiver, COLD_READS_PER_PASS).
+   */
+  cold(i: number): boolean {
+    return !this.#inFlight.has(i) && !this.#waiting.has(i) && !this.#warm.has(i) && !this.#hot.has(i);
+  }
+
   /** A loop found every queue it could read empty (or short) and waits: no queue is hot any more. */
   join(member: Member): void {
     this.#members.add(member);
@@ -143,17 +152,24 @@ export class IdlePolls {
   }
 
   /**
-   * How long queue `i`'s poll waits when it is one of thousands sent together (every queue's at start-up, or a
-   * thousand queues found at once): `pollForSec`, except the queue's first such poll, which waits a whole number
-   * of seconds drawn from 1..pollForSec. Sent together, they would otherwise end together, and be sent again
-   * together, every --poll-for for the daemon's life: bursts of thousands of calls that a small host answers late.
-   * Drawn once, the ends stay spread, since each queue's next poll is sent when its last one ends. It costs each
-   * queue one early poll, once.
+   * How long queue `i`'s poll waits: `pollForSec`, with two exceptions.
+   * - When its queues outnumber the polls the share allows, they take turns, and a turn waits the share of
+   *   --poll-for that brings every queue's turn round once per --poll-for: `pollForSec * polls / queues`, at least
+   *   one second. A queue is then read about once per --poll-for, as with a poll each (the same ReceiveMessage a
+   *   queue a minute), and a message sent to a queue between its turns waits about --poll-for at most. With every
+   *   turn a whole --poll-for, 1,000 queues on 100 polls came round once every 200 s.
+   * - `spread` (one of thousands sent together: every queue's at start-up, or a thousand queues found at once): the
+   *   queue's first such poll waits a whole number of seconds drawn from 1..its wait. Sent together, they would
+   *   otherwise end together, and be sent again together, every --poll-for for the daemon's life: bursts of thousands
+   *   of calls that a small host answers late. Drawn once, the ends stay spread, since each queue's next poll is
+   *   sent when its last one ends. It costs each queue one early poll, once.
    */
-  waitSec(i: number, pollForSec: number, random: () => number): number {
-    if (this.#spread.has(i)) return pollForSec;
+  waitSec(i: number, pollForSec: number, random: () => number, spread: boolean): number {
+    const max = this.#maxPolls();
+    const wait = this.#queues > max ? Math.max(1, Math.min(pollForSec, Math.floor((pollForSec * max) / this.#queues))) : pollForSec;
+    if (!spread || this.#spread.has(i)) return wait;
     this.#spread.add(i);
-    return Math.min(pollForSec, 1 + Math.floor(random() * pollForSec));
+    return Math.min(wait, 1 + Math.floor(random() * wait));
   }
 
   /**

@@ -9,6 +9,15 @@ import { drawOrder, type OrderMode, type QueueList } from './queue-order.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
 
+/**
+ * Cold queues (no poll in flight, nothing read from them last time: src/receive/idle-polls.ts) a pass reads at most,
+ * in its order. Their polls come round within --poll-for (IdlePolls.waitSec), so reading them is only a head start;
+ * reading every one cost a sweep per pass when the queues outnumbered the polls: with `ulimit -n 256`, 1,000 queues
+ * and --concurrency 10, 200 messages on one queue took 42 s and 86,446 ReceiveMessage (issue 42). Ten keeps a strict
+ * route's highest queues read first and a pass at most eleven receives.
+ */
+const COLD_READS_PER_PASS = 10;
+
 /** The route's receive options (src/config/routes.ts reads them), with its queues resolved. */
 export type ReceiverOptions = {
   /** --batch-size: records per invocation. */
@@ -235,11 +244,12 @@ export class Receiver<L = unknown> {
   /**
    * The pass over `order`: at each queue's turn, takes the batch of it that waits in the ready set, or receives
    * from it at once. Until the idle loops start (a start-up pass), a queue another loop's start-up pass found
-   * empty is skipped. Undefined: every queue it read was empty, or `stop` came.
+   * empty is skipped; after, at most COLD_READS_PER_PASS cold queues are read. Undefined: every queue it read was empty, or `stop` came.
    */
   async #pass(order: readonly number[], first: boolean, stop: AbortSignal): Promise<Received<L> | undefined> {
     const { queues, batchSize, pollForSec } = this.#opts;
     const max = firstReceiveMax(batchSize);
+    let coldReads = 0;
     for (const index of order) {
       if (stop.aborted) return undefined;
       // A batch an idle poll returned waits for a loop: it is taken at its queue's turn, as a receive would be.
@@ -251,6 +261,8 @@ export class Receiver<L = unknown> {
       if ((!first && this.#idle.covered(index)) || this.#health.retryAt(index) > this.#deps.now()) continue;
       const starting = pollForSec > 0 && !this.#idle.started;
       if (starting && this.#emptyAtStart.has(index)) continue;
+      // A cold queue's turn for a poll comes round within --poll-for: a pass reads only the first few in its order.
+      if (!first && !starting && this.#idle.cold(index) && coldReads++ >= COLD_READS_PER_PASS) continue;
       if (!this.#slots.acquire(index, this.#deps.now())) continue;
       const visibilityTimeoutSec = this.#visibilityOf(queues[index]!);
       const messages = (await this.#health.receive(index, { max, waitSec: 0, visibilityTimeoutSec, startBefore: stop })) ?? [];

@@ -99,26 +99,67 @@ describe('IdlePolls: one long poll per queue, whatever the number of idle loops'
   it("waitSec: a queue's first poll waits 1..pollFor seconds (drawn), every later one pollFor", () => {
     const idle = new IdlePolls(3, 0);
     assert.equal(
-      idle.waitSec(0, 20, () => 0),
+      idle.waitSec(0, 20, () => 0, true),
       1,
     );
     assert.equal(
-      idle.waitSec(1, 20, () => 0.999),
+      idle.waitSec(1, 20, () => 0.999, true),
       20,
     );
     assert.equal(
-      idle.waitSec(2, 20, () => 0.5),
+      idle.waitSec(2, 20, () => 0.5, true),
       11,
     );
     for (const i of [0, 1, 2])
       assert.equal(
-        idle.waitSec(i, 20, () => 0),
+        idle.waitSec(i, 20, () => 0, true),
         20,
         'drawn once per queue',
       );
     assert.equal(
-      new IdlePolls(1, 0).waitSec(0, 1, () => 0.99),
+      new IdlePolls(1, 0).waitSec(0, 1, () => 0.99, true),
       1,
+    );
+  });
+
+  it('waitSec: with more queues than polls, a turn waits the share of --poll-for that brings every queue round once per --poll-for (issue 42)', () => {
+    // 1,000 queues on 100 polls: 2 s a turn, so each queue is read about every 20 s, not every 200 s.
+    const capped = new IdlePolls(1_000, 0, () => 100);
+    assert.equal(
+      capped.waitSec(0, 20, () => 0.999, false),
+      2,
+    );
+    assert.equal(
+      capped.waitSec(1, 20, () => 0.999, true),
+      2,
+      'a first poll draws from 1..2',
+    );
+    assert.equal(
+      capped.waitSec(2, 20, () => 0, true),
+      1,
+    );
+    // At least a second: 10,000 queues on one poll.
+    assert.equal(
+      new IdlePolls(10_000, 0, () => 1).waitSec(0, 20, () => 0, false),
+      1,
+    );
+    // Polls for every queue: --poll-for.
+    assert.equal(
+      new IdlePolls(100, 0, () => 100).waitSec(0, 20, () => 0, false),
+      20,
+    );
+    // The share is read at each poll: queues found later shorten the turns.
+    let share = 500;
+    const growing = new IdlePolls(500, 0, () => share);
+    assert.equal(
+      growing.waitSec(0, 20, () => 0, false),
+      20,
+    );
+    growing.grow(1_000);
+    share = 250;
+    assert.equal(
+      growing.waitSec(0, 20, () => 0, false),
+      5,
     );
   });
 

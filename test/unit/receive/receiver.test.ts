@@ -608,6 +608,44 @@ describe('Receiver', () => {
       return passes;
     }
 
+    it('with more queues than polls, a pass reads at most ten queues without a poll, and the turns wait a share of --poll-for (issue 42)', async () => {
+      // 30 queues, 2 polls: 28 queues wait for their turn (cold). A sweep of all 28 in every pass cost 86,446
+      // receives for 200 messages with 1,000 queues on 100 polls.
+      const queues = Array.from({ length: 30 }, (_, i) => queue(`q${String(i).padStart(2, '0')}`));
+      const { source, receiver, stop } = setup({ queues, pollShare: { set: () => {}, max: () => 2 } });
+      const pending = new PendingReceives();
+      source.respond = (call) => (call.waitSec > 0 ? pending.respond(call) : []);
+      const first = receiver.next(stop.signal);
+      await flush();
+      await flush();
+      assert.equal(source.calls.filter((c) => c.waitSec === 0).length, 30, 'the start-up pass reads every queue once');
+      assert.equal(pending.count, 2, 'two polls in flight');
+      // 20 s * 2 polls / 30 queues: a turn of 1 s (at least one), so every queue's turn comes round within --poll-for.
+      assert.deepEqual(
+        source.calls.filter((c) => c.waitSec > 0).map((c) => c.waitSec),
+        [1, 1],
+      );
+      const before = source.calls.length;
+      const second = receiver.next(stop.signal);
+      await flush();
+      await flush();
+      const read = source.calls.slice(before).filter((c) => c.waitSec === 0);
+      assert.equal(read.length, 10, `a later pass read ${read.length} of the 28 queues without a poll`);
+      assert.deepEqual(
+        read.map((c) => c.queue),
+        queues
+          .slice(0, 12)
+          .map((q) => q.name)
+          .filter((n) => !source.calls.slice(30, before).some((c) => c.queue === n))
+          .slice(0, 10),
+        'the first ten in the pass order (strict) without a poll',
+      );
+      stop.abort();
+      while (pending.count > 0) pending.answer([]);
+      assert.equal(await first, undefined);
+      assert.equal(await second, undefined);
+    });
+
     it('a full poll sends two spare loops back to read the queue, and each full short receive two more', async () => {
       const { source, receiver, stop } = setup({ queues: [queue('a')], batchSize: 1 });
       const pending = new PendingReceives();
