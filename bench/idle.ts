@@ -131,7 +131,7 @@ function socketCount(pid: number): number {
 type SqsCall = Pick<CallRecord, 'at' | 'operation' | 'queueUrl'> & { service: string };
 
 /** The daemon's own count of its SQS calls so far, by operation (workerless_aws_api_calls_total on /metrics). */
-async function daemonSqsCalls(httpPort: number | undefined): Promise<Record<string, number>> {
+export async function daemonSqsCalls(httpPort: number | undefined): Promise<Record<string, number>> {
   if (httpPort === undefined) throw new Error("countAt 'daemon' needs readyz (the daemon's --http-port)");
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
   const byOperation: Record<string, number> = {};
@@ -151,7 +151,7 @@ async function endpointCalls(endpoint: string): Promise<SqsCall[]> {
 }
 
 /** A port nothing listens on now. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createNetServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
