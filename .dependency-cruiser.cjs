@@ -1,12 +1,14 @@
 /**
  * The import rule of src/ (CONTRIBUTING.md, "The import rule"): each layer imports only the layers below it.
  *
- *   util <- core <- receive <- invoke <- settle <- dispatch <- config, aws, operator, temporal <- check, daemon, migrate <- main
+ *   util <- core <- receive <- invoke <- settle <- dispatch <- config, aws, operator, temporal, fleet <- check, daemon, migrate <- main
  *
  * The steps follow a message's path: a step imports only the steps before it (settle/ may import invoke/ and
  * receive/, invoke/ may import receive/, receive/ neither); a step that needs an object of a later one declares
  * the narrow view it reads (invoke/invoke.ts's InvokeLease). Beside each other, config/ imports neither aws/ nor
- * operator/, and aws/ and operator/ do not import each other (adapters-apart).
+ * operator/, and aws/ and operator/ do not import each other (adapters-apart). fleet/ is a wing beside temporal/, but
+ * pure (fleet-pure): its placement, membership and budget share import only core/ and util/, and what the fleet
+ * needs of the store comes in through ports that aws/ implements and daemon/ hands over.
  *
  * `npm run check` and scripts/test.sh run it (`npm run deps`); a wrong import fails with the rule's name.
  */
@@ -17,7 +19,7 @@ const LAYERS = [
   ['invoke'],
   ['settle'],
   ['dispatch'],
-  ['config', 'aws', 'operator', 'temporal'],
+  ['config', 'aws', 'operator', 'temporal', 'fleet'],
   ['check', 'daemon', 'migrate'],
 ];
 
@@ -60,6 +62,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(config|aws|operator)/' },
       to: { path: '^src/(aws|operator)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'fleet-pure',
+      comment:
+        'src/fleet/ imports only src/core/ and src/util/: placement, membership and the budget share are pure, and the store reaches them through ports that aws/ implements (CONTRIBUTING.md, "The import rule")',
+      severity: 'error',
+      from: { path: '^src/fleet/' },
+      to: { path: '^src/', pathNot: '^src/(fleet|core|util)/' },
     },
     {
       name: 'no-circular',

@@ -68,9 +68,13 @@ describe('the import rule (.dependency-cruiser.cjs)', { concurrency: true }, () 
       'settle/s.ts': ['invoke/i.ts', 'receive/r.ts'],
       'dispatch/d.ts': ['settle/s.ts'],
       'temporal/t.ts': [],
+      'util/u.ts': [],
+      'fleet/f.ts': ['core/c.ts', 'util/u.ts'],
+      'fleet/g.ts': ['fleet/f.ts'],
       'config/cfg.ts': ['dispatch/d.ts', 'temporal/t.ts'],
-      'aws/a.ts': ['config/cfg.ts'],
+      'aws/a.ts': ['config/cfg.ts', 'fleet/f.ts'],
       'operator/o.ts': ['config/cfg.ts'],
+      'daemon/dm.ts': ['fleet/g.ts'],
     });
     const { code, output } = await depcruise(dir);
     assert.equal(code, 0, output);
@@ -98,5 +102,27 @@ describe('the import rule (.dependency-cruiser.cjs)', { concurrency: true }, () 
       assert.ok(output.includes(`error ${rule}: src/${from} → src/${to}`), `${rule} for src/${from} → src/${to} in:\n${output}`);
     }
     assert.match(output, /4 dependency violations/);
+  });
+
+  it('fails on an import out of the pure fleet/ wing, and on a step that imports fleet/', async () => {
+    const dir = project({
+      'core/c.ts': [],
+      'receive/r.ts': ['fleet/f.ts'],
+      'dispatch/d.ts': [],
+      'temporal/t.ts': [],
+      'aws/a.ts': [],
+      'fleet/f.ts': ['core/c.ts', 'dispatch/d.ts', 'temporal/t.ts', 'aws/a.ts'],
+    });
+    const { code, output } = await depcruise(dir);
+    assert.notEqual(code, 0, output);
+    for (const [rule, from, to] of [
+      ['fleet-pure', 'fleet/f.ts', 'dispatch/d.ts'],
+      ['fleet-pure', 'fleet/f.ts', 'temporal/t.ts'],
+      ['fleet-pure', 'fleet/f.ts', 'aws/a.ts'],
+      ['layer-receive', 'receive/r.ts', 'fleet/f.ts'],
+    ] as const) {
+      assert.ok(output.includes(`error ${rule}: src/${from} → src/${to}`), `${rule} for src/${from} → src/${to} in:\n${output}`);
+    }
+    assert.doesNotMatch(output, /fleet\/f\.ts → src\/core/);
   });
 });
