@@ -81,15 +81,19 @@ describe('the import rule (.dependency-cruiser.cjs)', { concurrency: true }, () 
     assert.match(output, /no dependency violations found/);
   });
 
-  it('fails on an import back up the path or across the adapters, naming the rule and the arrow', async () => {
+  it('fails on an import back up the path, across the adapters or out of the pure fleet/, naming the rule and the arrow', async () => {
+    // one tree for every wrong arrow: each run of the tool takes seconds on a loaded machine
     const dir = project({
       'core/c.ts': [],
       'settle/s.ts': ['core/c.ts'],
       'invoke/i.ts': ['settle/s.ts'],
-      'receive/r.ts': ['invoke/i.ts'],
+      'receive/r.ts': ['invoke/i.ts', 'fleet/f.ts'],
+      'dispatch/d.ts': [],
+      'temporal/t.ts': [],
       'aws/a.ts': [],
       'config/cfg.ts': ['aws/a.ts'],
       'operator/o.ts': ['aws/a.ts'],
+      'fleet/f.ts': ['core/c.ts', 'dispatch/d.ts', 'temporal/t.ts', 'aws/a.ts'],
     });
     const { code, output } = await depcruise(dir);
     assert.notEqual(code, 0, output);
@@ -98,31 +102,13 @@ describe('the import rule (.dependency-cruiser.cjs)', { concurrency: true }, () 
       ['layer-invoke', 'invoke/i.ts', 'settle/s.ts'],
       ['adapters-apart', 'config/cfg.ts', 'aws/a.ts'],
       ['adapters-apart', 'operator/o.ts', 'aws/a.ts'],
-    ] as const) {
-      assert.ok(output.includes(`error ${rule}: src/${from} → src/${to}`), `${rule} for src/${from} → src/${to} in:\n${output}`);
-    }
-    assert.match(output, /4 dependency violations/);
-  });
-
-  it('fails on an import out of the pure fleet/ wing, and on a step that imports fleet/', async () => {
-    const dir = project({
-      'core/c.ts': [],
-      'receive/r.ts': ['fleet/f.ts'],
-      'dispatch/d.ts': [],
-      'temporal/t.ts': [],
-      'aws/a.ts': [],
-      'fleet/f.ts': ['core/c.ts', 'dispatch/d.ts', 'temporal/t.ts', 'aws/a.ts'],
-    });
-    const { code, output } = await depcruise(dir);
-    assert.notEqual(code, 0, output);
-    for (const [rule, from, to] of [
+      ['layer-receive', 'receive/r.ts', 'fleet/f.ts'],
       ['fleet-pure', 'fleet/f.ts', 'dispatch/d.ts'],
       ['fleet-pure', 'fleet/f.ts', 'temporal/t.ts'],
       ['fleet-pure', 'fleet/f.ts', 'aws/a.ts'],
-      ['layer-receive', 'receive/r.ts', 'fleet/f.ts'],
     ] as const) {
       assert.ok(output.includes(`error ${rule}: src/${from} → src/${to}`), `${rule} for src/${from} → src/${to} in:\n${output}`);
     }
-    assert.doesNotMatch(output, /fleet\/f\.ts → src\/core/);
+    assert.match(output, /8 dependency violations/);
   });
 });
