@@ -94,8 +94,14 @@ describe('batching window against LocalStack (issue 10)', () => {
     assert.ok(runs.length >= 2 && runs.length <= 6, `${runs.length} invocations`);
     // Slack above the window for the Invoke's own latency on a loaded CI machine.
     for (const w of waits) assert.ok(w >= 1_950 && w <= 3_000, `wait ${w} ms, window 2000 ms`);
-    // About 10 messages arrive in each 2 s window (fewer when sends slow down); the last batch takes what is left.
-    for (const s of sizes.slice(0, -1)) assert.ok(s >= 4 && s <= 12, `batch of ${s}`);
+    // A batch holds what arrived in its window, so its messages were sent within about 2 s of each other. How many
+    // that is follows the sender's pace, not the daemon's: on a loaded CI host the sends stalled and a window got
+    // 1 message, the next 15 (9, 1, 15; every window 2.0-2.3 s).
+    for (const inv of runs) {
+      const sentAt = records(inv).map((r) => Number(r.attributes['SentTimestamp']));
+      const span = Math.max(...sentAt) - Math.min(...sentAt);
+      assert.ok(span <= 2_500, `a batch of ${sentAt.length} sent over ${span} ms, window 2000 ms`);
+    }
     assert.ok(gatheredLines(daemon.logs()).every((g) => g.reason === 'window'));
   });
 
