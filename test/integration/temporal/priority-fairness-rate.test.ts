@@ -124,8 +124,10 @@ describe('spillover with Task Queue Priority, Fairness and rate limits (real ser
       assert.ok(invoked.length >= 1 && invoked.length <= 3, `invocations: ${invoked.length}`);
       assert.ok(invoked.every((r) => r.startedAt >= urgentAt));
       const first = workerless.logs().find((l) => l['msg'] === 'workers invoked');
-      // Sized on the 2 priority-1 tasks (and their add rate), not on the 22 waiting.
-      assert.equal(first?.['backlog'], 2, 'sized on the priority-1 backlog only');
+      // Sized on the priority-1 tasks (and their add rate), not on the 22 waiting. The two workflows are two
+      // StartWorkflowExecution calls, and a reading (every 500 ms) may fall between them: CI once saw 1.
+      const sizedOn = first?.['backlog'];
+      assert.ok(sizedOn === 1 || sizedOn === 2, `sized on the priority-1 backlog only, 1 or 2 tasks: ${String(sizedOn)}`);
 
       // Once the priority-1 work is done and the worker's 15 s lifetime is over, priority-5 work buys nothing again.
       await sleep(Math.max(0, (invoked[0]?.startedAt ?? 0) + 16_000 - Date.now()));
