@@ -89,6 +89,14 @@ export interface DaemonOptions {
   readonly routes?: unknown;
   /** YAML or JSON file with any of these options (keys as flag names). Default: none. `--config`, env WORKERLESS_CONFIG. */
   readonly config?: string;
+  /** DynamoDB table the replicas of a fleet share (partition key fleet, sort key member, both strings): each idle queue is polled by one replica, and --fleet-concurrency is shared. Default: no fleet: this replica polls every queue itself. `--fleet-table`, env WORKERLESS_FLEET_TABLE. */
+  readonly fleetTable?: string;
+  /** The fleet's name (the table's partition key): replicas with the same name share the work. Default: the routes' function names, joined with +. `--fleet-name`, env WORKERLESS_FLEET_NAME. */
+  readonly fleetName?: string;
+  /** Invocations at once for the whole fleet, shared among the live replicas (each still at most its own --concurrency) (1-100000). Default: no fleet budget: each replica its --concurrency. `--fleet-concurrency`, env WORKERLESS_FLEET_CONCURRENCY. */
+  readonly fleetConcurrency?: number;
+  /** How often a replica writes its heartbeat and reads the members; a member silent for 3 heartbeats is gone (1s-1m). Seconds as a number, or "500ms", "5s", "10m". Default: 4s. `--fleet-heartbeat`, env WORKERLESS_FLEET_HEARTBEAT. */
+  readonly fleetHeartbeat?: number | string;
   /** Temporal frontend host:port. Default: localhost:7233. `--temporal-address`, env WORKERLESS_TEMPORAL_ADDRESS. */
   readonly temporalAddress?: string;
   /** Temporal namespace. Default: default. `--temporal-namespace`, env WORKERLESS_TEMPORAL_NAMESPACE. */
@@ -194,6 +202,10 @@ export const FLAGS = {
   awsClient: 'aws-client',
   routes: 'routes',
   config: 'config',
+  fleetTable: 'fleet-table',
+  fleetName: 'fleet-name',
+  fleetConcurrency: 'fleet-concurrency',
+  fleetHeartbeat: 'fleet-heartbeat',
   temporalAddress: 'temporal-address',
   temporalNamespace: 'temporal-namespace',
   temporalTaskQueues: 'temporal-task-queues',

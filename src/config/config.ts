@@ -18,6 +18,8 @@ import type { OptionValue } from './options.ts';
 import { resolveRoutes } from './routes.ts';
 import { type RouteConfig } from '../dispatch/route.ts';
 import { resolveTemporalConfig } from './temporal.ts';
+import { resolveFleetConfig } from './fleet.ts';
+import type { FleetConfig } from '../fleet/options.ts';
 import type { TemporalConfig } from '../temporal/options.ts';
 
 /** Every option the daemon accepts, defined once in options.ts. */
@@ -68,6 +70,8 @@ export interface Config {
   readonly httpAllowedHosts: readonly string[];
   /** Temporal task-queue spillover; undefined when not configured. */
   readonly temporal: TemporalConfig | undefined;
+  /** The fleet this replica shares its work with (--fleet-table...); undefined: on its own. */
+  readonly fleet: FleetConfig | undefined;
 }
 
 export type ConfigResult<T> = { ok: true; config: T } | { ok: false; problems: string[] };
@@ -120,6 +124,7 @@ export function compileConfig(options: OptionsWithDefaults, env: NodeJS.ProcessE
       .map((h) => h.trim())
       .filter((h) => h !== ''),
     temporal: resolveTemporalConfig(r),
+    fleet: resolveFleetConfig(r, routes),
   };
   // has(), not the parsed values: an invalid --queues is reported as such, not also as missing.
   if (!r.has('queues') && !r.has('queues-prefix') && !r.has('queues-tag') && !r.has('routes') && !r.has('temporal-task-queues')) {

@@ -1,4 +1,5 @@
 import { DAEMON_OPTIONS } from './options/daemon.ts';
+import { FLEET_OPTIONS } from './options/fleet.ts';
 import type { OptionDef } from './options/option-def.ts';
 import { ROUTE_OPTIONS } from './options/route.ts';
 import { TEMPORAL_OPTIONS } from './options/temporal.ts';
@@ -12,7 +13,7 @@ import { TEMPORAL_OPTIONS } from './options/temporal.ts';
  * test/unit/config/options-docs.test.ts fails when the page differs).
  *
  * The tables live in options/, one file each (issue 39): the route options (options/route.ts), the daemon-wide
- * ones (options/daemon.ts), the `queue-options` keys (options/queue-settings.ts) and Temporal's
+ * ones (options/daemon.ts), the fleet's (options/fleet.ts), the `queue-options` keys (options/queue-settings.ts) and Temporal's
  * (options/temporal.ts), with what a definition is and the helpers that read one in options/option-def.ts. This
  * file puts them together in --help order and is what the rest of the code imports.
  */
@@ -29,8 +30,8 @@ export {
 } from './options/queue-settings.ts';
 export { TEMPORAL_OPTIONS };
 
-/** The route options, then the daemon-wide ones: every option but Temporal's, in --help and docs table order. */
-export const CORE_OPTIONS = [...ROUTE_OPTIONS, ...DAEMON_OPTIONS] as const satisfies readonly OptionDef[];
+/** The route options, the daemon-wide ones, then the fleet's: every option but Temporal's, in --help and docs table order. */
+export const CORE_OPTIONS = [...ROUTE_OPTIONS, ...DAEMON_OPTIONS, ...FLEET_OPTIONS] as const satisfies readonly OptionDef[];
 
 /** Every option, in --help and docs table order. */
 export const OPTIONS = [...CORE_OPTIONS, ...TEMPORAL_OPTIONS] as const satisfies readonly OptionDef[];

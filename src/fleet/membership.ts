@@ -3,20 +3,10 @@
 // counter change, and a member is live while that was less than `expiryMs` ago. No machine's wall clock is ever
 // compared with another's: a replica whose clock is minutes off is judged by the same rule as any other.
 
-/** One member's item as one query of the fleet's table returns it. */
-export interface MemberItem {
-  /** The member's id: the table's sort key. */
-  readonly id: string;
-  /** The heartbeat counter the member changes on every heartbeat; only a change means anything, not its value. */
-  readonly heartbeat: number;
-  /**
-   * The wall-clock time (epoch seconds) after which the table's TTL may delete a crashed member's item
-   * (memberTtlEpochSeconds). Written by its member for the store's housekeeping, never read for liveness.
-   */
-  readonly expiresAtEpochSeconds?: number;
-  /** The queues its member advertises as busy (served by every replica with free loops until idle again). */
-  readonly busyQueues?: readonly string[];
-}
+import type { FleetItem } from '../core/fleet-store.ts';
+
+/** One member's item as one query of the fleet's table returns it (src/core/fleet-store.ts). */
+export type MemberItem = FleetItem;
 
 /** What one observer remembers of one member. */
 interface Sighting {

@@ -88,6 +88,7 @@ describe('configuration', () => {
         httpHost: '127.0.0.1',
         httpAllowedHosts: [],
         temporal: undefined,
+        fleet: undefined,
       },
     );
     assert.ok(Object.isFrozen(c));
