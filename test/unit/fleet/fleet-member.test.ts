@@ -1,0 +1,176 @@
+// The fleet's executor (src/fleet/fleet-member.ts) over an in-memory store that keeps DynamoDB's conditional-write
+// rule (PutItem with attribute_not_exists(member) OR heartbeat = :prev), on a clock the test moves. The real
+// store's calls are proven against moto and dynalite in test/integration/fleet-store.test.ts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import type { FleetItem, FleetStore, HeartbeatResult } from '../../../src/core/fleet-store.ts';
+import { FleetMember } from '../../../src/fleet/fleet-member.ts';
+
+const HEARTBEAT = 1_000;
+const QUEUES = Array.from({ length: 200 }, (_, i) => `https://sqs.us-east-1.amazonaws.com/1/q-${i}`);
+
+class MemoryTable {
+  readonly items = new Map<string, FleetItem>();
+  down = false;
+  store(): FleetStore {
+    return {
+      heartbeat: (item, previous) => this.#call((): HeartbeatResult => {
+        const stored = this.items.get(item.id);
+        if (stored !== undefined && stored.heartbeat !== previous) return 'conflict';
+        if (stored === undefined && previous !== undefined) return 'conflict';
+        this.items.set(item.id, item);
+        return 'written';
+      }),
+      members: () => this.#call(() => [...this.items.values()]),
+      leave: (id) => this.#call(() => void this.items.delete(id)),
+    };
+  }
+  #call<T>(f: () => T): Promise<T> {
+    return this.down ? Promise.reject(new Error('cannot reach DynamoDB at http://127.0.0.1:1 (PutItem on table t): ECONNREFUSED')) : Promise.resolve(f());
+  }
+}
+
+function logLines(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+  return { logger, lines };
+}
+
+function member(table: MemoryTable, self: string, clock: { now: number }, busy: () => string[] = () => []) {
+  const { logger, lines } = logLines();
+  let changes = 0;
+  const m = new FleetMember({
+    store: table.store(),
+    self,
+    heartbeatMs: HEARTBEAT,
+    now: () => clock.now,
+    wallNow: () => 1_800_000_000_000,
+    queues: () => QUEUES,
+    busy,
+    onChange: () => changes++,
+    logger,
+  });
+  return { m, lines, changes: () => changes };
+}
+
+async function beatAll(clock: { now: number }, ...members: FleetMember[]): Promise<void> {
+  for (const m of members) await m.beat();
+  clock.now += HEARTBEAT;
+}
+
+const served = (m: FleetMember) => QUEUES.filter((q) => m.serves(q));
+
+describe('FleetMember', () => {
+  it('serves every queue while joining, then splits them with its peers: each queue served by exactly one', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 100 };
+    const members = ['a', 'b', 'c'].map((id) => member(table, id, clock).m);
+    await beatAll(clock, ...members);
+    for (const m of members) {
+      assert.equal(m.mode, 'joining');
+      assert.equal(served(m).length, QUEUES.length, 'joining serves all');
+    }
+    for (let i = 0; i < 3; i++) await beatAll(clock, ...members);
+    for (const m of members) assert.equal(m.mode, 'shared');
+    const counts = members.map((m) => served(m).length);
+    assert.equal(counts.reduce((a, b) => a + b, 0), QUEUES.length, `each queue once: ${counts.join(' ')}`);
+    for (const q of QUEUES) assert.equal(members.filter((m) => m.serves(q)).length, 1);
+    for (const c of counts) assert.ok(c > 40 && c < 95, `a fair share of 200 over 3: ${c}`);
+    assert.deepEqual(members[0]!.status().members, ['a', 'b', 'c']);
+  });
+
+  it("takes a crashed member's queues once its counter was silent for 3 heartbeats, and a leaver's at the next read", async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => member(table, id, clock).m) as [FleetMember, FleetMember, FleetMember];
+    for (let i = 0; i < 4; i++) await beatAll(clock, a, b, c);
+    const ofC = QUEUES.filter((q) => c.serves(q));
+    // c crashes: its item stays, its counter stops.
+    await beatAll(clock, a, b);
+    await beatAll(clock, a, b);
+    assert.ok(ofC.every((q) => !a.serves(q) && !b.serves(q)), 'still c’s within the expiry');
+    await beatAll(clock, a, b);
+    await beatAll(clock, a, b);
+    assert.deepEqual(a.status().members, ['a', 'b']);
+    for (const q of QUEUES) assert.equal([a, b].filter((m) => m.serves(q)).length, 1, `${q} served once`);
+    // b leaves gracefully: gone from the table, a takes all at its next beat.
+    await b.leave();
+    assert.equal(b.mode, 'left');
+    assert.equal(table.items.has('b'), false);
+    await beatAll(clock, a);
+    assert.equal(served(a).length, QUEUES.length);
+  });
+
+  it('serves a queue a peer advertises as busy, besides its own', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    let busyOfA: string[] = [];
+    const a = member(table, 'a', clock, () => busyOfA).m;
+    const b = member(table, 'b', clock).m;
+    for (let i = 0; i < 4; i++) await beatAll(clock, a, b);
+    const hot = QUEUES.find((q) => a.serves(q) && !b.serves(q))!;
+    busyOfA = [hot];
+    await beatAll(clock, a, b);
+    assert.equal(b.serves(hot), true, 'busy: served by b too');
+    busyOfA = [];
+    await beatAll(clock, a, b);
+    assert.equal(b.serves(hot), false, 'idle again: a’s only');
+  });
+
+  it('falls back to every queue after an expiry without a heartbeat, says so once, and shares again when the table answers', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const a = member(table, 'a', clock);
+    const b = member(table, 'b', clock);
+    for (let i = 0; i < 4; i++) await beatAll(clock, a.m, b.m);
+    assert.equal(a.m.mode, 'shared');
+    table.down = true;
+    for (let i = 0; i < 5; i++) await beatAll(clock, a.m, b.m);
+    assert.equal(a.m.mode, 'fallen-back');
+    assert.equal(served(a.m).length, QUEUES.length);
+    assert.equal(served(b.m).length, QUEUES.length);
+    assert.equal(a.lines.filter((l) => l['to'] === 'fallen-back').length, 1);
+    assert.equal(a.lines.filter((l) => l['msg'] === 'fleet heartbeat failed').length, 1, 'the same failure logged once');
+    // The budget keeps the last live set while blind: the total stays a promise.
+    assert.equal(a.m.share(30, 100), 15);
+    table.down = false;
+    await beatAll(clock, a.m, b.m);
+    assert.equal(a.m.mode, 'shared');
+    for (const q of QUEUES) assert.equal([a.m, b.m].filter((m) => m.serves(q)).length, 1);
+  });
+
+  it('splits a fleet budget over the live members: 30 over 3 is 10 each, capped by --concurrency', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const members = ['a', 'b', 'c'].map((id) => member(table, id, clock).m);
+    for (let i = 0; i < 4; i++) await beatAll(clock, ...members);
+    assert.deepEqual(members.map((m) => m.share(30, 100)), [10, 10, 10]);
+    assert.deepEqual(members.map((m) => m.share(31, 100)), [11, 10, 10]);
+    assert.deepEqual(members.map((m) => m.share(30, 8)), [8, 8, 8]);
+  });
+
+  it('takes a fresh id when another process writes its item', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const a = member(table, 'a', clock);
+    await beatAll(clock, a.m);
+    table.items.set('a', { id: 'a', heartbeat: 99 });
+    await beatAll(clock, a.m);
+    assert.notEqual(a.m.status().self, 'a');
+    await beatAll(clock, a.m);
+    assert.ok(table.items.has(a.m.status().self), 'writes under its fresh id');
+    assert.ok(a.lines.some((l) => l['msg'] === 'another process writes this fleet member: joining again as a fresh member'));
+  });
+
+  it('counts a retried write that landed as its own (the conflict is its first try)', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const a = member(table, 'a', clock);
+    await beatAll(clock, a.m);
+    // The next write lands but its answer is lost: the store holds 2, the member still thinks 1.
+    table.items.set('a', { id: 'a', heartbeat: 2 });
+    await beatAll(clock, a.m);
+    assert.equal(a.m.status().self, 'a', 'no fresh id for its own retried write');
+  });
+});
