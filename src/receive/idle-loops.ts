@@ -58,6 +58,11 @@ export interface IdleDeps<L> {
   readonly placeWanted?: (() => boolean) | undefined;
   /** Leases what an idle poll returned, from its answer on (src/dispatch/parts.ts); without it, nothing holds a waiting batch. */
   readonly hold?: HoldBatch<L> | undefined;
+  /**
+   * Whether this replica receives from `queue` now: the fleet's placement (src/fleet/fleet-member.ts), where each
+   * idle queue is polled by one replica and a busy one by all. Without it, every queue.
+   */
+  readonly serves?: ((queue: ResolvedQueue) => boolean) | undefined;
 }
 
 /** What the idle loops share with the Receiver: the route as it is now, and the per-queue state both keep. */
@@ -116,6 +121,8 @@ export class IdleLoops<L> {
   #mode: IdleMode = { name: 'starting' };
   /** Looks again for queues to poll when one has rested, recovered or may get a slot (a slot given back also looks). */
   #recheck: NodeJS.Timeout | undefined;
+  /** When a receive of each queue last came back full (the route's clock), by index: the queues busy lately. */
+  readonly #fullAt = new Map<number, number>();
 
   constructor(route: IdleRoute<L>, options: { pollShare?: PollShare | undefined; readyBound: number }) {
     this.#route = route;
@@ -147,7 +154,20 @@ export class IdleLoops<L> {
    */
   read(index: number, count: number, max: number): void {
     this.#idle.read(index, count, max);
-    if (count >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
+    if (count >= max) {
+      this.#fullAt.set(index, this.#route.now());
+      this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
+    }
+  }
+
+  /** The queues (by index) a receive of which came back full at or after `since` (the route's clock): busy lately. */
+  fullSince(since: number): number[] {
+    const busy: number[] = [];
+    for (const [index, at] of this.#fullAt) {
+      if (at >= since) busy.push(index);
+      else this.#fullAt.delete(index);
+    }
+    return busy;
   }
 
   /** Whether a batch of queue `index` waits in the ready set. */
@@ -277,8 +297,14 @@ export class IdleLoops<L> {
     const now = this.#route.now();
     const paused = this.#route.paused?.() ?? false;
     // A poll takes no slot: what it returns waits for a loop that takes the slot then (ReadySet.take).
+    const queues = this.#route.queues();
+    const serves = this.#route.serves;
     const may = (i: number) =>
-      !paused && !this.#gathering.has(i) && this.#route.health.retryAt(i) <= now && this.#route.slots.admits(i, now);
+      !paused &&
+      !this.#gathering.has(i) &&
+      this.#route.health.retryAt(i) <= now &&
+      this.#route.slots.admits(i, now) &&
+      (serves === undefined || serves(queues[i]!));
     const chosen = this.#idle.toPoll(may, () => this.#ready.full, now);
     this.#sendInTurns(chosen, 0, chosen.length > POLLS_PER_TURN);
     this.#armRecheck(now);
@@ -331,7 +357,10 @@ export class IdleLoops<L> {
       this.#ready.add(index, batch);
       this.serve();
       // A full poll suggests more are waiting: idle loops come back to read the queue with their passes.
-      if (count >= max) this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
+      if (count >= max) {
+        this.#fullAt.set(index, now);
+        this.#wake(this.#idle.wakeSpares(RAMP_UP_WAKES));
+      }
       setImmediate(() => this.poll());
       return;
     }

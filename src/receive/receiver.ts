@@ -206,7 +206,12 @@ export class Receiver<L = unknown> {
   async next(stop: AbortSignal, onIdle?: () => void): Promise<Received<L> | undefined> {
     const first = this.#startUp(stop);
     const now = this.#deps.now();
-    const drawn = drawOrder(this.#list, this.#deps.random).filter((i) => this.#idle.waiting(i) || this.#health.retryAt(i) <= now);
+    const serves = this.#deps.serves;
+    const queues = this.#opts.queues;
+    // A batch that waits is taken whoever serves its queue now; a queue another replica polls is not read.
+    const drawn = drawOrder(this.#list, this.#deps.random).filter(
+      (i) => this.#idle.waiting(i) || (this.#health.retryAt(i) <= now && (serves === undefined || serves(queues[i]!))),
+    );
     if (drawn.length === 0) {
       const retryAt = this.#health.firstRetryAt();
       // No queue at all (every one left the route): look again as a loop at its limits does.
@@ -306,6 +311,20 @@ export class Receiver<L = unknown> {
    */
   get queueCount(): number {
     return this.#queueCount;
+  }
+
+  /**
+   * The fleet's view changed (src/fleet/fleet-member.ts): queues this replica serves now get their polls at once;
+   * a loop that found no queue to serve looks again within LIMIT_RECHECK_MS.
+   */
+  servesChanged(): void {
+    this.#idle.poll();
+  }
+
+  /** The queues a receive of which came back full within the last `withinMs`: what a fleet member advertises as busy. */
+  busyQueues(withinMs: number): ResolvedQueue[] {
+    const since = this.#deps.now() - withinMs;
+    return this.#idle.fullSince(since).map((i) => this.#opts.queues[i]!);
   }
 
   /** Whether at least one queue is not backing off after a failed receive. */
