@@ -62,4 +62,14 @@ export interface DispatcherDeps {
    * wall-clock step stalls nothing. Times reach the tracer as epoch ms, converted at that boundary.
    */
   readonly now?: () => number;
+  /** The fleet's view (src/fleet/fleet-member.ts); without it this replica serves every queue on its own budget. */
+  readonly fleet?: DispatcherFleet | undefined;
+}
+
+/** What a route sees of the fleet: which queues it receives from, and its part of a fleet budget. */
+export interface DispatcherFleet {
+  /** Whether this replica receives from `queue` now. */
+  serves(queue: ResolvedQueue): boolean;
+  /** This route's part of --fleet-concurrency now, at most `cap` (its --concurrency); undefined: no fleet budget. */
+  readonly share?: ((cap: number) => number) | undefined;
 }

@@ -71,6 +71,25 @@ export class Dispatcher {
     );
   }
 
+  /**
+   * The fleet's view changed (members, busy queues, fallen back or shared again): newly served queues get their
+   * polls at once, and the budget reads its fleet share again.
+   */
+  fleetChanged(): void {
+    this.#parts.receiver.servesChanged();
+    this.#parts.budget.ceilingsMoved();
+  }
+
+  /** The queues a receive of which came back full within the last `withinMs`: what this replica advertises as busy. */
+  busyQueues(withinMs: number): ResolvedQueue[] {
+    return this.#parts.receiver.busyQueues(withinMs);
+  }
+
+  /** The route's queues now, retired ones left out. */
+  get queues(): readonly ResolvedQueue[] {
+    return this.#parts.receiver.queues;
+  }
+
   /** How many queues the route receives from now (the metrics' per-queue policy counts them): the Receiver's count. */
   get queueCount(): number {
     return this.#parts.receiver.queueCount;

@@ -93,6 +93,8 @@ function receiveSide(a: Assembly, later: BuiltLater): ReceiveSide {
       // What an idle poll returns is leased at once: it may wait in the ready set for a loop (the leases' deps,
       // built on the settle side below, are read at the first hold).
       hold: holdWaiting({ leaseDeps: later.leaseDeps, metrics }),
+      // In a fleet, the queues another replica polls are neither read nor polled here.
+      serves: deps.fleet ? (queue) => deps.fleet!.serves(queue) : undefined,
     },
   );
   return { visibility, gate, receiver };
@@ -102,11 +104,16 @@ function receiveSide(a: Assembly, later: BuiltLater): ReceiveSide {
 function invokeSide(a: Assembly, { gate, receiver }: ReceiveSide, drainOver: AbortSignal): InvokeSide {
   const { options, deps, now, random, log, metrics, tracer } = a;
   const events = new DispatchEvents({ log, metrics, tracer, now, functionName: options.functionName });
-  const budget = concurrencyBudget(options, {
-    now,
-    onChange: (change) => events.limitChanged(change),
-    onRejoinWait: () => receiver.yieldIdle(),
-  });
+  const fleetShare = deps.fleet?.share;
+  const budget = concurrencyBudget(
+    options,
+    {
+      now,
+      onChange: (change) => events.limitChanged(change),
+      onRejoinWait: () => receiver.yieldIdle(),
+    },
+    fleetShare ? () => fleetShare(options.concurrency) : undefined,
+  );
   const activities = new LoopActivities(options.concurrency, now);
   const capacity = new LoopCapacity(options.concurrency, budget, receiver);
   const invoke = composeInvoke({

@@ -203,6 +203,16 @@ export class ConcurrencyGate {
     }
   }
 
+  /**
+   * A ceiling that moves on outside events (the fleet's share, when the members change) moved: the limit is read
+   * again, reported, and batches and loops held back are let in if it rose. A lower limit takes effect as
+   * invocations end: none in flight is cut short.
+   */
+  ceilingsMoved(): void {
+    this.#refresh(false);
+    this.#wakePermitWaiters();
+  }
+
   /** Tells the learning ceilings what Lambda answered; an accepted call also ends the oldest throttled back-off. */
   #hear(outcome: InvokeVerdict, inUse: number, started: number): void {
     const now = this.#deps.now();

@@ -96,11 +96,11 @@ export class Receiver<L = unknown> {
    */
   readonly #emptyAtStart = new Set<number>();
   /** The route's queues now, retired ones left out (setQueues). */
-  #queueCount: number;
+  #current: readonly ResolvedQueue[];
 
   constructor(options: ReceiverOptions, deps: ReceiverDeps<L>) {
     this.#opts = options;
-    this.#queueCount = options.queues.length;
+    this.#current = options.queues;
     this.#byName = new Map(options.queues.map((q, i) => [q.name, i]));
     this.#deps = deps;
     this.#list = { mode: options.orderMode, queues: options.queues.map((q) => ({ ref: q.name, weight: q.weight })) };
@@ -310,7 +310,12 @@ export class Receiver<L = unknown> {
    * share (src/daemon/socket-budget.ts) and the Dispatcher gives the metrics' per-queue policy.
    */
   get queueCount(): number {
-    return this.#queueCount;
+    return this.#current.length;
+  }
+
+  /** The route's queues now, retired ones left out. */
+  get queues(): readonly ResolvedQueue[] {
+    return this.#current;
   }
 
   /**
@@ -428,9 +433,9 @@ export class Receiver<L = unknown> {
     const equal = queues.every((q) => q.weight === queues[0]?.weight);
     const mode = this.#opts.orderMode === 'strict' ? 'strict' : equal ? 'random' : 'weighted';
     this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
-    this.#queueCount = current.size;
+    this.#current = [...current].map((i) => all[i]!);
     // Idle loops poll the queues that joined.
-    this.#idle.grow(all.length, this.#queueCount);
+    this.#idle.grow(all.length, this.#current.length);
   }
 
   #indexOf(queue: ResolvedQueue): number {
