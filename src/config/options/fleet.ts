@@ -43,8 +43,8 @@ export const FLEET_OPTIONS = [
     kind: 'integer',
     min: 1,
     max: 100_000,
-    describe: "Invocations at once for the whole fleet, shared among the live replicas (each still at most its own --concurrency)",
-    doc: "invocations at once, all live replicas together: each takes its share (the total over the live members, the remainder to the first ids), at most its own `--concurrency`; a share moves when a member joins or leaves",
+    describe: 'Invocations at once for the whole fleet, shared among the live replicas (each still at most its own --concurrency)',
+    doc: 'invocations at once, all live replicas together: each takes its share (the total over the live members, the remainder to the first ids), at most its own `--concurrency`; a share moves when a member joins or leaves',
     defaultText: 'no fleet budget: each replica its --concurrency',
   },
   {

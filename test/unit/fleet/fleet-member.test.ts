@@ -15,19 +15,22 @@ class MemoryTable {
   down = false;
   store(): FleetStore {
     return {
-      heartbeat: (item, previous) => this.#call((): HeartbeatResult => {
-        const stored = this.items.get(item.id);
-        if (stored !== undefined && stored.heartbeat !== previous) return 'conflict';
-        if (stored === undefined && previous !== undefined) return 'conflict';
-        this.items.set(item.id, item);
-        return 'written';
-      }),
+      heartbeat: (item, previous) =>
+        this.#call((): HeartbeatResult => {
+          const stored = this.items.get(item.id);
+          if (stored !== undefined && stored.heartbeat !== previous) return 'conflict';
+          if (stored === undefined && previous !== undefined) return 'conflict';
+          this.items.set(item.id, item);
+          return 'written';
+        }),
       members: () => this.#call(() => [...this.items.values()]),
       leave: (id) => this.#call(() => void this.items.delete(id)),
     };
   }
   #call<T>(f: () => T): Promise<T> {
-    return this.down ? Promise.reject(new Error('cannot reach DynamoDB at http://127.0.0.1:1 (PutItem on table t): ECONNREFUSED')) : Promise.resolve(f());
+    return this.down
+      ? Promise.reject(new Error('cannot reach DynamoDB at http://127.0.0.1:1 (PutItem on table t): ECONNREFUSED'))
+      : Promise.resolve(f());
   }
 }
 
@@ -74,7 +77,11 @@ describe('FleetMember', () => {
     for (let i = 0; i < 3; i++) await beatAll(clock, ...members);
     for (const m of members) assert.equal(m.mode, 'shared');
     const counts = members.map((m) => served(m).length);
-    assert.equal(counts.reduce((a, b) => a + b, 0), QUEUES.length, `each queue once: ${counts.join(' ')}`);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      QUEUES.length,
+      `each queue once: ${counts.join(' ')}`,
+    );
     for (const q of QUEUES) assert.equal(members.filter((m) => m.serves(q)).length, 1);
     for (const c of counts) assert.ok(c > 40 && c < 95, `a fair share of 200 over 3: ${c}`);
     assert.deepEqual(members[0]!.status().members, ['a', 'b', 'c']);
@@ -89,7 +96,10 @@ describe('FleetMember', () => {
     // c crashes: its item stays, its counter stops.
     await beatAll(clock, a, b);
     await beatAll(clock, a, b);
-    assert.ok(ofC.every((q) => !a.serves(q) && !b.serves(q)), 'still c’s within the expiry');
+    assert.ok(
+      ofC.every((q) => !a.serves(q) && !b.serves(q)),
+      'still c’s within the expiry',
+    );
     await beatAll(clock, a, b);
     await beatAll(clock, a, b);
     assert.deepEqual(a.status().members, ['a', 'b']);
@@ -145,9 +155,18 @@ describe('FleetMember', () => {
     const clock = { now: 0 };
     const members = ['a', 'b', 'c'].map((id) => member(table, id, clock).m);
     for (let i = 0; i < 4; i++) await beatAll(clock, ...members);
-    assert.deepEqual(members.map((m) => m.share(30, 100)), [10, 10, 10]);
-    assert.deepEqual(members.map((m) => m.share(31, 100)), [11, 10, 10]);
-    assert.deepEqual(members.map((m) => m.share(30, 8)), [8, 8, 8]);
+    assert.deepEqual(
+      members.map((m) => m.share(30, 100)),
+      [10, 10, 10],
+    );
+    assert.deepEqual(
+      members.map((m) => m.share(31, 100)),
+      [11, 10, 10],
+    );
+    assert.deepEqual(
+      members.map((m) => m.share(30, 8)),
+      [8, 8, 8],
+    );
   });
 
   it('takes a fresh id when another process writes its item', async () => {

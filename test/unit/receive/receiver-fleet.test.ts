@@ -12,8 +12,7 @@ const START = 1_000_000;
 
 class Source implements MessageSource {
   readonly calls: [string, number][] = [];
-  respond: (queue: string, waitSec: number) => Message[] | Promise<Message[]> = (_q, waitSec) =>
-    waitSec > 0 ? new Promise(() => {}) : [];
+  respond: (queue: string, waitSec: number) => Message[] | Promise<Message[]> = (_q, waitSec) => (waitSec > 0 ? new Promise(() => {}) : []);
   async receive(q: ResolvedQueue, options: ReceiveOptions): Promise<Message[]> {
     this.calls.push([q.name, options.waitSec]);
     return this.respond(q.name, options.waitSec);
@@ -60,11 +59,17 @@ describe('Receiver with a fleet view', () => {
     const { source, receiver, stop } = setup(served);
     const pass = receiver.next(stop.signal);
     await flush();
-    assert.deepEqual(source.calls.filter(([, w]) => w > 0).map(([q]) => q), ['a']);
+    assert.deepEqual(
+      source.calls.filter(([, w]) => w > 0).map(([q]) => q),
+      ['a'],
+    );
     served.add('d');
     receiver.servesChanged();
     await flush();
-    assert.deepEqual(source.calls.filter(([, w]) => w > 0).map(([q]) => q), ['a', 'd']);
+    assert.deepEqual(
+      source.calls.filter(([, w]) => w > 0).map(([q]) => q),
+      ['a', 'd'],
+    );
     stop.abort();
     await pass;
   });
@@ -81,10 +86,14 @@ describe('Receiver with a fleet view', () => {
 
   it('reports the queues whose receives came back full lately as busy', async () => {
     const { source, receiver, stop } = setup(new Set(['a', 'b']));
-    source.respond = (q, waitSec) => (q === 'b' && waitSec === 0 ? Array.from({ length: 10 }, () => message()) : waitSec > 0 ? new Promise(() => {}) : []);
+    source.respond = (q, waitSec) =>
+      q === 'b' && waitSec === 0 ? Array.from({ length: 10 }, () => message()) : waitSec > 0 ? new Promise(() => {}) : [];
     const got = await receiver.next(stop.signal);
     assert.equal(got?.queue.name, 'b');
-    assert.deepEqual(receiver.busyQueues(8_000).map((q) => q.name), ['b']);
+    assert.deepEqual(
+      receiver.busyQueues(8_000).map((q) => q.name),
+      ['b'],
+    );
     mock.timers.tick(9_000);
     assert.deepEqual(receiver.busyQueues(8_000), [], 'busy only lately');
     stop.abort();
