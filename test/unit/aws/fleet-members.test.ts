@@ -59,7 +59,7 @@ describe('members Query', () => {
       table: 't',
       fleet: 'f',
       send: (_operation, input) => {
-        sent.push(input as QueryCommandInput);
+        sent.push(input);
         return Promise.resolve({ $metadata: {}, ...pages[sent.length - 1] });
       },
     };
