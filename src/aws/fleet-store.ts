@@ -93,7 +93,7 @@ export function createFleetStore(options: FleetStoreOptions): DynamoFleetStore {
           },
           { step: 'build', name: 'workerlessFleetEndpoint' },
         );
-        return (await client.send(command)) as DynamoOperations[O]['output'];
+        return await client.send(command);
       } catch (err) {
         throw fleetCallError(err, operation, table, endpoint ?? configured);
       }
@@ -123,11 +123,11 @@ function commandOf(sdk: DynamoSdk, operation: DynamoOperation, input: DynamoOper
     case 'PutItem':
       return new sdk.PutItemCommand(input as DynamoOperations['PutItem']['input']);
     case 'Query':
-      return new sdk.QueryCommand(input as DynamoOperations['Query']['input']);
+      return new sdk.QueryCommand(input);
     case 'DeleteItem':
       return new sdk.DeleteItemCommand(input as DynamoOperations['DeleteItem']['input']);
     case 'DescribeTable':
-      return new sdk.DescribeTableCommand(input as DynamoOperations['DescribeTable']['input']);
+      return new sdk.DescribeTableCommand(input);
   }
 }
 

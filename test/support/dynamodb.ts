@@ -20,7 +20,7 @@ export interface DynamoServer {
   close(): Promise<void>;
 }
 
-/** dynalite (CommonJS, no types): an http.Server over an in-memory store; tables are ACTIVE at once. */
+/** dynalite (CommonJS, no types, so loaded by require, which knip cannot see: knip.json names it): an http.Server over an in-memory store; tables are ACTIVE at once. */
 type Dynalite = (options: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
 
 /** A dynalite server on a free port of 127.0.0.1. */
