@@ -188,6 +188,12 @@ export interface FaultProxyOptions {
    * of each DeleteMessageBatch from it. It must not throw.
    */
   onRequest?: (request: RequestInfo) => void;
+  /**
+   * Default false: a request the client gives up on (closes its connection before the answer) is still finished
+   * upstream. True: the proxy aborts it upstream too, as the kernel closes a killed process's own sockets, so a
+   * long poll of a process killed with SIGKILL does not go on taking messages at the server for it.
+   */
+  abortOnClientClose?: boolean;
 }
 
 export interface FaultProxy {
@@ -486,7 +492,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   };
 
   /** Sends the request upstream; `sent` resolves once it is written, `response` with the buffered answer. */
-  const forward = (req: IncomingMessage, body: Buffer): { sent: Promise<void>; response: Promise<UpstreamResponse> } => {
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+    signal?: AbortSignal,
+  ): { sent: Promise<void>; response: Promise<UpstreamResponse> } => {
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
@@ -495,7 +505,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     let markSent: () => void = () => {};
     const sent = new Promise<void>((resolve) => (markSent = resolve));
     const response = new Promise<UpstreamResponse>((resolve, reject) => {
-      const upstreamReq = httpRequest(new URL(req.url ?? '/', upstream), { method: req.method, headers, agent }, (upstreamRes) => {
+      const upstreamReq = httpRequest(new URL(req.url ?? '/', upstream), { method: req.method, headers, agent, signal }, (upstreamRes) => {
         const chunks: Buffer[] = [];
         upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
         upstreamRes.on('error', reject);
@@ -516,6 +526,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const socketState = sockets.get(socket);
     if (socketState !== undefined) socketState.busy += 1;
     let weEnded = false;
+    const clientGone = options.abortOnClientClose === true ? new AbortController() : undefined;
     // eslint-disable-next-line prefer-const -- the close handler reads it before the request has been identified
     let call: CallRecord | undefined;
     res.once('close', () => {
@@ -523,7 +534,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       if (call === undefined) return;
       call.endedAt ??= Date.now();
       // close() destroying a hung connection is not the client giving up.
-      if (!weEnded && !closed) call.clientClosed = true;
+      if (!weEnded && !closed) {
+        call.clientClosed = true;
+        clientGone?.abort();
+      }
       callsChanged();
     });
     const reset = (): void => {
@@ -603,7 +617,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     try {
       switch (fault?.kind) {
         case undefined: {
-          const response = await forward(req, body).response;
+          const response = await forward(req, body, clientGone?.signal).response;
           record.upstreamStatus = response.status;
           answer(response);
           return;
