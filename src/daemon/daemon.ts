@@ -10,6 +10,7 @@ import type { Operations } from '../operator/operations.ts';
 import type { RecentErrors } from '../operator/status/status-recorder.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 import { readOpenFileLimit } from './open-file-limit.ts';
+import { joinFleet, type FleetRun } from './fleet-composition.ts';
 import { PollShares } from './poll-shares.ts';
 import { startRoutes } from './route-composition.ts';
 import { startMetrics } from './run-metrics.ts';
@@ -59,13 +60,17 @@ export async function runDaemon(
   });
   const lambdaEndpoint = endpointName(endpoints.lambda.url);
   logEndpoints(logger, config, endpoints, lambdaEndpoint);
+  let fleet: FleetRun | undefined;
   try {
     const routes = await runStartupChecks(config, endpoints, aws, lambdaEndpoint, stop, logger);
+    fleet = await joinFleet(config, logger);
     if (stop.signal.aborted) return EXIT_OK;
     const metrics = await startMetrics(config, aws, logger, ops, queueCount);
     logStarted(logger, config, routes, tracer !== undefined);
-    const started = startRoutes(config, routes, { aws, sink: metrics.sink, logger, tracer, polls: budget.polls, ops }, stop.signal);
+    const parts = { aws, sink: metrics.sink, logger, tracer, polls: budget.polls, ops, fleet: fleet?.view };
+    const started = startRoutes(config, routes, parts, stop.signal);
     dispatchers.push(...started.dispatchers);
+    leaveOnStop(fleet, stop.signal, started.dispatchers);
     const work = [...started.work];
     if (config.temporal) work.push((await startTemporal(config, aws, metrics.sink, logger, stop.signal)).running);
     ops?.running(dispatchers);
@@ -75,10 +80,19 @@ export async function runDaemon(
   } catch (err) {
     return startFailed(err, logger, proc);
   } finally {
+    await fleet?.leave();
+    fleet?.destroy();
     await tracer?.shutdown();
     await ops?.close();
     aws.destroy();
   }
+}
+
+/** The fleet's heartbeats run over the routes' Dispatchers; at the stop, the member leaves first thing (its peers take its queues). */
+function leaveOnStop(fleet: FleetRun | undefined, stop: AbortSignal, dispatchers: readonly Dispatcher[]): void {
+  if (fleet === undefined) return;
+  fleet.start(dispatchers);
+  stop.addEventListener('abort', () => void fleet.leave(), { once: true });
 }
 
 /**

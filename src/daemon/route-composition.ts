@@ -5,6 +5,7 @@ import { failureSender } from '../aws/failure-sender.ts';
 import type { Config } from '../config/config.ts';
 import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
 import { Dispatcher } from '../dispatch/dispatcher.ts';
+import type { DispatcherFleet } from '../dispatch/dispatcher-options.ts';
 import type { Operations } from '../operator/operations.ts';
 import type { OtelDispatchTracer } from '../operator/tracing/otel.ts';
 import { OneAtATimeSource } from '../receive/one-at-a-time.ts';
@@ -15,7 +16,7 @@ import { checkFoundQueues, type CheckedRoute } from './startup-checks.ts';
 
 // What each route runs: its Dispatcher over its checked queues and function, and for a route whose queues are
 // found by prefix or tag, the discovery that re-reads them every --queues-refresh and changes them live
-// (src/aws/queue-discovery.ts). Later the fleet's share of the route's queues joins here.
+// (src/aws/queue-discovery.ts); in a fleet, the fleet's view of which queues this replica serves and its budget.
 
 /** What the routes' composition is given: the run's adapters and sinks. */
 export interface RouteParts {
@@ -26,6 +27,8 @@ export interface RouteParts {
   readonly polls: PollShares;
   /** The status page, shown each route's queues as they are found. */
   readonly ops: Pick<Operations, 'status'> | undefined;
+  /** The fleet's view (src/daemon/fleet-composition.ts): which queues this replica serves, its budget share. */
+  readonly fleet?: DispatcherFleet | undefined;
 }
 
 /**
@@ -38,8 +41,8 @@ export function startRoutes(
   parts: RouteParts,
   stop: AbortSignal,
 ): { readonly dispatchers: readonly Dispatcher[]; readonly work: Promise<void>[] } {
-  const { aws, sink, logger, tracer, polls, ops } = parts;
-  const dispatchers = createDispatchers(config, routes, aws, sink, logger, tracer, polls);
+  const { aws, sink, logger, tracer, polls, ops, fleet } = parts;
+  const dispatchers = createDispatchers(config, routes, aws, sink, logger, tracer, polls, fleet);
   const work = dispatchers.map((d) => d.run(stop));
   routes.forEach(({ route, discovery }, i) => {
     if (discovery === undefined) return;
@@ -71,6 +74,7 @@ function createDispatchers(
   logger: Logger,
   tracer: OtelDispatchTracer | undefined,
   polls: PollShares,
+  fleet: DispatcherFleet | undefined,
 ): Dispatcher[] {
   // One sender for every route; SNS's client is loaded on the first record for a topic.
   const sendFailure = failureSender(aws.sqs, () => aws.sdk.sns());
@@ -95,6 +99,7 @@ function createDispatchers(
           ),
           ...(tracer ? { tracer } : {}),
           sendFailure,
+          fleet,
         },
       ),
   );

@@ -81,6 +81,7 @@ export class FleetMember implements FleetView {
   #timer: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   #lastError = '';
+  #leaving: Promise<void> | undefined;
 
   constructor(options: FleetMemberOptions) {
     this.#o = options;
@@ -135,8 +136,12 @@ export class FleetMember implements FleetView {
    * A graceful exit: no more heartbeats, and the item is deleted first thing, so the peers re-place its queues
    * at their next read, not after an expiry. Never throws; a failed delete leaves the item to expire.
    */
-  async leave(): Promise<void> {
-    if (this.#mode === 'left') return;
+  leave(): Promise<void> {
+    this.#leaving ??= this.#leave();
+    return this.#leaving;
+  }
+
+  async #leave(): Promise<void> {
     this.#setMode('left', 'leaving the fleet: deleting this member, the others take its queues at their next heartbeat');
     clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -144,7 +149,10 @@ export class FleetMember implements FleetView {
     try {
       await this.#o.store.leave(this.#self);
     } catch (err) {
-      this.#o.logger.warn({ err: errorLine(err) }, 'could not delete this member from the fleet table: the others drop it after 3 heartbeats');
+      this.#o.logger.warn(
+        { err: errorLine(err) },
+        'could not delete this member from the fleet table: the others drop it after 3 heartbeats',
+      );
     }
   }
 
@@ -237,8 +245,12 @@ export class FleetMember implements FleetView {
 
   /** Tells the steps when what they see may have changed. */
   #changed(): void {
-    const signature = `${this.#mode}|${this.#live.ids.join(',')}|${[...this.#busy].sort().join(',')}|${this.#placed.size}`;
+    const members = this.#live.ids.join(',');
+    const signature = `${this.#mode}|${members}|${[...this.#busy].sort().join(',')}|${this.#placed.size}`;
     if (signature === this.#signature) return;
+    if (!this.#signature.includes(`|${members}|`)) {
+      this.#o.logger.info({ members: this.#live.ids, owned: this.#owned.size, queues: this.#placed.size }, 'fleet members changed');
+    }
     this.#signature = signature;
     this.#o.onChange();
   }

@@ -26,10 +26,16 @@ export function startDaemon(
  * off, info logs, SQS at `sqsEndpoint` (a server, or a counting proxy in front of it), the test Lambda endpoint.
  * `args` names the function, the queues and the concurrency.
  */
-export function startIdleDaemon(lambdaEndpoint: string, sqsEndpoint: string, args: readonly string[]): CliRun {
+export function startIdleDaemon(
+  lambdaEndpoint: string,
+  sqsEndpoint: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): CliRun {
   return runCli(['--metrics', 'off', '--log-level', 'info', ...args], {
     ...awsTestEnv({ lambdaEndpoint }),
     AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+    ...env,
   });
 }
 

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { createFleetStore } from '../aws/fleet-store.ts';
+import type { Config } from '../config/config.ts';
+import { StartupError } from '../core/errors.ts';
+import type { Dispatcher } from '../dispatch/dispatcher.ts';
+import type { DispatcherFleet } from '../dispatch/dispatcher-options.ts';
+import { FleetMember, type FleetStatus } from '../fleet/fleet-member.ts';
+import { monotonicNow } from '../util/clock.ts';
+
+// The fleet, when --fleet-table is given (docs/fleet.md): this replica's member of it (src/fleet/fleet-member.ts)
+// over its own DynamoDB client (src/aws/fleet-store.ts), and the view each route's Dispatcher gets. A queue is
+// known to the fleet by its ARN: the same in every replica whatever name, URL or endpoint it was found by.
+
+/** A joined fleet, as the run uses it. */
+export interface FleetRun {
+  /** What each route's Dispatcher sees of the fleet (DispatcherDeps.fleet). */
+  readonly view: DispatcherFleet;
+  /** Starts the heartbeats over the routes' Dispatchers: their queues are placed, their busy ones advertised. */
+  start(dispatchers: readonly Dispatcher[]): void;
+  /** For the status page and metrics. */
+  status(): FleetStatus;
+  /** A graceful exit: the member's item is deleted so the peers take its queues at once. Never throws. */
+  leave(): Promise<void>;
+  /** Releases the DynamoDB client's sockets. */
+  destroy(): void;
+}
+
+/** A member id unique in the fleet and readable in a log: the host, the pid and random bytes. */
+export function memberId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Joins the fleet: the table is checked first (a missing table, a wrong key schema or a denied DescribeTable is
+ * a StartupError, told in one line naming the table), then the member is built; its heartbeats start with start().
+ * Undefined without --fleet-table.
+ */
+export async function joinFleet(config: Config, logger: Logger): Promise<FleetRun | undefined> {
+  const fleet = config.fleet;
+  if (fleet === undefined) return undefined;
+  const log = logger.child({ component: 'fleet' });
+  const store = createFleetStore({
+    table: fleet.table,
+    fleet: fleet.name,
+    region: config.region,
+    endpointUrl: config.endpointUrl,
+    logger: log,
+  });
+  let problem: string | undefined;
+  try {
+    problem = await store.checkTable();
+  } catch (err) {
+    problem = err instanceof Error ? err.message : String(err);
+  }
+  if (problem !== undefined) {
+    store.destroy();
+    throw new StartupError(problem);
+  }
+  let dispatchers: readonly Dispatcher[] = [];
+  // A queue counts as busy for two heartbeats after a full receive: one quiet beat does not end it.
+  const busyWithinMs = 2 * fleet.heartbeatMs;
+  const member = new FleetMember({
+    store,
+    self: memberId(),
+    heartbeatMs: fleet.heartbeatMs,
+    now: monotonicNow,
+    wallNow: Date.now,
+    queues: () => dispatchers.flatMap((d) => d.queues.map((q) => q.arn)),
+    busy: () => dispatchers.flatMap((d) => d.busyQueues(busyWithinMs).map((q) => q.arn)),
+    onChange: () => {
+      for (const d of dispatchers) d.fleetChanged();
+    },
+    logger: log,
+  });
+  const total = fleet.concurrency;
+  log.info(
+    { table: fleet.table, fleet: fleet.name, member: member.status().self, heartbeatMs: fleet.heartbeatMs, concurrency: total },
+    'joining the fleet: every queue is polled here until the members are known',
+  );
+  return {
+    view: {
+      serves: (queue) => member.serves(queue.arn),
+      share: total !== undefined ? (cap) => member.share(total, cap) : undefined,
+    },
+    start: (ds) => {
+      dispatchers = ds;
+      void member.start();
+    },
+    status: () => member.status(),
+    leave: () => member.leave(),
+    destroy: () => store.destroy(),
+  };
+}

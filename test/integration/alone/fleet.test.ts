@@ -1,0 +1,180 @@
+// Issue 40, a fleet: real daemon processes sharing one DynamoDB table (moto's server, and dynalite), in front of
+// real SQS servers (ElasticMQ, LocalStack) through a counting proxy. Three replicas on idle queues pay about one
+// replica's idle receives; after a kill -9 every queue is polled again and a message sent to any queue is invoked
+// once, within the failover bound; after a SIGTERM the leaver says so and its queues are picked up at once.
+// Liveness as the KCL decides it (docs/fleet.md): a member silent for 3 heartbeats on an observer's own clock.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { createQueue, sqsClient, type TestQueue } from '../../support/aws.ts';
+import type { CliRun } from '../../support/cli.ts';
+import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
+import { createFleetTable, motoDynamoEndpoint, startDynalite, uniqueTableName, type DynamoServer } from '../../support/dynamodb.ts';
+import { receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
+import { functionFixture } from '../../support/functions.ts';
+import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
+import { ensureSqsServer, sqsServers } from '../../support/sqs-servers.ts';
+
+const REPLICAS = 3;
+const QUEUES = 24;
+const POLL_FOR = 5;
+const WINDOW_MS = 20_000;
+/** The issue's bounds: kill -9 20 s to a poll and 25 s to an invocation; SIGTERM 5 s. */
+const KILL_POLL_MS = 20_000;
+const KILL_INVOKE_MS = 25_000;
+/**
+ * The test queues' visibility timeout. A message sent at the moment of a kill -9 can be taken by the dead process's
+ * long poll still open at the server (ElasticMQ finishes a poll whose client is gone; AWS promises nothing either
+ * way), and then comes back only after the visibility timeout, whatever the fleet does: "a received message
+ * remains in the queue... other consumers can't receive it during the visibility timeout" (SQS Developer Guide,
+ * "Amazon SQS visibility timeout"). 10 s keeps that case inside the failover bound the test measures.
+ */
+const VISIBILITY_S = 10;
+const TERM_INVOKE_MS = 5_000 + POLL_FOR * 1000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Pairing {
+  readonly sqs: 'ElasticMQ' | 'LocalStack';
+  readonly dynamo: 'moto' | 'dynalite';
+}
+const PAIRINGS: readonly Pairing[] = [
+  { sqs: 'ElasticMQ', dynamo: 'moto' },
+  { sqs: 'LocalStack', dynamo: 'dynalite' },
+];
+
+/** The bodies the function was invoked with, by body, counted. */
+function invokedBodies(endpoint: LambdaEndpoint, tag: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const inv of endpoint.invocations) {
+    for (const r of (inv.payload as { Records?: { body?: string }[] } | null)?.Records ?? []) {
+      if (r.body?.startsWith(tag)) counts.set(r.body, (counts.get(r.body) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency: true, timeout: 300_000 }, () => {
+  let endpoint: LambdaEndpoint;
+  let dynalite: DynamoServer;
+  const runs: CliRun[] = [];
+  before(async () => {
+    endpoint = await startLambdaEndpoint({ functions: { echo: { handler: functionFixture('echo.mjs') } } });
+    dynalite = await startDynalite();
+  });
+  after(async () => {
+    for (const run of runs) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    await endpoint.stop();
+    await dynalite.close();
+  });
+
+  for (const pairing of PAIRINGS) {
+    it(`${pairing.sqs} with ${pairing.dynamo}: 3 replicas pay one idle cost; kill -9 and SIGTERM fail over within the bounds; every message once`, async () => {
+      const server = sqsServers().find((s) => s.name === pairing.sqs)!;
+      await ensureSqsServer(server);
+      const dynamoEndpoint = pairing.dynamo === 'moto' ? motoDynamoEndpoint() : dynalite.endpoint;
+      const table = uniqueTableName('wl-fleet');
+      await createFleetTable(dynamoEndpoint, table);
+      const sqs = sqsClient(server.endpoint);
+      // A killed replica's sockets close with it: its long polls end at the server too, not only at the proxy.
+      const proxy = await startFaultProxy({ upstream: server.endpoint, abortOnClientClose: true });
+      const prefix = `wl-fleet-${pairing.sqs.toLowerCase()}`;
+      const queues: TestQueue[] = await Promise.all(
+        Array.from({ length: QUEUES }, () => createQueue(prefix, { VisibilityTimeout: String(VISIBILITY_S) }, sqs)),
+      );
+      const names = queues.map((q) => q.name);
+      const start = () => {
+        const run = startIdleDaemon(
+          endpoint.url,
+          proxy.url,
+          [
+            '--function',
+            'echo',
+            '--queues',
+            names.join(','),
+            '--concurrency',
+            '4',
+            '--poll-for',
+            String(POLL_FOR),
+            '--fleet-table',
+            table,
+            '--fleet-name',
+            prefix,
+          ],
+          { AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint },
+        ); // found by the SDK's own rule for a service's endpoint
+        runs.push(run);
+        return run;
+      };
+      const replicas = Array.from({ length: REPLICAS }, start);
+      try {
+        await Promise.all(replicas.map(started));
+        await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
+        // Polls sent while joining (every queue, by every replica) last one --poll-for.
+        await sleep(POLL_FOR * 1000 + 1_000);
+
+        // Idle cost: the fleet together, per queue, against one replica's (WINDOW / POLL_FOR polls a queue).
+        const from = Date.now();
+        await sleep(WINDOW_MS);
+        const perQueue = receivesPerQueue(proxy, names, from, Date.now());
+        const one = WINDOW_MS / (POLL_FOR * 1000);
+        const total = perQueue.reduce((a, b) => a + b, 0);
+        console.log(
+          `# ${pairing.sqs}/${pairing.dynamo}: ${REPLICAS} replicas, ${QUEUES} idle queues, ${WINDOW_MS / 1000} s: ${(total / QUEUES).toFixed(2)} ReceiveMessage per queue (one replica alone: ${one}; without a fleet: ${one * REPLICAS}); per queue ${perQueue.join(' ')}`,
+        );
+        assert.ok(
+          perQueue.every((n) => n >= 1),
+          `every queue polled: ${perQueue.join(' ')}`,
+        );
+        assert.ok(total / QUEUES <= one * 1.25 + 0.5, `about one replica's idle cost: ${(total / QUEUES).toFixed(2)} a queue`);
+
+        // kill -9 of one replica; a message to every queue at that moment: each invoked once, in time.
+        const killedAt = Date.now();
+        replicas[0]!.child.kill('SIGKILL');
+        const killTag = `kill-${killedAt}-`;
+        await Promise.all(queues.map((q, i) => sqs.send(new SendMessageCommand({ QueueUrl: q.url, MessageBody: `${killTag}${i}` }))));
+        await endpoint.waitFor(() => invokedBodies(endpoint, killTag).size === QUEUES, KILL_INVOKE_MS + 10_000);
+        const killMs = Date.now() - killedAt;
+        // A receive that starts after the kill is a survivor's: the first one on each queue is when it is polled again.
+        const firstAfter = new Map<string, number>();
+        for (const c of proxy.calls('ReceiveMessage')) {
+          const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
+          if (c.at > killedAt && !firstAfter.has(name)) firstAfter.set(name, c.at - killedAt);
+        }
+        const repollMs = Math.max(...names.map((n) => firstAfter.get(n) ?? Infinity));
+        console.log(
+          `# ${pairing.sqs}/${pairing.dynamo}: after kill -9, every queue polled again within ${repollMs} ms, a message on each of ${QUEUES} queues invoked within ${killMs} ms`,
+        );
+        assert.ok(repollMs <= KILL_POLL_MS, `every queue polled within ${KILL_POLL_MS} ms after the kill: ${repollMs}`);
+        assert.ok(killMs <= KILL_INVOKE_MS, `within ${KILL_INVOKE_MS} ms after the kill: ${killMs}`);
+
+        // SIGTERM of another: it says it leaves, and its queues are picked up at once by the last one.
+        const termAt = Date.now();
+        const leaving = replicas[1]!.waitForLog((l) => String(l['msg']).startsWith('leaving the fleet'), 5_000);
+        const stopped = stopDaemon(replicas[1]!);
+        await leaving;
+        const termTag = `term-${termAt}-`;
+        await Promise.all(queues.map((q, i) => sqs.send(new SendMessageCommand({ QueueUrl: q.url, MessageBody: `${termTag}${i}` }))));
+        await endpoint.waitFor(() => invokedBodies(endpoint, termTag).size === QUEUES, TERM_INVOKE_MS + 10_000);
+        const termMs = Date.now() - termAt;
+        console.log(`# ${pairing.sqs}/${pairing.dynamo}: after SIGTERM, a message on each of ${QUEUES} queues invoked within ${termMs} ms`);
+        assert.equal(await stopped, 0);
+        assert.ok(termMs <= TERM_INVOKE_MS, `within ${TERM_INVOKE_MS} ms after the SIGTERM: ${termMs}`);
+
+        await sleep(2_000);
+        for (const tag of [killTag, termTag]) {
+          const counts = invokedBodies(endpoint, tag);
+          assert.equal(counts.size, QUEUES);
+          assert.ok(
+            [...counts.values()].every((n) => n === 1),
+            `${tag}: every message invoked once`,
+          );
+        }
+        assert.equal(await stopDaemon(replicas[2]!), 0);
+      } finally {
+        for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+        await proxy.close();
+      }
+    });
+  }
+});
