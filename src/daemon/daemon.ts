@@ -70,7 +70,7 @@ export async function runDaemon(
     const parts = { aws, sink: metrics.sink, logger, tracer, polls: budget.polls, ops, fleet: fleet?.view };
     const started = startRoutes(config, routes, parts, stop.signal);
     dispatchers.push(...started.dispatchers);
-    leaveOnStop(fleet, stop.signal, started.dispatchers);
+    startFleet(fleet, stop.signal, started.dispatchers, metrics.sink, ops);
     const work = [...started.work];
     if (config.temporal) work.push((await startTemporal(config, aws, metrics.sink, logger, stop.signal)).running);
     ops?.running(dispatchers);
@@ -88,10 +88,20 @@ export async function runDaemon(
   }
 }
 
-/** The fleet's heartbeats run over the routes' Dispatchers; at the stop, the member leaves first thing (its peers take its queues). */
-function leaveOnStop(fleet: FleetRun | undefined, stop: AbortSignal, dispatchers: readonly Dispatcher[]): void {
+/**
+ * The fleet's heartbeats run over the routes' Dispatchers, its gauges go to the run's sinks and its view to the
+ * status page; at the stop, the member leaves first thing (its peers take its queues).
+ */
+function startFleet(
+  fleet: FleetRun | undefined,
+  stop: AbortSignal,
+  dispatchers: readonly Dispatcher[],
+  sink: MetricsSink,
+  ops: Operations | undefined,
+): void {
   if (fleet === undefined) return;
-  fleet.start(dispatchers);
+  fleet.start(dispatchers, sink);
+  ops?.inFleet(() => fleet.snapshot());
   stop.addEventListener('abort', () => void fleet.leave(), { once: true });
 }
 

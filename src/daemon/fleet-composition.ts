@@ -4,9 +4,12 @@ import type { Logger } from 'pino';
 import { createFleetStore } from '../aws/fleet-store.ts';
 import type { Config } from '../config/config.ts';
 import { StartupError } from '../core/errors.ts';
+import type { MetricsSink } from '../core/telemetry/metrics-sink.ts';
+import { FLEET_METRICS } from '../core/telemetry/metric-names.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import type { DispatcherFleet } from '../dispatch/dispatcher-options.ts';
-import { FleetMember, type FleetStatus } from '../fleet/fleet-member.ts';
+import { FleetMember } from '../fleet/fleet-member.ts';
+import type { FleetSnapshot } from '../operator/status/snapshot.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 // The fleet, when --fleet-table is given (docs/fleet.md): this replica's member of it (src/fleet/fleet-member.ts)
@@ -17,10 +20,13 @@ import { monotonicNow } from '../util/clock.ts';
 export interface FleetRun {
   /** What each route's Dispatcher sees of the fleet (DispatcherDeps.fleet). */
   readonly view: DispatcherFleet;
-  /** Starts the heartbeats over the routes' Dispatchers: their queues are placed, their busy ones advertised. */
-  start(dispatchers: readonly Dispatcher[]): void;
-  /** For the status page and metrics. */
-  status(): FleetStatus;
+  /**
+   * Starts the heartbeats over the routes' Dispatchers (their queues are placed, their busy ones advertised), and
+   * the fleet's gauges into `sink`, once a heartbeat.
+   */
+  start(dispatchers: readonly Dispatcher[], sink: MetricsSink): void;
+  /** For status.json and the status page. */
+  snapshot(): FleetSnapshot;
   /** A graceful exit: the member's item is deleted so the peers take its queues at once. Never throws. */
   leave(): Promise<void>;
   /** Releases the DynamoDB client's sockets. */
@@ -75,6 +81,15 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     logger: log,
   });
   const total = fleet.concurrency;
+  const snapshot = (): FleetSnapshot => {
+    const status = member.status();
+    return {
+      name: fleet.name,
+      ...status,
+      ...(total !== undefined ? { concurrency: total, share: member.share(total, total) } : {}),
+    };
+  };
+  let gauges: NodeJS.Timeout | undefined;
   log.info(
     { table: fleet.table, fleet: fleet.name, member: member.status().self, heartbeatMs: fleet.heartbeatMs, concurrency: total },
     'joining the fleet: every queue is polled here until the members are known',
@@ -84,12 +99,29 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
       serves: (queue) => member.serves(queue.arn),
       share: total !== undefined ? (cap) => member.share(total, cap) : undefined,
     },
-    start: (ds) => {
+    start: (ds, sink) => {
       dispatchers = ds;
       void member.start();
+      const record = () => recordFleetGauges(sink, snapshot());
+      record();
+      gauges = setInterval(record, fleet.heartbeatMs).unref();
     },
-    status: () => member.status(),
+    snapshot,
     leave: () => member.leave(),
-    destroy: () => store.destroy(),
+    destroy: () => {
+      clearInterval(gauges);
+      store.destroy();
+    },
   };
+}
+
+/** The fleet's gauges (core/telemetry/metric-names.ts FLEET_METRICS), under the fleet's name. */
+function recordFleetGauges(sink: MetricsSink, f: FleetSnapshot): void {
+  const dimensions = { Fleet: f.name };
+  const gauge = (def: { cloudwatch: string; unit: 'Count' | 'Milliseconds' }, value: number) =>
+    sink.record({ name: def.cloudwatch, unit: def.unit, value, dimensions });
+  gauge(FLEET_METRICS.shared, f.mode === 'shared' ? 1 : 0);
+  gauge(FLEET_METRICS.members, f.members.length);
+  gauge(FLEET_METRICS.ownedQueues, f.owned);
+  gauge(FLEET_METRICS.share, f.share ?? Number.NaN);
 }

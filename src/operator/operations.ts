@@ -9,7 +9,7 @@ import { PrometheusMetrics } from './metrics/prometheus.ts';
 import { QueueSeries } from './metrics/queue-series.ts';
 import { queueNameOf } from '../core/queue.ts';
 import { monotonicNow, steadyEpochNow } from '../util/clock.ts';
-import type { DaemonState, StatusSnapshot } from './status/snapshot.ts';
+import type { DaemonState, FleetSnapshot, StatusSnapshot } from './status/snapshot.ts';
 import { StatusRecorder, type RecentErrors } from './status/status-recorder.ts';
 import { parseStatusQuery, type StatusQuery } from './status/status-query.ts';
 
@@ -39,6 +39,8 @@ export class Operations {
   #dispatchers: readonly DispatcherView[] = [];
   #started = false;
   #stopping = false;
+  /** The fleet's view, when the daemon is in one (src/daemon/fleet-composition.ts). */
+  #fleet: (() => FleetSnapshot) | undefined;
   #server: HttpServerHandle | undefined;
 
   /** `queueCount`: the routes' queues now (they change when found by prefix or tag); by default the configured ones. */
@@ -93,6 +95,11 @@ export class Operations {
     this.#started = true;
   }
 
+  /** The daemon joined a fleet: status.json and the page show `fleet()`. */
+  inFleet(fleet: () => FleetSnapshot): void {
+    this.#fleet = fleet;
+  }
+
   /** A signal or a failure started the drain. */
   stopping(): void {
     this.#stopping = true;
@@ -144,7 +151,7 @@ export class Operations {
 
   /** `query`: which queues it lists; default the 50 busiest. */
   snapshot(query?: StatusQuery): StatusSnapshot {
-    return this.status.snapshot(
+    const snapshot = this.status.snapshot(
       this.state(),
       {
         version: this.#version,
@@ -153,6 +160,7 @@ export class Operations {
       },
       query,
     );
+    return this.#fleet === undefined ? snapshot : { ...snapshot, fleet: this.#fleet() };
   }
 
   async close(): Promise<void> {

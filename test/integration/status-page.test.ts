@@ -22,6 +22,7 @@ import type { CliRun } from '../support/cli.ts';
 import { startDaemon, started, stopDaemon } from '../support/daemon.ts';
 import { until } from '../support/factories.ts';
 import { freePort } from '../support/http.ts';
+import { createFleetTable, startDynalite, uniqueTableName } from '../support/dynamodb.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
@@ -375,6 +376,72 @@ describe('status page of the real CLI in headless Chromium', { timeout: 180_000 
       daemon = startDaemon(endpoint.url, args);
       await started(daemon);
       await eventually(async () => assert.equal(await page.locator('#conn').textContent(), ''), 6_000);
+      assert.equal(await stopDaemon(daemon), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the fleet: its name as text, its mode, the live members, the queues owned and the share (issue 40)', async () => {
+    const dynalite = await startDynalite();
+    const page = await browser.newPage();
+    const problems = watch(page);
+    try {
+      const table = uniqueTableName('wl-page-fleet');
+      await createFleetTable(dynalite.endpoint, table);
+      const queues = await Promise.all([createQueue('wl-page-fleet'), createQueue('wl-page-fleet')]);
+      const port = await freePort();
+      // A fleet name may hold markup (printable, no spaces): it must reach the page as text.
+      const name = '<img/src=x/onerror=window.__xss=3>';
+      daemon = startDaemon(
+        endpoint.url,
+        [
+          '--function',
+          'page-fn',
+          '--queues',
+          queues.map((q) => q.name).join(','),
+          '--fleet-table',
+          table,
+          '--fleet-name',
+          name,
+          '--fleet-concurrency',
+          '7',
+          '--fleet-heartbeat',
+          '1s',
+          '--http-port',
+          String(port),
+        ],
+        { AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint },
+      );
+      await started(daemon);
+      await page.goto(`http://127.0.0.1:${port}/`);
+      const field = (f: string) => page.locator(`#fleet span[data-field="${f}"]`).textContent();
+      // Shared after an expiry (3 heartbeats) of watching the fleet.
+      await eventually(async () => assert.equal(await page.locator('#fleet').getAttribute('data-mode'), 'shared'), 15_000);
+      assert.equal(await page.locator('#fleet').isVisible(), true);
+      assert.equal(await field('name'), name);
+      assert.equal(await field('members'), '1');
+      assert.equal(await field('owned'), '2 of 2');
+      assert.equal(await field('share'), '7 of --fleet-concurrency 7');
+      assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined, 'the name ran no script');
+      assert.deepEqual(problems, []);
+      assert.equal(await stopDaemon(daemon), 0);
+    } finally {
+      await page.close();
+      await dynalite.close();
+    }
+  });
+
+  it('hides the fleet without --fleet-table', async () => {
+    const q = await createQueue('wl-page-nofleet');
+    const port = await freePort();
+    daemon = startDaemon(endpoint.url, ['--function', 'page-fn', '--queues', q.name, '--http-port', String(port)]);
+    await started(daemon);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await eventually(async () => assert.equal(await page.locator('#state').getAttribute('data-state'), 'running'));
+      assert.equal(await page.locator('#fleet').isVisible(), false);
       assert.equal(await stopDaemon(daemon), 0);
     } finally {
       await page.close();

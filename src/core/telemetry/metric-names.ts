@@ -330,9 +330,46 @@ export const TEMPORAL_METRICS = {
   }),
 } as const;
 
+/** The fleet (--fleet-table, docs/fleet.md), this replica's view of it (dimension Fleet, the fleet's name). */
+export const FLEET_METRICS = {
+  shared: def({
+    cloudwatch: 'FleetShared',
+    prometheus: 'workerless_fleet_shared',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['fleet'],
+    help: '1 while the fleet is shared (this replica polls the idle queues it owns), 0 while joining, fallen back (DynamoDB failing: every queue polled here) or left',
+  }),
+  members: def({
+    cloudwatch: 'FleetMembers',
+    prometheus: 'workerless_fleet_members',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['fleet'],
+    help: 'Live members of the fleet as this replica sees them, itself included',
+  }),
+  ownedQueues: def({
+    cloudwatch: 'FleetOwnedQueues',
+    prometheus: 'workerless_fleet_owned_queues',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['fleet'],
+    help: 'Queues whose idle long poll this replica keeps',
+  }),
+  share: def({
+    cloudwatch: 'FleetShare',
+    prometheus: 'workerless_fleet_share',
+    kind: 'gauge',
+    unit: 'Count',
+    labels: ['fleet'],
+    help: "This replica's part of --fleet-concurrency (before its own --concurrency caps it); absent without --fleet-concurrency",
+  }),
+} as const;
+
 export const ALL_METRICS: readonly MetricDef[] = [
   ...Object.values(SQS_METRICS),
   ...Object.values(FUNCTION_METRICS),
   ...Object.values(AWS_METRICS),
   ...Object.values(TEMPORAL_METRICS),
+  ...Object.values(FLEET_METRICS),
 ];

@@ -148,6 +148,21 @@ export const STATUS_PAGE_SCRIPT = `
     $('temporal').hidden = list.length === 0;
   }
 
+  // The fleet (--fleet-table): one line, through textContent only.
+  function renderFleet(f) {
+    var section = $('fleet');
+    section.hidden = !f;
+    if (!f) return;
+    section.setAttribute('data-mode', f.mode);
+    var field = function (name, text) { section.querySelector('span[data-field="' + name + '"]').textContent = text; };
+    field('name', f.name);
+    field('mode', f.mode);
+    field('members', String(f.members.length));
+    field('owned', f.owned + ' of ' + f.queues);
+    field('busy', String(f.busy));
+    field('share', f.concurrency === undefined ? 'its own --concurrency' : f.share + ' of --fleet-concurrency ' + f.concurrency);
+  }
+
   function renderErrors(list) {
     var body = $('errors-body');
     var fresh = [];
@@ -233,6 +248,7 @@ export const STATUS_PAGE_SCRIPT = `
     $('no-queues').hidden = snap.summary.queues > 0;
     renderPage(snap);
     renderTaskQueues(snap.taskQueues || []);
+    renderFleet(snap.fleet);
     renderErrors(snap.recentErrors);
     $('updated').textContent = 'updated ' + fmtTime(snap.now);
     $('conn').textContent = '';

@@ -18,7 +18,8 @@ import { STATUS_PAGE_SCRIPT as SCRIPT } from './status-page-script.ts';
  * Hooks for tests: #state (data-state), #updated, #conn, tr[data-queue] with td[data-field] cells and
  * svg[data-chart="throughput" | "errors"] holding polyline[data-series], the same in #summary tr[data-summary] with
  * td[data-field] queues, active, failing; #sort (a select), #prev, #next, #range (data-offset, data-total),
- * #errors tbody tr[data-error], #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells.
+ * #errors tbody tr[data-error], #task-queues tr[data-task-queue] (data-stats known | unknown) with td[data-field] cells,
+ * #fleet (data-mode, hidden without a fleet) with span[data-field] name, mode, members, owned, busy, share.
  */
 
 const STYLE = `
@@ -61,6 +62,8 @@ polyline[data-series="throttled"] { stroke: var(--warn); }
 .pager { display: flex; align-items: center; gap: 10px; margin: 8px 0; flex-wrap: wrap; }
 .pager button, .pager select { font: inherit; padding: 2px 10px; }
 #range { font-variant-numeric: tabular-nums; color: var(--idle); }
+#fleet span[data-field] { font-weight: 600; }
+#fleet:not([data-mode="shared"]) span[data-field="mode"] { color: var(--warn); }
 `;
 
 const BODY = `
@@ -106,6 +109,12 @@ const BODY = `
   <thead><tr><th>Task queue</th><th>Backlog</th><th>Workers alive</th></tr></thead>
   <tbody id="task-queues"></tbody>
 </table>
+</section>
+<section id="fleet" hidden>
+<h2>Fleet</h2>
+<p>fleet <span data-field="name"></span>: <span data-field="mode"></span>, <span data-field="members"></span> live
+members; this replica keeps the idle polls of <span data-field="owned"></span> queues; <span data-field="busy"></span>
+busy queues shared by all; budget <span data-field="share"></span></p>
 </section>
 <h2>Recent errors and warnings</h2>
 <table id="errors">

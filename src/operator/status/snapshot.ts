@@ -85,4 +85,26 @@ export interface StatusSnapshot {
   readonly taskQueues: readonly TaskQueueStatus[];
   /** Newest first. */
   readonly recentErrors: readonly RecentError[];
+  /** This replica's view of its fleet (--fleet-table); absent without one. */
+  readonly fleet?: FleetSnapshot;
+}
+
+/** The fleet as this replica sees it (docs/fleet.md). */
+export interface FleetSnapshot {
+  /** The fleet's name (--fleet-name). */
+  readonly name: string;
+  /** shared | joining | fallen-back | left: only `shared` leaves idle queues to their owners. */
+  readonly mode: string;
+  /** This replica's member id. */
+  readonly self: string;
+  /** The live members' ids, self included. */
+  readonly members: readonly string[];
+  /** Queues whose idle poll this replica keeps, of `queues` placed. */
+  readonly owned: number;
+  readonly queues: number;
+  /** Queues some member advertises as busy: every replica receives from them. */
+  readonly busy: number;
+  /** --fleet-concurrency and this replica's part of it; absent without it. */
+  readonly concurrency?: number;
+  readonly share?: number;
 }

@@ -12,6 +12,7 @@ import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
 import { createFleetTable, motoDynamoEndpoint, startDynalite, uniqueTableName, type DynamoServer } from '../../support/dynamodb.ts';
 import { receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
 import { functionFixture } from '../../support/functions.ts';
+import { freePort, get, sample } from '../../support/http.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../../support/sqs-servers.ts';
 
@@ -68,6 +69,26 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
     await dynalite.close();
   });
 
+  for (const dynamo of ['moto', 'dynalite'] as const) {
+    it(`${dynamo}: a missing table stops the start with one line naming it and exit code 1`, async () => {
+      const server = sqsServers().find((s) => s.name === 'ElasticMQ')!;
+      await ensureSqsServer(server);
+      const queue = await createQueue('wl-fleet-missing', {}, sqsClient(server.endpoint));
+      const table = uniqueTableName('wl-fleet-missing');
+      const dynamoEndpoint = dynamo === 'moto' ? motoDynamoEndpoint() : dynalite.endpoint;
+      const run = startIdleDaemon(endpoint.url, server.endpoint, ['--function', 'echo', '--queues', queue.name, '--fleet-table', table], {
+        AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+      });
+      runs.push(run);
+      const { code } = await run.exited;
+      assert.equal(code, 1);
+      const said = `${run.stdout()}\n${run.stderr()}`;
+      assert.ok(said.includes(`DescribeTable on table ${table}`), said);
+      assert.ok(said.includes(new URL(dynamoEndpoint).host), `names the endpoint: ${said}`);
+      assert.doesNotMatch(said, /\n\s+at /, 'no stack trace');
+    });
+  }
+
   for (const pairing of PAIRINGS) {
     it(`${pairing.sqs} with ${pairing.dynamo}: 3 replicas pay one idle cost; kill -9 and SIGTERM fail over within the bounds; every message once`, async () => {
       const server = sqsServers().find((s) => s.name === pairing.sqs)!;
@@ -83,7 +104,8 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
         Array.from({ length: QUEUES }, () => createQueue(prefix, { VisibilityTimeout: String(VISIBILITY_S) }, sqs)),
       );
       const names = queues.map((q) => q.name);
-      const start = () => {
+      const ports = await Promise.all(Array.from({ length: REPLICAS }, freePort));
+      const start = (_: unknown, i: number) => {
         const run = startIdleDaemon(
           endpoint.url,
           proxy.url,
@@ -100,6 +122,10 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
             table,
             '--fleet-name',
             prefix,
+            '--fleet-concurrency',
+            '10',
+            '--http-port',
+            String(ports[i]),
           ],
           { AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint },
         ); // found by the SDK's own rule for a service's endpoint
@@ -112,6 +138,33 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
         await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
         // Polls sent while joining (every queue, by every replica) last one --poll-for.
         await sleep(POLL_FOR * 1000 + 1_000);
+
+        // What each replica shows: status.json's fleet, and the same in /metrics. The owners partition the queues.
+        const views = await Promise.all(
+          ports.map(async (port) => {
+            const status = JSON.parse((await get(`http://127.0.0.1:${port}`, '/status.json'))!.body) as {
+              fleet: { mode: string; members: string[]; owned: number; queues: number; share: number; concurrency: number };
+            };
+            const metrics = (await get(`http://127.0.0.1:${port}`, '/metrics'))!.body;
+            return { fleet: status.fleet, metrics };
+          }),
+        );
+        for (const { fleet, metrics } of views) {
+          assert.equal(fleet.mode, 'shared');
+          assert.equal(fleet.members.length, REPLICAS);
+          assert.equal(fleet.queues, QUEUES);
+          assert.equal(fleet.concurrency, 10);
+          assert.equal(sample(metrics, 'workerless_fleet_shared', { fleet: prefix }), 1);
+          assert.equal(sample(metrics, 'workerless_fleet_members', { fleet: prefix }), REPLICAS);
+          assert.equal(sample(metrics, 'workerless_fleet_owned_queues', { fleet: prefix }), fleet.owned);
+          assert.equal(sample(metrics, 'workerless_fleet_share', { fleet: prefix }), fleet.share);
+        }
+        assert.equal(
+          views.reduce((a, v) => a + v.fleet.owned, 0),
+          QUEUES,
+          `each queue owned once: ${views.map((v) => v.fleet.owned).join('+')}`,
+        );
+        assert.deepEqual(views.map((v) => v.fleet.share).sort(), [3, 3, 4], 'the fleet budget of 10 over 3 replicas');
 
         // Idle cost: the fleet together, per queue, against one replica's (WINDOW / POLL_FOR polls a queue).
         const from = Date.now();
@@ -147,6 +200,26 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
         );
         assert.ok(repollMs <= KILL_POLL_MS, `every queue polled within ${KILL_POLL_MS} ms after the kill: ${repollMs}`);
         assert.ok(killMs <= KILL_INVOKE_MS, `within ${KILL_INVOKE_MS} ms after the kill: ${killMs}`);
+
+        // The survivors share the dead one's queues and its part of the budget.
+        const after = await Promise.all(
+          ports.slice(1).map(
+            async (port) =>
+              (
+                JSON.parse((await get(`http://127.0.0.1:${port}`, '/status.json'))!.body) as {
+                  fleet: { members: string[]; owned: number; share: number };
+                }
+              ).fleet,
+          ),
+        );
+        assert.deepEqual(
+          after.map((f) => [f.members.length, f.share]),
+          [
+            [2, 5],
+            [2, 5],
+          ],
+        );
+        assert.equal(after[0]!.owned + after[1]!.owned, QUEUES);
 
         // SIGTERM of another: it says it leaves, and its queues are picked up at once by the last one.
         const termAt = Date.now();
