@@ -14,6 +14,8 @@ import type { FunctionConfiguration } from './function-fit.ts';
 import type { Config } from '../config/config.ts';
 import { resolveQueue } from '../aws/resolve-queues.ts';
 import { findQueues } from '../aws/queue-discovery.ts';
+import { createFleetStore } from '../aws/fleet-store.ts';
+import { FLEET_PROBE_PARTITION } from './fleet-check.ts';
 
 export interface CheckAdapters extends CheckPorts {
   /** Releases the clients' sockets. */
@@ -76,6 +78,20 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
       return connectTemporal(temporal);
     },
     probeTcp,
+    fleetTable(fleet) {
+      const options = { table: fleet.table, region: config.region, endpointUrl: config.endpointUrl };
+      const store = createFleetStore({ ...options, fleet: fleet.name });
+      const probe = createFleetStore({ ...options, fleet: FLEET_PROBE_PARTITION });
+      return {
+        checkTable: () => store.checkTable(),
+        members: () => store.members(),
+        probe,
+        destroy: () => {
+          store.destroy();
+          probe.destroy();
+        },
+      };
+    },
     close: () => {
       aws.then(
         (a) => a.destroy(),

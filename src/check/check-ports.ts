@@ -5,6 +5,19 @@ import { type ResolvedQueue } from '../core/queue.ts';
 import type { EcsServiceRef, TemporalConfig } from '../temporal/options.ts';
 import type { FunctionConfiguration } from './function-fit.ts';
 import type { RouteConfig } from '../dispatch/route.ts';
+import type { FleetStore, FleetItem } from '../core/fleet-store.ts';
+import type { FleetConfig } from '../fleet/options.ts';
+
+/** The fleet's table as the check reaches it (src/check/fleet-check.ts). */
+export interface FleetTablePorts {
+  /** DescribeTable: a one-line problem, or undefined when the key schema is the fleet's. */
+  checkTable(): Promise<string | undefined>;
+  /** The fleet's member items (Query of its partition); throws a one-line error. */
+  members(): Promise<FleetItem[]>;
+  /** The same table in the probe's own partition, for its PutItem and DeleteItem. */
+  readonly probe: FleetStore;
+  destroy(): void;
+}
 
 /** One check's outcome: `name` says what was checked ("queue payments"), `detail` what was found or what is wrong. */
 export interface CheckResult {
@@ -64,6 +77,8 @@ export interface CheckPorts {
    * Optional: fakes that do not model ECS leave it out.
    */
   ecsService?(ref: EcsServiceRef, signal: AbortSignal): Promise<{ ok: boolean; detail: string }>;
+  /** --fleet-table: the fleet's table. Optional: fakes that do not model DynamoDB leave it out. */
+  fleetTable?(fleet: FleetConfig): FleetTablePorts;
   /** The Lambda and CloudWatch endpoints a run uses, named when they cannot be reached (SQS errors carry their own). */
   readonly endpoints?: { readonly lambda: string; readonly cloudwatch: string } | undefined;
 }

@@ -1,10 +1,11 @@
 // `workerless check`: proves, before a deploy, that a configuration can run. It resolves every queue,
 // DryRun-invokes the functions, reads their configuration and reserved concurrency and compares them with the
-// routes as Lambda's SQS trigger would (function-fit.ts, queue-checks.ts), sends one CloudWatch datum and reads the
-// Temporal task queues, and turns each outcome into one line. The I/O sits behind CheckPorts (check-adapters.ts
-// builds the real ones), so this file decides only what is checked and how the lines are put together; the checks
-// of a function (function-checks.ts) and of Temporal (temporal-check.ts) and what an AWS error means for the
-// operator (check-errors.ts) are files of their own.
+// routes as Lambda's SQS trigger would (function-fit.ts, queue-checks.ts), sends one CloudWatch datum, reads the
+// Temporal task queues and checks the fleet's table, and turns each outcome into one line. The I/O sits behind
+// CheckPorts (check-adapters.ts builds the real ones), so this file decides only what is checked and how the
+// lines are put together; the checks of a function (function-checks.ts), of Temporal (temporal-check.ts) and of
+// the fleet's table (fleet-check.ts) and what an AWS error means for the operator (check-errors.ts) are files of
+// their own.
 import { callErrorOf, withDeadline } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { QueueSpec } from '../receive/queue-order.ts';
@@ -20,6 +21,7 @@ import { checkFunction, checkFunctionDryRun, concurrencyLine, functionLoads, rea
 import { dryRunParams } from './dry-run.ts';
 import { checkLine } from './check-line.ts';
 import { checkTemporal } from './temporal-check.ts';
+import { checkFleetTable } from './fleet-check.ts';
 import { spilloverFunctions } from '../temporal/options.ts';
 import type { CheckPorts, CheckReport, CheckResult } from './check-ports.ts';
 
@@ -44,7 +46,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
   const queueSpecs = config.routes.flatMap((route) => route.queues.queues.map((spec) => ({ spec, route })));
   const loads = functionLoads(config.routes);
 
-  const [found, queues, routeFns, temporalFns, reserved, metrics, temporal] = await Promise.all([
+  const [found, queues, routeFns, temporalFns, reserved, metrics, temporal, fleet] = await Promise.all([
     Promise.all(config.routes.flatMap((route) => (route.discovery ? [checkDiscovery(ports, route.discovery, deadline())] : []))),
     // As many at a time as the start-up resolves, each under a deadline of its own from when it starts.
     mapBounded(queueSpecs, QUEUE_RESOLVES_AT_ONCE, (q) => checkQueue(ports, q.spec, q.route.visibilityTimeoutSec, deadline())),
@@ -57,6 +59,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     Promise.all([...loads.keys()].map((fn) => readReserved(ports, fn, deadline()))),
     config.metricsEnabled ? checkMetrics(ports, config.metricsNamespace, deadline()) : undefined,
     config.temporal ? checkTemporal(ports, config.temporal, deadline) : [],
+    config.fleet ? checkFleetTable(ports, config.fleet, deadline()) : undefined,
   ]);
   const ecs = config.temporal?.workerSet?.ecsService;
   const ecsLine: CheckResult[] =
@@ -84,6 +87,7 @@ export async function runChecks(config: Config, ports: CheckPorts, options: Chec
     ...(metrics ? [metrics] : []),
     ...temporal,
     ...ecsLine,
+    ...(fleet ? [fleet] : []),
   ];
   const notes =
     queueSpecs.length > 0

@@ -22,6 +22,16 @@ import { awsTestEnv } from '../support/aws.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../support/lambda-endpoint/server.ts';
 import { ensureLocalStack } from '../support/localstack.ts';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import {
+  createFleetTable,
+  dynamoClient,
+  motoDynamoEndpoint,
+  startDynalite,
+  uniqueTableName,
+  type DynamoServer,
+} from '../support/dynamodb.ts';
+import { ensureSqsServer, sqsServers } from '../support/sqs-servers.ts';
 
 const record = fileURLToPath(new URL('../fixtures/functions/record.mjs', import.meta.url));
 const NOTE =
@@ -261,5 +271,84 @@ describe('workerless check against LocalStack and the test Lambda endpoint', { t
       ),
       lines.join('\n'),
     );
+  });
+
+  describe('--fleet-table (issue 40)', () => {
+    let dynalite: DynamoServer;
+    before(async () => {
+      dynalite = await startDynalite();
+      await ensureSqsServer(sqsServers().find((server) => server.name === 'moto')!);
+    });
+    after(async () => dynalite.close());
+    const items = async (dynamo: string, table: string, fleet: string) =>
+      (
+        await dynamoClient(dynamo).send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: '#f = :f',
+            ExpressionAttributeNames: { '#f': 'fleet' },
+            ExpressionAttributeValues: { ':f': { S: fleet } },
+          }),
+        )
+      ).Items ?? [];
+
+    for (const which of ['moto', 'dynalite'] as const) {
+      it(`${which}: the table checked with the four actions a replica needs, the probe item in a partition of its own and gone after`, async () => {
+        const dynamo = which === 'moto' ? motoDynamoEndpoint() : dynalite.endpoint;
+        const table = uniqueTableName('wl-check-fleet');
+        await createFleetTable(dynamo, table);
+        const args = [
+          '--function',
+          'record',
+          '--queues',
+          queue.name,
+          '--metrics',
+          'off',
+          '--fleet-table',
+          table,
+          '--fleet-name',
+          'payments',
+        ];
+        const { code, lines } = await outcome(check(args, { AWS_ENDPOINT_URL_DYNAMODB: dynamo }));
+        assert.equal(code, 0, lines.join('\n'));
+        const line = lines.find((l) => l.includes(`fleet table ${table}`));
+        assert.match(
+          line ?? '',
+          new RegExp(
+            `^ok   fleet table ${table} \\(key schema fleet \\+ member; fleet payments: 0 member items \\(Query\\); wrote and deleted the probe item workerless-check-[0-9a-f]{8} in partition workerless-check-probe \\(PutItem, DeleteItem\\)\\)$`,
+          ),
+          lines.join('\n'),
+        );
+        assert.deepEqual(await items(dynamo, table, 'payments'), [], 'nothing in the fleet');
+        assert.deepEqual(await items(dynamo, table, 'workerless-check-probe'), [], 'the probe item is gone');
+
+        const missing = uniqueTableName('wl-check-missing');
+        const failed = await outcome(
+          check(['--function', 'record', '--queues', queue.name, '--metrics', 'off', '--fleet-table', missing], {
+            AWS_ENDPOINT_URL_DYNAMODB: dynamo,
+          }),
+        );
+        assert.equal(failed.code, 1);
+        const fail = failed.lines.find((l) => l.includes(`fleet table ${missing}`)) ?? failed.lines.join('\n');
+        assert.match(fail, new RegExp(`^FAIL fleet table ${missing}: .*DescribeTable on table ${missing}.*${new URL(dynamo).host}`));
+        assert.ok(
+          failed.lines.some((l) => l.startsWith(`ok   queue ${queue.name}`)),
+          'the other checks still ran',
+        );
+
+        const wrong = uniqueTableName('wl-check-wrong');
+        await createFleetTable(dynamo, wrong, 'wrong key schema');
+        const refused = await outcome(
+          check(['--function', 'record', '--queues', queue.name, '--metrics', 'off', '--fleet-table', wrong], {
+            AWS_ENDPOINT_URL_DYNAMODB: dynamo,
+          }),
+        );
+        assert.equal(refused.code, 1);
+        assert.ok(
+          refused.lines.some((l) => l.startsWith(`FAIL fleet table ${wrong}: DynamoDB table ${wrong} has the key schema`)),
+          refused.lines.join('\n'),
+        );
+      });
+    }
   });
 });
