@@ -79,6 +79,8 @@ export class FleetMember implements FleetView {
   #busy = new Set<string>();
   #signature = '';
   #timer: NodeJS.Timeout | undefined;
+  /** Looks for an expiry without a round every heartbeat, also while a round hangs on a table that never answers. */
+  #watchdog: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   #lastError = '';
   #leaving: Promise<void> | undefined;
@@ -98,8 +100,24 @@ export class FleetMember implements FleetView {
 
   /** The first round, awaited (start-up logs its outcome), then one every heartbeat. */
   async start(): Promise<void> {
+    this.#watchdog = setInterval(() => this.checkExpiry(), this.#o.heartbeatMs).unref();
     await this.beat();
     this.#schedule();
+  }
+
+  /**
+   * Falls back (serves every queue) once no round has succeeded for an expiry: run by the watchdog every heartbeat
+   * and after each failed round, so a call that hangs until its timeouts cannot hold a replica in `shared` mode past
+   * the expiry its peers use to drop it. Tests call it on their own clock.
+   */
+  checkExpiry(): void {
+    if (this.#mode === 'left' || this.#mode === 'fallen-back' || this.#o.now() - this.#lastRound < this.#expiryMs) return;
+    this.#setMode(
+      'fallen-back',
+      `no fleet heartbeat succeeded for ${this.#expiryMs} ms: polling every queue of this replica until the table answers again`,
+      this.#lastError === '' ? 'no answer yet' : this.#lastError,
+    );
+    this.#changed();
   }
 
   /** One heartbeat round now (the timer's; tests drive it on a clock of their own). Never throws. */
@@ -144,8 +162,13 @@ export class FleetMember implements FleetView {
   async #leave(): Promise<void> {
     this.#setMode('left', 'leaving the fleet: deleting this member, the others take its queues at their next heartbeat');
     clearTimeout(this.#timer);
+    clearInterval(this.#watchdog);
     this.#timer = undefined;
-    await this.#round;
+    // A round in flight is let finish first, so its write cannot bring the item back after the delete; but not for
+    // longer than a heartbeat, so a table that never answers does not hold the exit up to the calls' timeouts.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([this.#round, new Promise<void>((resolve) => (waited = setTimeout(resolve, this.#o.heartbeatMs)))]);
+    clearTimeout(waited);
     try {
       await this.#o.store.leave(this.#self);
     } catch (err) {
@@ -212,14 +235,7 @@ export class FleetMember implements FleetView {
     const line = errorLine(err);
     if (line !== this.#lastError) this.#o.logger.warn({ err: line }, 'fleet heartbeat failed');
     this.#lastError = line;
-    if (this.#mode !== 'left' && this.#o.now() - this.#lastRound >= this.#expiryMs && this.#mode !== 'fallen-back') {
-      this.#setMode(
-        'fallen-back',
-        `no fleet heartbeat succeeded for ${this.#expiryMs} ms: polling every queue of this replica until the table answers again`,
-        line,
-      );
-      this.#changed();
-    }
+    this.checkExpiry();
   }
 
   /** Another process writes this member's item: this one takes a fresh id and joins again. */

@@ -13,16 +13,20 @@ const QUEUES = Array.from({ length: 200 }, (_, i) => `https://sqs.us-east-1.amaz
 class MemoryTable {
   readonly items = new Map<string, FleetItem>();
   down = false;
+  /** Heartbeats and reads never answer (a table that accepts and stays silent); leaves still do. */
+  hung = false;
   store(): FleetStore {
     return {
       heartbeat: (item, previous) =>
-        this.#call((): HeartbeatResult => {
-          const stored = this.items.get(item.id);
-          if (stored !== undefined && stored.heartbeat !== previous) return 'conflict';
-          if (stored === undefined && previous !== undefined) return 'conflict';
-          this.items.set(item.id, item);
-          return 'written';
-        }),
+        this.hung
+          ? new Promise<HeartbeatResult>(() => {})
+          : this.#call((): HeartbeatResult => {
+              const stored = this.items.get(item.id);
+              if (stored !== undefined && stored.heartbeat !== previous) return 'conflict';
+              if (stored === undefined && previous !== undefined) return 'conflict';
+              this.items.set(item.id, item);
+              return 'written';
+            }),
       members: () => this.#call(() => [...this.items.values()]),
       leave: (id) => this.#call(() => void this.items.delete(id)),
     };
@@ -126,6 +130,29 @@ describe('FleetMember', () => {
     busyOfA = [];
     await beatAll(clock, a, b);
     assert.equal(b.serves(hot), false, 'idle again: a’s only');
+  });
+
+  it('falls back when a round hangs for an expiry (the watchdog, not the round, decides), and leaves without waiting on it', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const a = member(table, 'a', clock);
+    const b = member(table, 'b', clock);
+    for (let i = 0; i < 4; i++) await beatAll(clock, a.m, b.m);
+    assert.equal(a.m.mode, 'shared');
+    table.hung = true;
+    void a.m.beat(); // never settles
+    // The last round that succeeded was one heartbeat ago (beatAll moves the clock after its rounds).
+    clock.now += HEARTBEAT;
+    a.m.checkExpiry();
+    assert.equal(a.m.mode, 'shared', 'within the expiry');
+    clock.now += HEARTBEAT;
+    a.m.checkExpiry();
+    assert.equal(a.m.mode, 'fallen-back');
+    assert.equal(served(a.m).length, QUEUES.length, 'every queue, never blind');
+    const started = Date.now();
+    await a.m.leave();
+    assert.ok(Date.now() - started < 3 * HEARTBEAT, `leave waited ${Date.now() - started} ms`);
+    assert.equal(table.items.has('a'), false, 'its item deleted');
   });
 
   it('falls back to every queue after an expiry without a heartbeat, says so once, and shares again when the table answers', async () => {
