@@ -65,6 +65,8 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     throw new StartupError(problem);
   }
   let dispatchers: readonly Dispatcher[] = [];
+  // The gauges, at each change and once a heartbeat (a CloudWatch interval needs a datum of its own).
+  let recordGauges = (): void => {};
   // A queue counts as busy for two heartbeats after a full receive: one quiet beat does not end it.
   const busyWithinMs = 2 * fleet.heartbeatMs;
   const member = new FleetMember({
@@ -76,6 +78,7 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     queues: () => dispatchers.flatMap((d) => d.queues.map((q) => q.arn)),
     busy: () => dispatchers.flatMap((d) => d.busyQueues(busyWithinMs).map((q) => q.arn)),
     onChange: () => {
+      recordGauges();
       for (const d of dispatchers) d.fleetChanged();
     },
     logger: log,
@@ -102,9 +105,9 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     start: (ds, sink) => {
       dispatchers = ds;
       void member.start();
-      const record = () => recordFleetGauges(sink, snapshot());
-      record();
-      gauges = setInterval(record, fleet.heartbeatMs).unref();
+      recordGauges = () => recordFleetGauges(sink, snapshot());
+      recordGauges();
+      gauges = setInterval(recordGauges, fleet.heartbeatMs).unref();
     },
     snapshot,
     leave: () => member.leave(),

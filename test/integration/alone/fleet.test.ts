@@ -89,6 +89,87 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
     });
   }
 
+  it('DynamoDB silent for 30 s: every replica falls back to every queue, says so in a line and a gauge, loses nothing, and shares again', async () => {
+    const server = sqsServers().find((s) => s.name === 'ElasticMQ')!;
+    await ensureSqsServer(server);
+    const table = uniqueTableName('wl-fleet-outage');
+    await createFleetTable(dynalite.endpoint, table);
+    const dynamoProxy = await startFaultProxy({ upstream: dynalite.endpoint });
+    const sqs = sqsClient(server.endpoint);
+    const sqsProxy = await startFaultProxy({ upstream: server.endpoint, abortOnClientClose: true });
+    const queues = await Promise.all(Array.from({ length: 8 }, () => createQueue('wl-fleet-outage', {}, sqs)));
+    const names = queues.map((q) => q.name);
+    const ports = await Promise.all([freePort(), freePort()]);
+    const replicas = ports.map((port) => {
+      const run = startIdleDaemon(
+        endpoint.url,
+        sqsProxy.url,
+        [
+          ...['--function', 'echo', '--queues', names.join(','), '--poll-for', String(POLL_FOR)],
+          // A 2 s heartbeat (expiry 6 s) keeps the test short; the failover test above runs the default.
+          ...['--fleet-table', table, '--fleet-name', table, '--fleet-heartbeat', '2s', '--http-port', String(port)],
+        ],
+        { AWS_ENDPOINT_URL_DYNAMODB: dynamoProxy.url },
+      );
+      runs.push(run);
+      return run;
+    });
+    const shared = async (port: number) =>
+      sample((await get(`http://127.0.0.1:${port}`, '/metrics'))!.body, 'workerless_fleet_shared', { fleet: table });
+    try {
+      await Promise.all(replicas.map(started));
+      await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
+      await sleep(POLL_FOR * 1000 + 1_000);
+      const sharedFrom = Date.now();
+      await sleep(2 * POLL_FOR * 1000);
+      const sharedPolls = receivesPerQueue(sqsProxy, names, sharedFrom, Date.now());
+
+      // The table accepts connections and never answers: each call runs into its 5 s timeout, 3 times.
+      const silentAt = Date.now();
+      dynamoProxy.inject({ fault: { kind: 'hang' }, forMs: 30_000 });
+      const fell = await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'fallen-back', 20_000)));
+      const fellMs = Math.max(...fell.map((l) => Number(l['time']) - silentAt));
+      for (const port of ports) assert.equal(await shared(port), 0);
+      await sleep(POLL_FOR * 1000 + 500);
+      const blindFrom = Date.now();
+      const tag = `outage-${blindFrom}-`;
+      await Promise.all(queues.map((q, i) => sqs.send(new SendMessageCommand({ QueueUrl: q.url, MessageBody: `${tag}${i}` }))));
+      await endpoint.waitFor(() => invokedBodies(endpoint, tag).size === queues.length, 15_000);
+      await sleep(2 * POLL_FOR * 1000);
+      const blindPolls = receivesPerQueue(sqsProxy, names, blindFrom, Date.now());
+
+      const back = await Promise.all(
+        replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared' && Number(l['time']) > silentAt, 90_000)),
+      );
+      const backMs = Math.max(...back.map((l) => Number(l['time']))) - (silentAt + 30_000);
+      for (const port of ports) assert.equal(await shared(port), 1);
+      console.log(
+        `# DynamoDB silent 30 s, 2 replicas, 8 queues, heartbeat 2 s: fallen back after ${fellMs} ms, shared again ${backMs} ms after it answered; ReceiveMessage per queue in ${2 * POLL_FOR} s: shared ${sharedPolls.join(' ')}, fallen back ${blindPolls.join(' ')}`,
+      );
+      assert.ok(fellMs <= 20_000, `fallen back within 20 s: ${fellMs}`);
+      assert.ok(backMs <= 60_000, `shared again within a minute: ${backMs}`);
+      // Blind, each replica polls every queue: about twice the shared polls, and never a queue without one.
+      assert.ok(
+        blindPolls.every((n) => n >= 3),
+        `every queue polled by both: ${blindPolls.join(' ')}`,
+      );
+      assert.ok(
+        sharedPolls.every((n) => n >= 1 && n <= 3),
+        `shared, one poller a queue: ${sharedPolls.join(' ')}`,
+      );
+      await sleep(1_000);
+      assert.ok(
+        [...invokedBodies(endpoint, tag).values()].every((n) => n === 1),
+        'every message invoked once',
+      );
+      for (const r of replicas) assert.equal(await stopDaemon(r), 0);
+    } finally {
+      for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+      await dynamoProxy.close();
+      await sqsProxy.close();
+    }
+  });
+
   for (const pairing of PAIRINGS) {
     it(`${pairing.sqs} with ${pairing.dynamo}: 3 replicas pay one idle cost; kill -9 and SIGTERM fail over within the bounds; every message once`, async () => {
       const server = sqsServers().find((s) => s.name === pairing.sqs)!;
