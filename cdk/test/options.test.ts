@@ -13,7 +13,12 @@ import { generate, GENERATED_PATH } from '../scripts/generate-options.ts';
 import type { WorkerlessProps } from '../src/index.ts';
 import { docsExample, testStack } from './support.ts';
 
-const ENABLERS: Partial<WorkerlessProps> = { retryBackoff: '1s', adaptiveConcurrency: true, temporalWorkerSetMax: 10 };
+const ENABLERS: Partial<WorkerlessProps> = {
+  retryBackoff: '1s',
+  adaptiveConcurrency: true,
+  temporalWorkerSetMax: 10,
+  fleetTable: 'workerless-fleet',
+};
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 
