@@ -331,20 +331,31 @@ export function queuesLongPolled(proxy: FaultProxy, names: readonly string[], no
   const polled = new Set<string>();
   for (const c of proxy.calls('ReceiveMessage')) {
     if ((c.endedAt ?? now) - c.at < LONG_POLL_MS) continue;
-    const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1);
-    if (name !== undefined) polled.add(name);
+    polled.add(queueName(c));
   }
   return names.filter((n) => polled.has(n)).length;
 }
+
+/** How long after `at` the first ReceiveMessage on each of the queues named started, in their order; Infinity for none. */
+export function firstReceiveAfter(proxy: FaultProxy, names: readonly string[], at: number): number[] {
+  const first = new Map<string, number>();
+  for (const c of proxy.calls('ReceiveMessage')) {
+    const name = queueName(c);
+    if (c.at > at && !first.has(name)) first.set(name, c.at - at);
+  }
+  return names.map((name) => first.get(name) ?? Infinity);
+}
+
+/** The queue a call was made to: the last step of its queue URL ('' when it names none). */
+const queueName = (c: CallRecord): string => c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
 
 /** ReceiveMessage calls started in [from, to) on each of the queues named, in their order (matched by queue URL). */
 export function receivesPerQueue(proxy: FaultProxy, names: readonly string[], from: number, to: number): number[] {
   const counts = new Map(names.map((name) => [name, 0]));
   for (const c of proxy.calls('ReceiveMessage')) {
     if (c.at < from || c.at >= to) continue;
-    const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
-    const n = counts.get(name);
-    if (n !== undefined) counts.set(name, n + 1);
+    const n = counts.get(queueName(c));
+    if (n !== undefined) counts.set(queueName(c), n + 1);
   }
   return names.map((name) => counts.get(name)!);
 }

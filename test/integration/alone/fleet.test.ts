@@ -10,7 +10,7 @@ import { createQueue, sendMessages, sqsClient, type TestQueue } from '../../supp
 import type { CliRun } from '../../support/cli.ts';
 import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
 import { createFleetTable, motoDynamoEndpoint, startDynalite, uniqueTableName, type DynamoServer } from '../../support/dynamodb.ts';
-import { receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
+import { firstReceiveAfter, receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
 import { functionFixture } from '../../support/functions.ts';
 import { freePort, get, sample } from '../../support/http.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
@@ -44,8 +44,8 @@ const PAIRINGS: readonly Pairing[] = [
   { sqs: 'LocalStack', dynamo: 'dynalite' },
 ];
 
-/** The bodies the function was invoked with, by body, counted. */
-function invokedBodies(endpoint: LambdaEndpoint, tag: string): Map<string, number> {
+/** The bodies the function was invoked with (those starting with `tag`), by body, counted. */
+function invokedBodies(endpoint: LambdaEndpoint, tag = ''): Map<string, number> {
   const counts = new Map<string, number>();
   for (const inv of endpoint.invocations) {
     for (const r of (inv.payload as { Records?: { body?: string }[] } | null)?.Records ?? []) {
@@ -54,6 +54,26 @@ function invokedBodies(endpoint: LambdaEndpoint, tag: string): Map<string, numbe
   }
   return counts;
 }
+
+/** A replica's page, asked again when a scrape misses its 2 s on two loaded cores. */
+async function fromReplica(port: number, path: string): Promise<string> {
+  for (let tries = 0; tries < 5; tries++) {
+    const answer = await get(`http://127.0.0.1:${port}`, path);
+    if (answer !== undefined) return answer.body;
+  }
+  assert.fail(`the replica on port ${port} answers ${path}`);
+}
+
+interface FleetView {
+  readonly mode: string;
+  readonly members: string[];
+  readonly owned: number;
+  readonly queues: number;
+  readonly share: number;
+  readonly concurrency: number;
+}
+const fleetOf = async (port: number): Promise<FleetView> =>
+  (JSON.parse(await fromReplica(port, '/status.json')) as { fleet: FleetView }).fleet;
 
 describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency: true, timeout: 300_000 }, () => {
   let endpoint: LambdaEndpoint;
@@ -114,8 +134,7 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
       runs.push(run);
       return run;
     });
-    const shared = async (port: number) =>
-      sample((await get(`http://127.0.0.1:${port}`, '/metrics'))!.body, 'workerless_fleet_shared', { fleet: table });
+    const shared = async (port: number) => sample(await fromReplica(port, '/metrics'), 'workerless_fleet_shared', { fleet: table });
     try {
       await Promise.all(replicas.map(started));
       await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
@@ -222,13 +241,7 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
 
         // What each replica shows: status.json's fleet, and the same in /metrics. The owners partition the queues.
         const views = await Promise.all(
-          ports.map(async (port) => {
-            const status = JSON.parse((await get(`http://127.0.0.1:${port}`, '/status.json'))!.body) as {
-              fleet: { mode: string; members: string[]; owned: number; queues: number; share: number; concurrency: number };
-            };
-            const metrics = (await get(`http://127.0.0.1:${port}`, '/metrics'))!.body;
-            return { fleet: status.fleet, metrics };
-          }),
+          ports.map(async (port) => ({ fleet: await fleetOf(port), metrics: await fromReplica(port, '/metrics') })),
         );
         for (const { fleet, metrics } of views) {
           assert.equal(fleet.mode, 'shared');
@@ -270,12 +283,7 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
         await endpoint.waitFor(() => invokedBodies(endpoint, killTag).size === QUEUES, KILL_INVOKE_MS + 10_000);
         const killMs = Date.now() - killedAt;
         // A receive that starts after the kill is a survivor's: the first one on each queue is when it is polled again.
-        const firstAfter = new Map<string, number>();
-        for (const c of proxy.calls('ReceiveMessage')) {
-          const name = c.queueUrl?.slice(c.queueUrl.lastIndexOf('/') + 1) ?? '';
-          if (c.at > killedAt && !firstAfter.has(name)) firstAfter.set(name, c.at - killedAt);
-        }
-        const repollMs = Math.max(...names.map((n) => firstAfter.get(n) ?? Infinity));
+        const repollMs = Math.max(...firstReceiveAfter(proxy, names, killedAt));
         console.log(
           `# ${pairing.sqs}/${pairing.dynamo}: after kill -9, every queue polled again within ${repollMs} ms, a message on each of ${QUEUES} queues invoked within ${killMs} ms`,
         );
@@ -283,16 +291,7 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
         assert.ok(killMs <= KILL_INVOKE_MS, `within ${KILL_INVOKE_MS} ms after the kill: ${killMs}`);
 
         // The survivors share the dead one's queues and its part of the budget.
-        const after = await Promise.all(
-          ports.slice(1).map(
-            async (port) =>
-              (
-                JSON.parse((await get(`http://127.0.0.1:${port}`, '/status.json'))!.body) as {
-                  fleet: { members: string[]; owned: number; share: number };
-                }
-              ).fleet,
-          ),
-        );
+        const after = await Promise.all(ports.slice(1).map(fleetOf));
         assert.deepEqual(
           after.map((f) => [f.members.length, f.share]),
           [
@@ -370,24 +369,12 @@ describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_00
       const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify({ sleepMs: 500, i }));
       const sentAt = Date.now();
       for (let i = 0; i < MESSAGES; i += 500) await sendMessages(queues[0]!.url, bodies.slice(i, i + 500), sqs);
-      const invoked = () => {
-        const seen = new Map<string, number>();
-        for (const inv of endpoint.invocations)
-          for (const r of (inv.payload as { Records?: { body?: string }[] } | null)?.Records ?? [])
-            if (r.body !== undefined) seen.set(r.body, (seen.get(r.body) ?? 0) + 1);
-        return seen;
-      };
+      const invoked = () => invokedBodies(endpoint);
       await endpoint.waitFor(() => invoked().size === MESSAGES, 120_000);
       const drainMs = Date.now() - sentAt;
       await sleep(1_000);
       const per = await Promise.all(
-        ports.map(async (port, i) => {
-          // A scrape can miss its 2 s on two loaded cores; the count is read again then.
-          let answer: Awaited<ReturnType<typeof get>>;
-          for (let tries = 0; tries < 5 && answer === undefined; tries++) answer = await get(`http://127.0.0.1:${port}`, '/metrics');
-          assert.ok(answer !== undefined, `replica ${i} answers /metrics on ${port}`);
-          return total(answer.body, 'workerless_invoked_events_total');
-        }),
+        ports.map(async (port) => total(await fromReplica(port, '/metrics'), 'workerless_invoked_events_total')),
       );
       console.log(
         `# backlog of ${MESSAGES} on one queue, 3 replicas: drained in ${drainMs} ms; messages invoked per replica ${per.join(' ')} (${per.map((n) => `${((100 * n) / MESSAGES).toFixed(0)}%`).join(' ')})`,

@@ -66,6 +66,17 @@ async function beatAll(clock: { now: number }, ...members: FleetMember[]): Promi
   clock.now += HEARTBEAT;
 }
 
+/** Two members a and b on one table, past their joining rounds: shared. */
+async function sharedPair() {
+  const table = new MemoryTable();
+  const clock = { now: 0 };
+  const a = member(table, 'a', clock);
+  const b = member(table, 'b', clock);
+  for (let i = 0; i < 4; i++) await beatAll(clock, a.m, b.m);
+  assert.equal(a.m.mode, 'shared');
+  return { table, clock, a, b };
+}
+
 const served = (m: FleetMember) => QUEUES.filter((q) => m.serves(q));
 
 describe('FleetMember', () => {
@@ -133,12 +144,7 @@ describe('FleetMember', () => {
   });
 
   it('falls back when a round hangs for an expiry (the watchdog, not the round, decides), and leaves without waiting on it', async () => {
-    const table = new MemoryTable();
-    const clock = { now: 0 };
-    const a = member(table, 'a', clock);
-    const b = member(table, 'b', clock);
-    for (let i = 0; i < 4; i++) await beatAll(clock, a.m, b.m);
-    assert.equal(a.m.mode, 'shared');
+    const { table, clock, a } = await sharedPair();
     table.hung = true;
     void a.m.beat(); // never settles
     // The last round that succeeded was one heartbeat ago (beatAll moves the clock after its rounds).
@@ -156,12 +162,7 @@ describe('FleetMember', () => {
   });
 
   it('falls back to every queue after an expiry without a heartbeat, says so once, and shares again when the table answers', async () => {
-    const table = new MemoryTable();
-    const clock = { now: 0 };
-    const a = member(table, 'a', clock);
-    const b = member(table, 'b', clock);
-    for (let i = 0; i < 4; i++) await beatAll(clock, a.m, b.m);
-    assert.equal(a.m.mode, 'shared');
+    const { table, clock, a, b } = await sharedPair();
     table.down = true;
     for (let i = 0; i < 5; i++) await beatAll(clock, a.m, b.m);
     assert.equal(a.m.mode, 'fallen-back');
