@@ -89,7 +89,8 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     return {
       name: fleet.name,
       ...status,
-      ...(total !== undefined ? { concurrency: total, share: member.share(total, total) } : {}),
+      // The fleet's part for this replica, before each route's --concurrency caps it.
+      ...(total !== undefined ? { concurrency: total, share: member.share(total) } : {}),
     };
   };
   let gauges: NodeJS.Timeout | undefined;

@@ -27,8 +27,8 @@ export type FleetMode = 'joining' | 'shared' | 'fallen-back' | 'left';
 export interface FleetView {
   /** Whether this replica receives from the queue with key `key` now (owned, busy, or not shared). */
   serves(key: string): boolean;
-  /** This replica's part of `total` invocations at once among the live members, at most `cap`. */
-  share(total: number, cap: number): number;
+  /** This replica's part of `total` invocations at once among the live members, at most `cap` (none by default). */
+  share(total: number, cap?: number): number;
 }
 
 export interface FleetMemberOptions {
@@ -134,7 +134,7 @@ export class FleetMember implements FleetView {
     return this.#owned.has(key) || this.#busy.has(key) || !this.#placed.has(key);
   }
 
-  share(total: number, cap: number): number {
+  share(total: number, cap = Infinity): number {
     // Fallen back, the last live set is kept: the others most likely still run, and the total is a promise.
     return fleetShare(total, this.#live.ids, this.#self, cap);
   }
