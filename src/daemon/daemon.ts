@@ -72,7 +72,7 @@ export async function runDaemon(
     dispatchers.push(...started.dispatchers);
     startFleet(fleet, stop.signal, started.dispatchers, metrics.sink, ops);
     const work = [...started.work];
-    if (config.temporal) work.push((await startTemporal(config, aws, metrics.sink, logger, stop.signal)).running);
+    if (config.temporal) work.push((await startTemporal(config, aws, metrics.sink, logger, stop.signal, fleet)).running);
     ops?.running(dispatchers);
     const failures = await awaitParts(work, stop, beginShutdown);
     await metrics.finish();
@@ -161,9 +161,16 @@ async function startTemporal(
   sink: MetricsSink,
   logger: Logger,
   stop: AbortSignal,
+  fleet: FleetRun | undefined,
 ): Promise<{ readonly running: Promise<void> }> {
   const { runTemporalSpillover } = await import('../temporal/spillover.ts');
-  const deps = { logger, metrics: sink, lambda: await aws.sdk.lambda(), aws: { region: config.region, endpointUrl: config.endpointUrl } };
+  const deps = {
+    logger,
+    metrics: sink,
+    lambda: await aws.sdk.lambda(),
+    aws: { region: config.region, endpointUrl: config.endpointUrl },
+    serves: fleet && ((taskQueue: string) => fleet.servesTaskQueue(taskQueue)),
+  };
   return { running: runTemporalSpillover(config.temporal!, deps, stop) };
 }
 

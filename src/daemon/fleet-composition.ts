@@ -25,12 +25,22 @@ export interface FleetRun {
    * the fleet's gauges into `sink`, once a heartbeat.
    */
   start(dispatchers: readonly Dispatcher[], sink: MetricsSink): void;
+  /** Whether this replica handles a Temporal task queue of spillover now: each is placed like an idle queue. */
+  servesTaskQueue(taskQueue: string): boolean;
   /** For status.json and the status page. */
   snapshot(): FleetSnapshot;
   /** A graceful exit: the member's item is deleted so the peers take its queues at once. Never throws. */
   leave(): Promise<void>;
   /** Releases the DynamoDB client's sockets. */
   destroy(): void;
+}
+
+/**
+ * A Temporal task queue's key in the fleet: its namespace and name, the same in every replica whatever address it
+ * reaches the server by, and never an ARN (an SQS queue's key).
+ */
+function taskQueueKey(namespace: string, taskQueue: string): string {
+  return `temporal:${namespace}/${taskQueue}`;
 }
 
 /** A member id unique in the fleet and readable in a log: the host, the pid and random bytes. */
@@ -67,6 +77,8 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
   let dispatchers: readonly Dispatcher[] = [];
   // The gauges, at each change and once a heartbeat (a CloudWatch interval needs a datum of its own).
   let recordGauges = (): void => {};
+  const temporal = config.temporal;
+  const taskQueues = temporal === undefined ? [] : temporal.taskQueues.map((tq) => taskQueueKey(temporal.namespace, tq));
   // A queue counts as busy for two heartbeats after a full receive: one quiet beat does not end it.
   const busyWithinMs = 2 * fleet.heartbeatMs;
   const member = new FleetMember({
@@ -75,7 +87,7 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     heartbeatMs: fleet.heartbeatMs,
     now: monotonicNow,
     wallNow: Date.now,
-    queues: () => dispatchers.flatMap((d) => d.queues.map((q) => q.arn)),
+    queues: () => [...dispatchers.flatMap((d) => d.queues.map((q) => q.arn)), ...taskQueues],
     busy: () => dispatchers.flatMap((d) => d.busyQueues(busyWithinMs).map((q) => q.arn)),
     onChange: () => {
       recordGauges();
@@ -110,6 +122,7 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
       recordGauges();
       gauges = setInterval(recordGauges, fleet.heartbeatMs).unref();
     },
+    servesTaskQueue: (taskQueue) => temporal === undefined || member.serves(taskQueueKey(temporal.namespace, taskQueue)),
     snapshot,
     leave: () => member.leave(),
     destroy: () => {

@@ -29,6 +29,8 @@ export interface SpilloverDeps {
   aws?: { readonly region: string; readonly endpointUrl: string | undefined };
   /** Replaces the ECS service actuator (tests). */
   workerSetActuator?: WorkerSetActuator;
+  /** In a fleet, whether this replica handles a task queue now (TaskQueueLoop.serves); undefined: every one. */
+  serves?: ((taskQueue: string) => boolean) | undefined;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
   const invoker = deps.invoker ?? createLambdaWorkerInvoker(deps.lambda);
   const budget = new WorkerBudget(config.maxWorkersTotal, config.taskQueues);
   const workerSetActuator = deps.workerSetActuator ?? (await ecsActuator(config, deps.aws));
+  const serves = deps.serves;
 
   logger.info(
     {
@@ -80,6 +83,7 @@ export async function runTemporalSpillover(config: TemporalConfig, deps: Spillov
             clock,
             random,
             workerSetActuator,
+            serves: serves && (() => serves(taskQueue)),
           },
           signal,
         ),

@@ -24,4 +24,9 @@ export interface TaskQueueLoop {
   random: () => number;
   /** --temporal-ecs-service: where the worker set's size is applied; undefined: the gauge only. */
   workerSetActuator?: WorkerSetActuator | undefined;
+  /**
+   * In a fleet (docs/fleet.md), whether this replica handles the task queue now: one replica reads it and buys its
+   * workers, as one polls an idle SQS queue; the others leave it alone. Undefined: always (no fleet).
+   */
+  serves?: (() => boolean) | undefined;
 }

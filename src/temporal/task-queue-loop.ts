@@ -50,10 +50,15 @@ export function scalingLimits(config: TemporalConfig): ScalingLimits {
 
 export async function runTaskQueue(loop: TaskQueueLoop, signal: AbortSignal): Promise<void> {
   const control = new TaskQueueControl(loop);
+  let handledHere = true;
   while (!signal.aborted) {
-    const stats = await control.read(signal);
-    if (stats === undefined) continue;
-    await control.act(stats, signal);
+    const handles = loop.serves?.() ?? true;
+    if (handles !== handledHere) control.handedOver((handledHere = handles));
+    if (handles) {
+      const stats = await control.read(signal);
+      if (stats === undefined) continue;
+      await control.act(stats, signal);
+    }
     await loop.clock.sleep(loop.config.pollIntervalMs, signal);
   }
 }
@@ -88,6 +93,19 @@ class TaskQueueControl {
     this.#dimensions = { TaskQueue: loop.taskQueue };
     this.#scaleUp = new ScaleUp(loop);
     this.#workerSet = loop.config.workerSet && new WorkerSetControl(loop, loop.config.workerSet);
+  }
+
+  /**
+   * Another replica of the fleet handles the task queue from now (`here` false), or this one again: told once
+   * each way; while elsewhere, this replica's backlog gauges go away (its statistics are unknown here, not 0).
+   */
+  handedOver(here: boolean): void {
+    if (here) {
+      this.#loop.logger.info('task queue handled here again: its backlog is read and its workers bought by this replica');
+      return;
+    }
+    this.#loop.logger.info('task queue handled by another replica of the fleet: no workers bought here while it is');
+    this.#recordBacklog({ backlog: 0, backlogAgeMs: 0, known: false });
   }
 
   /** Reads the task queue's statistics; undefined when the read failed (after the retry's wait) or was aborted. */

@@ -394,6 +394,33 @@ describe('runTemporalSpillover: unknown statistics, rate limits and priorities',
     assert.equal(h.metrics.filter((m) => m.name === 'BacklogAge').length, 7, 'no age sample while unknown');
   });
 
+  it('in a fleet, reads and buys workers only for the task queues this replica handles, and takes one over when it moves here', async () => {
+    // Two task queues with a backlog; "orders" is another replica's for the first 5 s, then this one's.
+    const h = harness({ ticks: 10, read: () => ({ workflow: typeStats(100), activity: typeStats(0) }) });
+    const deps = { ...h.deps, serves: (taskQueue: string) => taskQueue !== 'orders' || h.now() - T0 >= 5_000 };
+    await runTemporalSpillover(config({ taskQueues: ['orders', 'refunds'], maxWorkers: 2 }), deps, h.controller.signal);
+    const at = (tq: string) => h.reads.filter((r) => r.taskQueue === tq).map((r) => r.at - T0);
+    assert.ok(
+      at('orders').every((t) => t >= 5_000),
+      `orders read only once handled here: ${at('orders').join(',')}`,
+    );
+    assert.ok(at('orders').length > 0, 'orders read once it moved here');
+    assert.ok(
+      at('refunds').some((t) => t < 5_000),
+      'refunds read from the start',
+    );
+    const invokedFor = (tq: string) => h.invocations.filter((i) => i.payload.taskQueue === tq).map((i) => i.at - T0);
+    // The loops share the fake clock, so each reading is at the time the other's sleep left it.
+    const first = (tq: string) => at(tq)[0]!;
+    assert.deepEqual(invokedFor('refunds'), [first('refunds'), first('refunds')], 'maxWorkers for the queue handled here');
+    assert.deepEqual(invokedFor('orders'), [first('orders'), first('orders')], 'bought only once it moved here');
+    const told = (m: string) => h.logs.filter((l) => l['msg'] === m && l['taskQueue'] === 'orders').length;
+    assert.equal(told('task queue handled by another replica of the fleet: no workers bought here while it is'), 1);
+    assert.equal(told('task queue handled here again: its backlog is read and its workers bought by this replica'), 1);
+    const known = h.metrics.filter((m) => m.name === 'BacklogKnown' && m.dimensions['TaskQueue'] === 'orders').map((m) => m.value);
+    assert.equal(known[0], 0, 'not known here while another replica handles it');
+  });
+
   it('caps the workers by the rate limit and logs the cap once per change', async () => {
     const h = harness({
       ticks: 40,
