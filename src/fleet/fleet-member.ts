@@ -62,6 +62,14 @@ export interface FleetStatus {
   readonly busy: number;
 }
 
+/**
+ * A joining member's share of a fleet budget is 0 for this many heartbeats from its start: by then every peer's
+ * heartbeat read has found its item and lowered its own share (a peer reads once a heartbeat, plus the round's
+ * time), so the members together never hold more than the budget while one joins. Leaving and dying only raise
+ * the others' shares, after the fact, so they need no such wait.
+ */
+const BUDGET_AFTER_HEARTBEATS = 2;
+
 export class FleetMember implements FleetView {
   readonly #o: FleetMemberOptions;
   readonly #expiryMs: number;
@@ -84,6 +92,12 @@ export class FleetMember implements FleetView {
   #round: Promise<void> | undefined;
   #lastError = '';
   #leaving: Promise<void> | undefined;
+  /**
+   * Until when a joining member takes no part of a fleet budget, on the monotonic clock: its peers count it only
+   * once a read of theirs finds its item, up to a heartbeat after its first write, and until then they still hold
+   * the whole budget between them. Undefined before the first round.
+   */
+  #budgetFrom: number | undefined;
 
   constructor(options: FleetMemberOptions) {
     this.#o = options;
@@ -122,6 +136,7 @@ export class FleetMember implements FleetView {
 
   /** One heartbeat round now (the timer's; tests drive it on a clock of their own). Never throws. */
   beat(): Promise<void> {
+    this.#budgetFrom ??= this.#o.now() + BUDGET_AFTER_HEARTBEATS * this.#o.heartbeatMs;
     this.#round = this.#heartbeatRound().catch((err: unknown) => {
       this.#o.logger.error({ err }, 'fleet heartbeat round failed');
     });
@@ -135,6 +150,7 @@ export class FleetMember implements FleetView {
   }
 
   share(total: number, cap = Infinity): number {
+    if (this.#budgetHeld()) return 0;
     // Fallen back, the last live set is kept: the others most likely still run, and the total is a promise.
     return fleetShare(total, this.#live.ids, this.#self, cap);
   }
@@ -259,10 +275,14 @@ export class FleetMember implements FleetView {
     else this.#o.logger.info(fields, msg);
   }
 
+  #budgetHeld(): boolean {
+    return this.#budgetFrom === undefined || this.#o.now() < this.#budgetFrom;
+  }
+
   /** Tells the steps when what they see may have changed. */
   #changed(): void {
     const members = this.#live.ids.join(',');
-    const signature = `${this.#mode}|${members}|${[...this.#busy].sort().join(',')}|${this.#placed.size}`;
+    const signature = `${this.#mode}|${members}|${[...this.#busy].sort().join(',')}|${this.#placed.size}|${this.#budgetHeld()}`;
     if (signature === this.#signature) return;
     if (!this.#signature.includes(`|${members}|`)) {
       this.#o.logger.info({ members: this.#live.ids, owned: this.#owned.size, queues: this.#placed.size }, 'fleet members changed');

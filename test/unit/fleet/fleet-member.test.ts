@@ -197,6 +197,34 @@ describe('FleetMember', () => {
     );
   });
 
+  it('takes no share of the budget for 2 heartbeats from its first round, until every peer has read its item', async () => {
+    const table = new MemoryTable();
+    const clock = { now: 0 };
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => member(table, id, clock));
+    for (let i = 0; i < 4; i++) await beatAll(clock, a!.m, b!.m, c!.m);
+    assert.deepEqual(
+      [a, b, c].map((x) => x!.m.share(30)),
+      [10, 10, 10],
+    );
+    // d joins: it reads the three at once, they find it only at their next rounds.
+    const d = member(table, 'd', clock);
+    const before = d.changes();
+    await d.m.beat();
+    const sum = () => [a, b, c, d].reduce((n, x) => n + x!.m.share(30), 0);
+    assert.equal(d.m.share(30), 0, 'none while the peers may not have seen it');
+    assert.ok(sum() <= 30, `the members together within the budget: ${sum()}`);
+    // A heartbeat on, the peers have read it and lowered theirs; it still waits.
+    clock.now += HEARTBEAT;
+    for (const x of [a, b, c]) await x!.m.beat();
+    assert.equal(d.m.share(30), 0, 'one heartbeat on: still none');
+    assert.ok(sum() <= 30, `within the budget: ${sum()}`);
+    clock.now += HEARTBEAT;
+    await d.m.beat();
+    assert.ok(d.m.share(30) >= 7, `two heartbeats on: its part, ${d.m.share(30)}`);
+    assert.equal(sum(), 30);
+    assert.ok(d.changes() > before, 'the gate was told when the share came');
+  });
+
   it('takes a fresh id when another process writes its item', async () => {
     const table = new MemoryTable();
     const clock = { now: 0 };
