@@ -44,7 +44,7 @@ export const FLEET_OPTIONS = [
     min: 1,
     max: 100_000,
     describe: 'Invocations at once for the whole fleet, shared among the live replicas (each still at most its own --concurrency)',
-    doc: 'invocations at once, all live replicas together: each takes its share (the total over the live members, the remainder to the first ids), at most its own `--concurrency`; a share moves when a member joins or leaves',
+    doc: "invocations at once, all live replicas together: each takes its share (the total over the live members, the remainder to the first ids), at most its own `--concurrency`; a share moves when a member joins (which takes none for its first 2 heartbeats) or leaves. With several routes it applies to each route: each route's invocations at once, all replicas together",
     defaultText: 'no fleet budget: each replica its --concurrency',
   },
   {
