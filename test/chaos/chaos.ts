@@ -460,7 +460,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   await Promise.all(loops);
   sqsProxy.clearAll();
   lambdaProxy.clearAll();
-  await stopDaemon(daemon, 'SIGTERM');
+  // The restart loop may have been stopping this daemon when the run ended (a kill -9 in CI, just as the queue
+  // emptied): it then started no other, and that daemon is stopped already; a SIGTERM to it would report the
+  // kill's exit as an unclean stop.
+  if (!daemon.stopping) await stopDaemon(daemon, 'SIGTERM');
   // Anything a last invocation might still write has landed once the daemon has settled and exited.
   const throttles = endpoint.rejected.filter((r) => r.statusCode === 429).length;
   const faults: Record<string, number> = {};
