@@ -12,7 +12,8 @@ import { FLAGS, type DaemonOptions } from './options.generated.ts';
 
 /**
  * Options the construct sets itself, or does not support yet: every other option of the daemon is a prop.
- * function, queues, failureDestination, temporalFunction, temporalApiKey: given as CDK resources (same names);
+ * function, queues, failureDestination, temporalFunction, temporalApiKey, fleetTable: given as CDK resources (same
+ * names), so the task role's grants follow them;
  * httpPort, httpHost: the container serves /healthz on 8080 for its health check; region: the stack's;
  * config: the options are the environment, there is no file in the container; endpointUrl: for local tests only;
  * routes, queuesPrefix, queuesTag, temporalVersions: their IAM grants depend on names known only at run time;
@@ -25,6 +26,7 @@ export const SET_BY_CONSTRUCT = [
   'failureDestination',
   'temporalFunction',
   'temporalApiKey',
+  'fleetTable',
   'httpPort',
   'httpHost',
   'region',

@@ -21,6 +21,8 @@ export interface TaskPolicyInput {
   readonly failureDestination?: { readonly kind: 'sqs' | 'sns'; readonly arn: string; readonly keyArn?: string };
   /** Workerless-<--name>, or undefined with --metrics off. */
   readonly metricsNamespace?: string;
+  /** ARN of the fleet's DynamoDB table (--fleet-table), or undefined without a fleet. */
+  readonly fleetTableArn?: string;
 }
 
 /** The actions of receiving from and settling messages on a queue. DeleteMessageBatch and ChangeMessageVisibilityBatch are authorised by the single-message actions. */
@@ -31,6 +33,13 @@ export const RECEIVE_ACTIONS = [
   'sqs:GetQueueUrl',
   'sqs:GetQueueAttributes',
 ] as const;
+
+/**
+ * What a fleet's replica does on its table, and nothing more (src/aws/fleet-*.ts): DescribeTable at start-up (the
+ * key schema), PutItem for its heartbeat, Query for the members, DeleteItem when it leaves. `workerless check`
+ * proves the same four (src/check/fleet-check.ts).
+ */
+export const FLEET_TABLE_ACTIONS = ['dynamodb:DescribeTable', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'] as const;
 
 export function taskPolicy(input: TaskPolicyInput): PolicyStatementSpec[] {
   const statements: PolicyStatementSpec[] = [];
@@ -46,6 +55,10 @@ export function taskPolicy(input: TaskPolicyInput): PolicyStatementSpec[] {
       resources: ['*'],
       conditions: { StringEquals: { 'cloudwatch:namespace': input.metricsNamespace } },
     });
+  }
+  if (input.fleetTableArn !== undefined) {
+    // The table's ARN only: the Query reads the table itself, never an index.
+    statements.push({ sid: 'FleetTable', actions: FLEET_TABLE_ACTIONS, resources: [input.fleetTableArn] });
   }
   const dest = input.failureDestination;
   if (dest !== undefined) {

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Annotations, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -14,6 +15,7 @@ import { workerlessAlarms, type WorkerlessAlarmProps } from './alarms.ts';
 import { backlogScaling, type WorkerlessScalingProps } from './autoscaling.ts';
 import { defaultOf } from '../../src/config/options.ts';
 import { daemonEnvironment, HTTP_PORT, type SetValue, type WorkerlessOptions } from './daemon-environment.ts';
+import { createFleetTable, isTable, type WorkerlessFleetTableProps } from './fleet-table.ts';
 import { taskPolicy } from './task-policy.ts';
 
 /** A queue to receive from, with its weight (`a:3,b:1`); without weights the queues are read in the order given. */
@@ -33,6 +35,12 @@ export interface WorkerlessProps extends WorkerlessOptions {
   readonly temporalFunction?: lambda.IFunction;
   /** The Temporal Cloud API key (`WORKERLESS_TEMPORAL_API_KEY`), passed as an ECS secret, never in the environment. */
   readonly temporalApiKey?: secretsmanager.ISecret;
+  /**
+   * The fleet's table (`--fleet-table`, docs/fleet.md): an existing table, or `{}` (or a name) to create one keyed
+   * `fleet` + `member`, on demand, with TTL on `expiresAt`. The tasks then share the idle polls and
+   * `fleetConcurrency`; the task role gets DescribeTable, PutItem, Query and DeleteItem on it. Default: no fleet.
+   */
+  readonly fleetTable?: dynamodb.ITable | WorkerlessFleetTableProps;
 
   /** The VPC of the service's tasks (they need a route to SQS, Lambda and CloudWatch: NAT or VPC endpoints). */
   readonly vpc: ec2.IVpc;
@@ -96,6 +104,8 @@ export class Workerless extends Construct {
   readonly cluster: ecs.ICluster;
   /** The alarms, when `alarms` is given. */
   readonly alarms: readonly cloudwatch.Alarm[];
+  /** The fleet's table, created or given, when `fleetTable` is given. */
+  readonly fleetTable: dynamodb.ITable | undefined;
 
   constructor(scope: Construct, id: string, props: WorkerlessProps) {
     super(scope, id);
@@ -105,6 +115,7 @@ export class Workerless extends Construct {
       failureDestination,
       temporalFunction,
       temporalApiKey,
+      fleetTable: fleetTableProp,
       vpc,
       vpcSubnets,
       cluster,
@@ -152,6 +163,14 @@ export class Workerless extends Construct {
     if (temporalFunction !== undefined) {
       set['temporal-function'] = literal(temporalFunction.functionArn, `arn:aws:lambda:${region}:${account}:function:temporal-worker`);
     }
+    if (fleetTableProp !== undefined && typeof fleetTableProp !== 'object') {
+      throw new Error(
+        `Workerless ${this.node.path}: fleetTable takes a dynamodb.ITable (dynamodb.Table.fromTableName for one by name) or {} to create one, got ${JSON.stringify(fleetTableProp)}`,
+      );
+    }
+    this.fleetTable =
+      fleetTableProp === undefined ? undefined : isTable(fleetTableProp) ? fleetTableProp : createFleetTable(this, fleetTableProp);
+    if (this.fleetTable !== undefined) set['fleet-table'] = literal(this.fleetTable.tableName, 'workerless-fleet');
     let env;
     try {
       env = daemonEnvironment({ options, set, region: stack.region, temporalApiKey: temporalApiKey !== undefined });
@@ -184,6 +203,7 @@ export class Workerless extends Construct {
             ? { kind: 'sqs', arn: failureDestination.queueArn, keyArn: failureDestination.encryptionMasterKey?.keyArn }
             : { kind: 'sns', arn: failureDestination.topicArn, keyArn: failureDestination.masterKey?.keyArn },
       metricsNamespace,
+      fleetTableArn: this.fleetTable?.tableArn,
     });
     for (const s of statements) {
       this.taskRole.addToPrincipalPolicy(

@@ -17,7 +17,7 @@ const ENABLERS: Partial<WorkerlessProps> = {
   retryBackoff: '1s',
   adaptiveConcurrency: true,
   temporalWorkerSetMax: 10,
-  fleetTable: 'workerless-fleet',
+  fleetTable: {},
 };
 
 const MAIN = new URL('../../src/main.ts', import.meta.url).pathname;

@@ -2,23 +2,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Stack } from 'aws-cdk-lib';
-import { docsExample, testStack } from './support.ts';
-
-type Statement = Record<string, unknown>;
-
-/** The statements of the task role's policy, as synthesized. */
-function taskStatements(stack: Stack): Statement[] {
-  const policies = Template.fromStack(stack).findResources('AWS::IAM::Policy');
-  const entry = Object.entries(policies).find(([id]) => id.startsWith('WorkerlessTaskRoleDefaultPolicy'));
-  assert.ok(entry, 'the task role has a policy');
-  return (entry[1] as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement;
-}
+import { docsExample, taskStatements, testStack, type Statement } from './support.ts';
 
 /** The JSON blocks of the IAM section of docs/deployment.md, in order. */
 function docsBlocks(): unknown[] {

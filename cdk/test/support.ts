@@ -1,4 +1,9 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -36,4 +41,26 @@ export function docsExample(stack: Stack, props: Partial<WorkerlessProps> = {}):
     image: IMAGE,
     ...props,
   });
+}
+
+export type Statement = Record<string, unknown>;
+
+/** The statements of the task role's policy, as synthesized. */
+export function taskStatements(stack: Stack): Statement[] {
+  const policies = Template.fromStack(stack).findResources('AWS::IAM::Policy');
+  const entry = Object.entries(policies).find(([id]) => id.startsWith('WorkerlessTaskRoleDefaultPolicy'));
+  assert.ok(entry, 'the task role has a policy');
+  return (entry[1] as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement;
+}
+
+const CFN_LINT =
+  process.env['WORKERLESS_CFN_LINT'] ??
+  join(process.env['WORKERLESS_CACHE_DIR'] ?? join(process.env['HOME'] ?? '', '.cache/workerless'), 'cfn-lint-venv/bin/cfn-lint');
+
+/** cfn-lint (AWS CloudFormation Linter) on a template file: its exit code and what it printed. */
+export function cfnLint(template: string): { status: number | null; out: string } {
+  assert.ok(existsSync(CFN_LINT), `cfn-lint not found at ${CFN_LINT}: run scripts/cfn-lint.sh ensure`);
+  // W3005: CDK adds DependsOn on a Lambda function's role beside its GetAtt; redundant, not wrong.
+  const r = spawnSync(CFN_LINT, ['--ignore-checks', 'W3005', '--', template], { encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }

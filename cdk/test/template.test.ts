@@ -1,7 +1,6 @@
 // The synthesized template: the container as deploy/ecs/ describes it, cdk-nag's AwsSolutions pack with every
 // finding acknowledged in code, cfn-lint (AWS CloudFormation Linter) on the construct's and the example's templates.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,16 +12,13 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { WorkerlessExampleStack } from '../../examples/cdk/stack.ts';
-import { docsExample, ENV } from './support.ts';
+import { cfnLint, docsExample, ENV } from './support.ts';
 
 const TASK_DEFINITION = JSON.parse(readFileSync(new URL('../../deploy/ecs/task-definition.json', import.meta.url), 'utf8')) as {
   containerDefinitions: [{ healthCheck: { command: string[] }; linuxParameters: unknown; stopTimeout: number }];
 };
-const CFN_LINT =
-  process.env['WORKERLESS_CFN_LINT'] ??
-  join(process.env['WORKERLESS_CACHE_DIR'] ?? join(process.env['HOME'] ?? '', '.cache/workerless'), 'cfn-lint-venv/bin/cfn-lint');
 
-/** Every option the construct offers at once: destination, Temporal with its key, alarms, autoscaling. */
+/** Every option the construct offers at once: destination, Temporal with its key, a fleet's table, alarms, autoscaling. */
 function fullStack(app: App): Stack {
   const stack = new Stack(app, 'Full', { env: ENV });
   docsExample(stack, {
@@ -32,6 +28,8 @@ function fullStack(app: App): Stack {
     temporalNamespace: 'orders.a1b2c',
     temporalFunction: lambda.Function.fromFunctionArn(stack, 'Worker', 'arn:aws:lambda:us-east-1:123456789012:function:worker:live'),
     temporalApiKey: secretsmanager.Secret.fromSecretNameV2(stack, 'ApiKey', 'workerless/temporal-api-key'),
+    fleetTable: {},
+    fleetConcurrency: 30,
     alarms: {},
     autoscaling: { maxTasks: 4, backlogPerTask: 100 },
   });
@@ -42,13 +40,6 @@ function fullStack(app: App): Stack {
 function synthWithNag(app: App): string {
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return app.synth().directory;
-}
-
-function cfnLint(template: string): { status: number | null; out: string } {
-  assert.ok(existsSync(CFN_LINT), `cfn-lint not found at ${CFN_LINT}: run scripts/cfn-lint.sh ensure`);
-  // W3005: CDK adds DependsOn on a Lambda function's role beside its GetAtt; redundant, not wrong.
-  const r = spawnSync(CFN_LINT, ['--ignore-checks', 'W3005', '--', template], { encoding: 'utf8' });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
 describe('the template', () => {
