@@ -1,19 +1,52 @@
-// A fleet (docs/fleet.md) with the construct: its table and grant, held to the daemon's own code: the key schema its
-// start-up check accepts, the TTL attribute its heartbeat writes, and the four DynamoDB actions its replicas make.
+// A fleet (docs/fleet.md) with the construct and with the ECS recipe (deploy/ecs/fleet.json): the table and the grant,
+// held to the daemon's own code: the key schema its start-up check accepts, the TTL attribute its heartbeat writes,
+// the configuration it compiles from the environment, and the four DynamoDB actions its replicas make.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { itemAttributes } from '../../src/aws/fleet-heartbeat.ts';
 import { keySchemaProblem } from '../../src/aws/fleet-table.ts';
+import { collectOptions } from '../../src/config/cli.ts';
+import { OPTIONS, resolveConfig } from '../../src/config/config.ts';
 import type { WorkerlessProps } from '../src/index.ts';
 import { FLEET_TABLE_ACTIONS } from '../src/task-policy.ts';
-import { docsExample, taskStatements, testStack } from './support.ts';
+import { cfnLint, docsExample, taskStatements, testStack, type Statement } from './support.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const TABLE_ARN = 'arn:aws:dynamodb:us-east-1:123456789012:table/workerless-fleet';
 
-type Resource = { Type: string; Properties: Record<string, unknown> };
+type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string | string[] };
 type EnvEntry = { Name: string; Value: unknown };
+
+/** The daemon's fleet settings compiled from an environment, as it does at start-up (exit 2 on any problem). */
+function fleetConfigOf(env: Record<string, string>) {
+  const collected = collectOptions([], env, OPTIONS);
+  assert.deepEqual(collected.problems, []);
+  const result = resolveConfig(collected.raw, env);
+  assert.ok(result.ok, JSON.stringify(result));
+  return { fleet: result.config.fleet, concurrency: result.config.routes.map((r) => r.concurrency) };
+}
+
+/** The layout the daemon reads the table by: DescribeTable's KeySchema and AttributeDefinitions, and the TTL. */
+function layoutOf(properties: Record<string, unknown>) {
+  return {
+    BillingMode: properties['BillingMode'],
+    KeySchema: properties['KeySchema'],
+    AttributeDefinitions: properties['AttributeDefinitions'],
+    TimeToLiveSpecification: properties['TimeToLiveSpecification'],
+  };
+}
+
+/** Whether 2 replicas left of 3, each at most its own --concurrency, can still take the whole fleet budget. */
+function survivorsTakeTheBudget(concurrency: readonly number[], budget: number | undefined): boolean {
+  const own = concurrency[0];
+  return own !== undefined && budget !== undefined && own * 2 >= budget;
+}
 
 function fleetStack(props: Partial<WorkerlessProps>) {
   const stack = testStack();
@@ -109,5 +142,82 @@ describe('a fleet with the construct (fleetTable)', () => {
       () => docsExample(testStack(), { fleetConcurrency: 30 }),
       /fleetConcurrency: --fleet-concurrency is only used with --fleet-table/,
     );
+  });
+});
+
+describe('a fleet with the ECS recipe (deploy/ecs/fleet.json)', () => {
+  const path = join(ROOT, 'deploy/ecs/fleet.json');
+  const cfn = JSON.parse(readFileSync(path, 'utf8')) as {
+    Parameters: Record<string, { Default?: string | number }>;
+    Resources: Record<string, Resource>;
+  };
+  /** The template's one resource of `type`: its logical id and itself. */
+  const one = (type: string): [string, Resource] => {
+    const found = Object.entries(cfn.Resources).filter(([, r]) => r.Type === type);
+    assert.equal(found.length, 1, `one ${type}`);
+    return found[0]!;
+  };
+
+  it("creates the construct's table and grants the construct's statement on its ARN, and no other IAM", () => {
+    const construct = fleetStack({ fleetTable: {} }).template;
+    const [constructTable] = Object.values(construct.findResources('AWS::DynamoDB::Table')) as Resource[];
+    const [tableId, table] = one('AWS::DynamoDB::Table');
+    assert.ok(constructTable);
+    assert.deepEqual(layoutOf(table.Properties), layoutOf(constructTable.Properties));
+    const iam = Object.values(cfn.Resources).filter((r) => r.Type.startsWith('AWS::IAM::'));
+    assert.equal(iam.length, 1);
+    assert.equal(iam[0]!.Type, 'AWS::IAM::RolePolicy');
+    assert.deepEqual((iam[0]!.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement, [
+      { Sid: 'FleetTable', Effect: 'Allow', Action: [...FLEET_TABLE_ACTIONS], Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
+    ]);
+    assert.equal(readFileSync(path, 'utf8').match(/"dynamodb:/g)?.length, FLEET_TABLE_ACTIONS.length);
+  });
+
+  it("runs 3 tasks of task-definition.json's container, each started after the grant, with an environment the daemon takes as a fleet", () => {
+    const [, service] = one('AWS::ECS::Service');
+    assert.deepEqual(service.Properties['DesiredCount'], { Ref: 'DesiredCount' });
+    assert.equal(cfn.Parameters['DesiredCount']?.Default, 3);
+    // A task started before the grant exists exits 1 at its DescribeTable.
+    const [policyId] = one('AWS::IAM::RolePolicy');
+    assert.ok([service.DependsOn].flat().includes(policyId));
+
+    const [, definition] = one('AWS::ECS::TaskDefinition');
+    const container = (definition.Properties['ContainerDefinitions'] as Record<string, unknown>[])[0]!;
+    const recipe = (
+      JSON.parse(readFileSync(join(ROOT, 'deploy/ecs/task-definition.json'), 'utf8')) as {
+        containerDefinitions: Record<string, unknown>[];
+      }
+    ).containerDefinitions[0]!;
+    assert.deepEqual((container['HealthCheck'] as { Command: string[] }).Command, (recipe['healthCheck'] as { command: string[] }).command);
+    assert.equal(container['StopTimeout'], recipe['stopTimeout']);
+    assert.equal(container['ReadonlyRootFilesystem'], true);
+    assert.deepEqual(container['LinuxParameters'], { Capabilities: { Drop: ['ALL'] } });
+    assert.deepEqual(container['MountPoints'], [{ SourceVolume: 'tmp', ContainerPath: '/tmp', ReadOnly: false }]);
+
+    const env = container['Environment'] as EnvEntry[];
+    const names = env.map((e) => e.Name);
+    for (const e of recipe['environment'] as { name: string }[])
+      assert.ok(names.includes(e.name), `${e.name} is set as in task-definition.json`);
+    // The values CloudFormation gives the tasks with the parameters' defaults.
+    const value = (v: unknown): string => {
+      if (typeof v === 'string') return v;
+      const ref = (v as { Ref?: string }).Ref;
+      if (ref === 'AWS::Region') return 'us-east-1';
+      if (ref !== undefined && cfn.Resources[ref]?.Type === 'AWS::DynamoDB::Table') {
+        return value(cfn.Resources[ref].Properties['TableName']);
+      }
+      const param = ref !== undefined ? cfn.Parameters[ref]?.Default : undefined;
+      assert.ok(param !== undefined, `no default for ${JSON.stringify(v)}`);
+      return String(param);
+    };
+    const { fleet, concurrency } = fleetConfigOf(Object.fromEntries(env.map((e) => [e.Name, value(e.Value)])));
+    assert.deepEqual(fleet, { table: 'workerless-fleet', name: 'my-app-production', concurrency: 30, heartbeatMs: 4_000 });
+    // Each task's own cap lets 2 survivors of 3 still take the whole budget.
+    assert.ok(survivorsTakeTheBudget(concurrency, fleet?.concurrency), `--concurrency ${concurrency[0]} x 2 < ${fleet?.concurrency}`);
+  });
+
+  it('passes cfn-lint', () => {
+    const lint = cfnLint(path);
+    assert.equal(lint.status, 0, lint.out);
   });
 });
