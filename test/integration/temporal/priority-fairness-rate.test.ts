@@ -121,7 +121,17 @@ describe('spillover with Task Queue Priority, Fairness and rate limits (real ser
       assert.deepEqual((await Promise.all(urgent.map((h) => h.result()))).sort(), ['processed order-0', 'processed order-1']);
       await sleep(2_000);
       const invoked = invocations(PRIORITY_QUEUE);
-      assert.ok(invoked.length >= 1 && invoked.length <= 3, `invocations: ${invoked.length}`);
+      // At most --temporal-max-workers (3) alive, plus one more for each worker the daemon counted lost and replaced:
+      // on two loaded cores a cold worker can miss its polls (CI once saw 4 invocations).
+      const lost = workerless
+        .logs()
+        .filter((l) => l['msg'] === 'workers stopped polling before their lifetime ended')
+        .reduce((n, l) => n + Number(l['workersLost']), 0);
+      const decided = workerless.logs().filter((l) => l['msg'] === 'workers invoked');
+      assert.ok(
+        invoked.length >= 1 && invoked.length <= 3 + lost,
+        `invocations: ${invoked.length}, workers lost and replaced: ${lost}; decisions: ${JSON.stringify(decided)}`,
+      );
       assert.ok(invoked.every((r) => r.startedAt >= urgentAt));
       const first = workerless.logs().find((l) => l['msg'] === 'workers invoked');
       // Sized on the priority-1 tasks (and their add rate), not on the 22 waiting. The two workflows are two
