@@ -1,13 +1,17 @@
-// A fleet (docs/fleet.md) with the construct and with the ECS recipe (deploy/ecs/fleet.json): the table and the grant,
-// held to the daemon's own code: the key schema its start-up check accepts, the TTL attribute its heartbeat writes,
-// the configuration it compiles from the environment, and the four DynamoDB actions its replicas make.
+// A fleet (docs/fleet.md) with the construct, with the ECS recipe (deploy/ecs/fleet.json) and with the chart's fleet
+// values (deploy/helm/workerless/ci/fleet-values.yaml), each held to the daemon's own code: the key schema its
+// start-up check accepts, the TTL attribute its heartbeat writes, the configuration it compiles from the
+// environment, and the four DynamoDB actions its replicas make. The chart's part needs helm, as
+// test/deploy/chart.test.ts does, and is skipped without it.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { parseAllDocuments } from 'yaml';
 import { itemAttributes } from '../../src/aws/fleet-heartbeat.ts';
 import { keySchemaProblem } from '../../src/aws/fleet-table.ts';
 import { collectOptions } from '../../src/config/cli.ts';
@@ -219,5 +223,39 @@ describe('a fleet with the ECS recipe (deploy/ecs/fleet.json)', () => {
   it('passes cfn-lint', () => {
     const lint = cfnLint(path);
     assert.equal(lint.status, 0, lint.out);
+  });
+});
+
+const CACHE = process.env['WORKERLESS_CACHE_DIR'] ?? join(process.env['HOME'] ?? '', '.cache/workerless');
+const HELM = process.env['WORKERLESS_HELM'] ?? join(CACHE, 'bin/helm');
+const noHelm = existsSync(HELM) ? false : `helm not found at ${HELM}: run scripts/helm.sh ensure (or scripts/test.sh deploy)`;
+
+describe('a fleet with the Helm chart (deploy/helm/workerless/ci/fleet-values.yaml)', { skip: noHelm }, () => {
+  const chart = join(ROOT, 'deploy/helm/workerless');
+  const values = join(chart, 'ci/fleet-values.yaml');
+  const helm = (args: string[]) => spawnSync(HELM, args, { encoding: 'utf8', timeout: 60_000 });
+
+  it('lints (strict) and renders 3 replicas with the IRSA role, and a pod environment the daemon takes as a fleet', () => {
+    const lint = helm(['lint', '--strict', chart, '-f', values]);
+    assert.equal(lint.status, 0, `${lint.stdout}${lint.stderr}`);
+    const r = helm(['template', 'orders', chart, '-f', values]);
+    assert.equal(r.status, 0, r.stderr);
+    const docs = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as { kind: string; metadata: { annotations?: Record<string, string> }; spec?: unknown } | null)
+      .filter((d) => d !== null);
+    const deployment = docs.find((d) => d.kind === 'Deployment')?.spec as
+      { replicas: number; template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } | undefined;
+    assert.ok(deployment);
+    assert.equal(deployment.replicas, 3);
+    assert.match(
+      docs.find((d) => d.kind === 'ServiceAccount')?.metadata.annotations?.['eks.amazonaws.com/role-arn'] ?? '',
+      /^arn:aws:iam::\d{12}:role\//,
+    );
+    const env = Object.fromEntries(
+      deployment.template.spec.containers[0]!.env.flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])),
+    );
+    const { fleet, concurrency } = fleetConfigOf(env);
+    assert.deepEqual(fleet, { table: 'workerless-fleet', name: 'orders', concurrency: 30, heartbeatMs: 4_000 });
+    assert.ok(survivorsTakeTheBudget(concurrency, fleet?.concurrency), `--concurrency ${concurrency[0]} x 2 < ${fleet?.concurrency}`);
   });
 });
