@@ -48,8 +48,8 @@ export interface NodeProcess {
 
 /**
  * Replaces the process with itself under the missing flags, if any are missing and it can; never returns then.
- * Returns the warning for the operator when flags are missing and it cannot (no process.execve, an IPC channel, or
- * the exec failed): none when nothing is missing.
+ * Returns the warning for the operator when flags are missing and it cannot (no process.execve, an IPC channel, a
+ * preload that would run twice, or the exec failed): none when nothing is missing.
  */
 export function ensureNodeFlags(proc: NodeProcess): string[] {
   const missing = missingNodeFlags(proc.execArgv, proc.env['NODE_OPTIONS']);
@@ -61,9 +61,29 @@ export function ensureNodeFlags(proc: NodeProcess): string[] {
   ];
 }
 
+/** Node's options that load a module before the program: they ran in this process already, and would run again. */
+const PRELOAD_OPTIONS = /^(-r|--require|--import|--loader|--experimental-loader)(=|$)/;
+
+/**
+ * The preloads Node was started with, in its own options or NODE_OPTIONS (an APM agent, OpenTelemetry's
+ * auto-instrumentation): each has run once in this process, and a restart would run it a second time.
+ */
+export function preloads(execArgv: readonly string[], nodeOptions: string | undefined): string[] {
+  const options = [...execArgv, ...(nodeOptions ?? '').split(/\s+/).filter(Boolean)];
+  const found: string[] = [];
+  for (const [i, option] of options.entries()) {
+    const m = PRELOAD_OPTIONS.exec(option);
+    if (m === null) continue;
+    found.push(m[2] === '=' ? option : `${option} ${options[i + 1] ?? ''}`.trim());
+  }
+  return found;
+}
+
 /** Replaces the process, or says why it cannot. */
 function restart(proc: NodeProcess, missing: readonly string[]): string {
   if (proc.execve === undefined) return 'this Node cannot replace the process (process.execve)';
+  const preloaded = preloads(proc.execArgv, proc.env['NODE_OPTIONS']);
+  if (preloaded.length > 0) return `a restart would run the preload ${preloaded.join(', ')} a second time`;
   if (proc.channel !== undefined) return 'the process has an IPC channel, which would not survive a restart';
   if (proc.argv[1] === undefined) return 'the script is unknown';
   try {

@@ -3,7 +3,9 @@
 // The image's entrypoint is held to the same flags by test/unit/node-flags.test.ts. Linux only (/proc).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -74,11 +76,15 @@ interface Started {
 }
 
 /** Starts it, waits until it is in its start-up checks (it has connected), reads its options, then stops it. */
-async function start(command: string, commandArgs: string[], options: { ipc?: boolean } = {}): Promise<Started> {
+async function start(
+  command: string,
+  commandArgs: string[],
+  options: { ipc?: boolean; env?: Record<string, string> } = {},
+): Promise<Started> {
   const connected = sockets.length;
   const child: ChildProcess = spawn(command, commandArgs, {
     cwd: ROOT,
-    env: ENV,
+    env: { ...ENV, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
   });
   let stdout = '';
@@ -128,6 +134,18 @@ describe('the V8 flags, however the daemon is started', () => {
   it("with an operator's own value of one flag: that value stands and the other flag is added", async () => {
     const run = await start(process.execPath, ['--max-semi-space-size=16', CLI, ...args()]);
     assert.deepEqual(run.nodeOptions, ['--heap-growing-percent=10', '--max-semi-space-size=16']);
+  });
+
+  it('with a NODE_OPTIONS preload (an APM agent): it does not restart, so the preload runs once, and says why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wl-preload-'));
+    const ran = join(dir, 'ran');
+    const preload = join(dir, 'agent.cjs');
+    writeFileSync(preload, `require('node:fs').appendFileSync(${JSON.stringify(ran)}, process.pid + '\\n');\n`);
+    const run = await start(process.execPath, [CLI, ...args()], { env: { NODE_OPTIONS: `--require ${preload}` } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(readFileSync(ran, 'utf8').trim().split('\n').length, 1, 'the preload ran once');
+    assert.deepEqual(run.nodeOptions, [], 'not restarted');
+    assert.ok(run.stdout.includes(`a restart would run the preload --require ${preload} a second time`), run.stdout);
   });
 
   it('where it cannot restart (forked with an IPC channel): it runs without them and warns', async () => {

@@ -64,7 +64,7 @@ describe('ensureNodeFlags', () => {
     assert.deepEqual(proc.execs, []);
   });
 
-  it('warns, naming the flags, when it cannot restart: no execve, an IPC channel, or a failed exec', () => {
+  it('warns, naming the flags, when it cannot restart: no execve, an IPC channel, a preload that would run twice, or a failed exec', () => {
     const cases: [Partial<NodeProcess>, string][] = [
       [{ execve: undefined }, 'this Node cannot replace the process'],
       [{ channel: {} }, 'the process has an IPC channel'],
@@ -76,6 +76,12 @@ describe('ensureNodeFlags', () => {
         },
         'restarting Node with them failed (EACCES)',
       ],
+      [
+        { env: { NODE_OPTIONS: '--require /opt/apm/agent.js' } },
+        'a restart would run the preload --require /opt/apm/agent.js a second time',
+      ],
+      [{ execArgv: ['--import=@opentelemetry/auto'] }, 'a restart would run the preload --import=@opentelemetry/auto a second time'],
+      [{ execArgv: ['-r', 'dd-trace/init'] }, 'a restart would run the preload -r dd-trace/init a second time'],
     ];
     for (const [over, why] of cases) {
       const proc = fakeProcess(over);
