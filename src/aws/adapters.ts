@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { createSdkClients, type SdkClients } from './clients.ts';
+import { sdkAgents } from './sdk-agents.ts';
 import { classifyAwsError } from '../core/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { AwsEndpoints } from './endpoints.ts';
@@ -70,6 +71,9 @@ const CALLS_PER_TURN = 32;
 /** PutMetricData is sent one call at a time (flushes are serialized): one socket, opened only when metrics are on. */
 export const CLOUDWATCH_SOCKETS = 1;
 
+/** The credential providers' STS and SSO calls: one at a time (the provider is memoized), a refresh an hour. */
+const CREDENTIAL_SOCKETS = 2;
+
 /**
  * `config`: the region and --endpoint-url as configured, which the SDK clients get (they resolve them as
  * `endpoints` says; test/unit/aws/endpoints.test.ts proves it); `endpoints`: where the lean path sends its calls.
@@ -83,6 +87,7 @@ export async function createAwsAdapters(
   // The SDK's clients share one agent configuration: SQS's, the larger (Lambda opens only what its calls need).
   const sdk = createSdkClients(config, endpoints.sqs, {
     ...options,
+    network: endpoints.network,
     maxSockets: Math.max(options.maxSockets, options.sqsMaxSockets ?? 0),
     onSkew: (service) => logClockSkew(options.logger, service),
   });
@@ -123,9 +128,12 @@ export async function createAwsAdapters(
   const clock = (service: string) => new SkewClock(Date.now, logClockSkew(options.logger, service));
   // Signed for the region the endpoints were resolved for (a `fips-` region without its prefix, as the SDK signs).
   const region = endpoints.region;
-  // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before expiry.
-  const credentials = defaultProvider();
+  // One provider chain for every service: env, SSO, web identity (IRSA), ECS, IMDS..., memoized and refreshed before
+  // expiry. Its STS and SSO clients connect as every AWS call does (the proxy, the CA bundle); the instance and
+  // container metadata endpoints are reached straight, as the SDK reaches them.
+  const credentials = defaultProvider({ clientConfig: { requestHandler: sdkAgents(CREDENTIAL_SOCKETS, endpoints.network) } });
   const pacer = new CallPacer(CALLS_PER_TURN);
+  const network = endpoints.network;
   const sqsHttp = new SignedHttp({
     service: 'sqs',
     region,
@@ -133,6 +141,7 @@ export async function createAwsAdapters(
     maxSockets: Math.max(options.maxSockets, options.sqsMaxSockets ?? 0),
     pacer,
     clock: clock('sqs'),
+    network,
   });
   const lambdaHttp = new SignedHttp({
     service: 'lambda',
@@ -141,6 +150,7 @@ export async function createAwsAdapters(
     maxSockets: options.maxSockets,
     pacer,
     clock: clock('lambda'),
+    network,
   });
   const lambdaCalls = callCounter('lambda', options.metrics);
   let cloudwatchHttp: InstanceType<typeof SignedHttp> | undefined;
@@ -158,6 +168,7 @@ export async function createAwsAdapters(
           credentials,
           maxSockets: CLOUDWATCH_SOCKETS,
           clock: clock('cloudwatch'),
+          network,
         });
         // Built after destroy(): release it at once, as the SDK clients are.
         if (destroyed) cloudwatchHttp.destroy();

@@ -2,7 +2,8 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { keepAliveAgentOptions } from './agent-options.ts';
+import type { AwsNetwork } from './network.ts';
+import { sdkAgents } from './sdk-agents.ts';
 import { isSkewRefusal, skewWatcher } from './clock-skew.ts';
 import type { ServiceEndpoint } from './endpoints.ts';
 import { CAP_ANSWERS, capAnswers } from './sdk-answer-caps.ts';
@@ -28,6 +29,11 @@ export interface SdkClients {
 export interface SdkClientOptions {
   /** Sockets per host for SQS and Lambda: every worker loop may hold one long poll and one invocation open. Default 50. */
   readonly maxSockets?: number | undefined;
+  /**
+   * Proxies and the CA bundle (src/aws/network.ts, AwsEndpoints.network): each client's agents make their
+   * connections as the lean transport does (src/aws/sdk-agents.ts).
+   */
+  readonly network: AwsNetwork;
   /** Counts every call by operation and outcome (src/aws/aws-calls.ts). */
   readonly metrics?: MetricsSink | undefined;
   /** Per service (sqs, lambda, cloudwatch): told when the client's clock offset becomes skewed, or no longer is. */
@@ -81,11 +87,16 @@ function retryToken(count: number): { getRetryCount(): number; getRetryDelay(): 
 export function createSdkClients(
   config: Pick<Config, 'region' | 'endpointUrl'>,
   sqsEndpoint: ServiceEndpoint,
-  options: SdkClientOptions = {},
+  options: SdkClientOptions,
 ): SdkClients {
-  const base = { region: config.region, ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}) };
   const maxSockets = options.maxSockets ?? 50;
-  const requestHandler = { httpAgent: keepAliveAgentOptions(maxSockets), httpsAgent: keepAliveAgentOptions(maxSockets) };
+  // Agents of its own for each client: a client's destroy() destroys its handler's agents. Its credential
+  // providers' STS and SSO clients get its handler too (the SDK passes it on as parentClientConfig).
+  const base = () => ({
+    region: config.region,
+    ...(config.endpointUrl ? { endpoint: config.endpointUrl } : {}),
+    requestHandler: sdkAgents(maxSockets, options.network),
+  });
   const built: { destroy(): void }[] = [];
   let destroyed = false;
   /** Builds a client once; concurrent first calls share it. */
@@ -105,7 +116,7 @@ export function createSdkClients(
       // With a configured endpoint (LocalStack, ElasticMQ; from the flag, the environment or the profile) the queue
       // URLs' hosts may not resolve: always talk to the endpoint. On AWS the SDK sends each call to its queue URL's
       // host, which serves cross-region queue URLs.
-      const client = new SQSClient({ ...base, requestHandler, useQueueUrlAsEndpoint: !sqsEndpoint.custom });
+      const client = new SQSClient({ ...base(), useQueueUrlAsEndpoint: !sqsEndpoint.custom });
       client.middlewareStack.addRelativeTo(capAnswers('sqs'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('sqs');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
@@ -116,7 +127,7 @@ export function createSdkClients(
       const { LambdaClient } = await import('@aws-sdk/client-lambda');
       // Our own loop retries invocations (and knows when a retry is safe), so the SDK must not retry them too;
       // except a clock-skew refusal, which the SDK's retry would cure and our loop would take for a fatal error.
-      const client = new LambdaClient({ ...base, requestHandler, maxAttempts: 2, retryStrategy: LAMBDA_SKEW_RETRY });
+      const client = new LambdaClient({ ...base(), maxAttempts: 2, retryStrategy: LAMBDA_SKEW_RETRY });
       client.middlewareStack.addRelativeTo(capAnswers('lambda'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('lambda');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
@@ -125,7 +136,7 @@ export function createSdkClients(
     }),
     cloudwatch: lazy(async () => {
       const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-      const client = new CloudWatchClient(base);
+      const client = new CloudWatchClient(base());
       client.middlewareStack.addRelativeTo(capAnswers('cloudwatch'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('cloudwatch');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);
@@ -136,7 +147,7 @@ export function createSdkClients(
       const { SNSClient } = await import('@aws-sdk/client-sns');
       // The SDK's own retries (3 attempts for throttling, 5xx and network errors): a Publish sent twice is one more
       // copy of a failure record, which is harmless, and a FIFO topic drops it by its deduplication id.
-      const client = new SNSClient({ ...base, requestHandler });
+      const client = new SNSClient(base());
       client.middlewareStack.addRelativeTo(capAnswers('sns'), CAP_ANSWERS);
       const onSkew = options.onSkew?.('sns');
       if (onSkew) client.middlewareStack.add(watchClockSkew(client.config, onSkew), WATCH_CLOCK_SKEW);

@@ -13,6 +13,8 @@
  * test/unit/aws/endpoints.test.ts proves that every region of the partition data resolves as the SDK clients do.
  */
 
+import { resolveAwsNetwork, type AwsNetwork } from './network.ts';
+
 export type AwsService = 'sqs' | 'lambda' | 'cloudwatch';
 
 /** Where one service's calls go. */
@@ -34,6 +36,8 @@ export interface AwsEndpoints {
   readonly sqs: ServiceEndpoint;
   readonly lambda: ServiceEndpoint;
   readonly cloudwatch: ServiceEndpoint;
+  /** How the calls get there: the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and the CA bundle (src/aws/network.ts). */
+  readonly network: AwsNetwork;
 }
 
 /**
@@ -92,9 +96,12 @@ async function loadRules(service: AwsService): Promise<{ bdd: RuleSet; params: R
  * Resolves the three endpoints for `region` (as configured: --region or the SDK's chain) and `endpointUrl`
  * (--endpoint-url). Reads the environment and the shared config files through the SDK's loaders, as the SDK
  * clients do. Throws an EndpointConfigError for a setting the SDK refuses (an invalid region, FIPS or dual-stack
- * in a partition without it, FIPS or dual-stack with a custom endpoint).
+ * in a partition without it, FIPS or dual-stack with a custom endpoint), and for a proxy or CA bundle setting that
+ * cannot be used (resolveAwsNetwork).
  */
 export async function resolveAwsEndpoints(region: string, endpointUrl: string | undefined): Promise<AwsEndpoints> {
+  const network = await resolveAwsNetwork();
+  if ('problems' in network) throw new EndpointConfigError(network.problems);
   const [endpoints, { awsEndpointFunctions }, config, sqs, lambda, cloudwatch] = await Promise.all([
     import('@smithy/core/endpoints'),
     import('@aws-sdk/core/client'),
@@ -180,7 +187,15 @@ export async function resolveAwsEndpoints(region: string, endpointUrl: string | 
     }
     throw new EndpointConfigError(problems, refused, ok);
   }
-  return { region: signingRegion, useFips, useDualStack, sqs: resolved.sqs, lambda: resolved.lambda, cloudwatch: resolved.cloudwatch };
+  return {
+    region: signingRegion,
+    useFips,
+    useDualStack,
+    sqs: resolved.sqs,
+    lambda: resolved.lambda,
+    cloudwatch: resolved.cloudwatch,
+    network,
+  };
 }
 
 function messageOf(err: unknown): string {

@@ -3,7 +3,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Logger } from 'pino';
 import type { FleetStore } from '../core/fleet-store.ts';
-import { keepAliveAgentOptions } from './agent-options.ts';
+import { resolveAwsNetwork, type AwsNetwork } from './network.ts';
+import { sdkAgents } from './sdk-agents.ts';
 import { endpointName } from './endpoints.ts';
 import { fleetCallError, type DynamoOperation, type DynamoOperations, type FleetTableCalls } from './fleet-call.ts';
 import { putHeartbeat } from './fleet-heartbeat.ts';
@@ -22,6 +23,11 @@ export interface FleetStoreOptions {
   readonly endpointUrl?: string | undefined;
   /** Told once when a read skips items that are not a member's. */
   readonly logger?: Logger | undefined;
+  /**
+   * Proxies and the CA bundle (AwsEndpoints.network). When not given, read from the environment and the profile as at
+   * start-up (resolveAwsNetwork), so the table is reached the way every other AWS call is.
+   */
+  readonly network?: AwsNetwork | undefined;
 }
 
 /** The store, with what start-up and `workerless check` need besides. */
@@ -55,8 +61,7 @@ export function createFleetStore(options: FleetStoreOptions): DynamoFleetStore {
   let destroyed = false;
   let warnedSkipped = false;
   const load = () =>
-    (loaded ??= import('@aws-sdk/client-dynamodb').then((sdk) => {
-      const agent = keepAliveAgentOptions(FLEET_MAX_SOCKETS);
+    (loaded ??= Promise.all([import('@aws-sdk/client-dynamodb'), options.network ?? networkOf()]).then(([sdk, network]) => {
       const client = new sdk.DynamoDBClient({
         region,
         // Only the flag is passed: without it the SDK resolves the endpoint by its own rules, as for every client.
@@ -68,8 +73,7 @@ export function createFleetStore(options: FleetStoreOptions): DynamoFleetStore {
           requestTimeout: FLEET_CALL_LIMITS.requestMs,
           // Without it NodeHttpHandler only logs a warning when requestTimeout passes, and the call waits forever.
           throwOnRequestTimeout: true,
-          httpAgent: agent,
-          httpsAgent: agent,
+          ...sdkAgents(FLEET_MAX_SOCKETS, network),
         },
       });
       if (destroyed) client.destroy();
@@ -116,6 +120,13 @@ export function createFleetStore(options: FleetStoreOptions): DynamoFleetStore {
       void loaded?.then(({ client }) => client.destroy());
     },
   };
+}
+
+/** The start-up's network settings; the start-up has already refused any problem with them (exit 2). */
+async function networkOf(): Promise<AwsNetwork> {
+  const network = await resolveAwsNetwork();
+  if ('problems' in network) throw new Error(network.problems.join('; '));
+  return network;
 }
 
 function commandOf(sdk: DynamoSdk, operation: DynamoOperation, input: DynamoOperations[DynamoOperation]['input']) {

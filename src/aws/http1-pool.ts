@@ -2,8 +2,10 @@ import { channel } from 'node:diagnostics_channel';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
-import { markNotSent } from '../core/errors.ts';
+import { markConnectionFacts, markNotSent } from '../core/errors.ts';
 import { Http1AnswerReader } from './http1-answer.ts';
+import { directNetwork, type AwsNetwork, type ProxyRoute } from './network.ts';
+import { openTunnel } from './proxy-tunnel.ts';
 
 /**
  * The lean transport's sockets: keep-alive HTTP/1.1 over net.Socket (tls.TLSSocket for https), one request at a
@@ -17,6 +19,12 @@ import { Http1AnswerReader } from './http1-answer.ts';
  * TCP keep-alive probes after 1 s idle (the Agent's keepAliveMsecs), Node's own network errors (ECONNREFUSED,
  * ECONNRESET...), "socket hang up" (ECONNRESET) for a connection closed before any answer, and a failure before
  * the socket connected marked as not sent (markNotSent) for the caller's retry rules.
+ *
+ * Through a proxy (src/aws/network.ts decides which, with the AWS CLI's HTTPS_PROXY / HTTP_PROXY / NO_PROXY rules),
+ * as botocore sends it: an https origin's sockets are CONNECT tunnels (src/aws/proxy-tunnel.ts) with TLS to the
+ * endpoint inside; an http origin's requests go to the proxy in absolute form (`POST http://host:port/path`) with
+ * Proxy-Authorization. A failed connection's error carries the proxy and the CAs it was checked against
+ * (markConnectionFacts), for the one line that tells it (src/core/errors.ts connectionFault).
  */
 
 /** An endpoint's parts that a request is sent to. */
@@ -50,10 +58,13 @@ const TCP_KEEP_ALIVE_MS = 1_000;
 
 export class Http1Pool {
   readonly #maxSockets: number;
+  readonly #network: AwsNetwork;
   readonly #origins = new Map<string, Origin>();
 
-  constructor(maxSockets: number) {
+  /** `network`: the proxies and the TLS context (default: straight to every endpoint, the default CAs). */
+  constructor(maxSockets: number, network: AwsNetwork = directNetwork()) {
     this.#maxSockets = Math.max(1, maxSockets);
+    this.#network = network;
   }
 
   /**
@@ -70,20 +81,21 @@ export class Http1Pool {
     maxAnswerBytes: number,
     abortError: (signal: AbortSignal) => Error,
   ): Promise<Http1Result> {
-    let head = `POST ${path} HTTP/1.1\r\n`;
+    const key = `${target.https ? 'https' : 'http'}://${target.hostname}:${target.port ?? ''}`;
+    let origin = this.#origins.get(key);
+    if (origin === undefined) {
+      origin = new Origin(target, this.#maxSockets, this.#network);
+      this.#origins.set(key, origin);
+    }
+    let head = `POST ${origin.forwardedTo}${path} HTTP/1.1\r\n`;
     for (const name in headers) {
       const value = headers[name]!;
       if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new TypeError(`Invalid character in header content ["${name}"]`);
       head += `${name}: ${value}\r\n`;
     }
+    head += origin.proxyHeaders;
     head += 'connection: keep-alive\r\n\r\n';
     if (requestStart.hasSubscribers) requestStart.publish({ method: 'POST', path, headers });
-    const key = `${target.https ? 'https' : 'http'}://${target.hostname}:${target.port ?? ''}`;
-    let origin = this.#origins.get(key);
-    if (origin === undefined) {
-      origin = new Origin(target, this.#maxSockets);
-      this.#origins.set(key, origin);
-    }
     return new Promise<Http1Result>((resolve, reject) => {
       const exchange = new Exchange(head + body, signal, maxAnswerBytes, abortError, resolve, reject);
       if (signal?.aborted) return exchange.fail(abortError(signal));
@@ -111,17 +123,29 @@ class Origin {
   /** The last TLS session, to resume on the next connect (node:https's Agent caches them as well). */
   session: Buffer | undefined;
   /**
-   * One TLS context for all of the origin's sockets, made at its first connect: without it tls.connect builds one a
-   * socket (the default CA store and OpenSSL's SSL_CTX), about 25 KiB more a connection, which at one long poll per
+   * The proxies and the one TLS context all sockets share (AwsNetwork.secureContext): without it tls.connect builds
+   * one a socket (the CA store and OpenSSL's SSL_CTX), about 25 KiB more a connection, which at one long poll per
    * queue is 250 MiB at 10,000 queues (issue 41). Verification is the same: the server's certificate and name are
-   * checked per connection against the same default CAs.
+   * checked per connection.
    */
-  #secureContext: tls.SecureContext | undefined;
+  readonly #network: AwsNetwork;
+  /** The proxy this origin's sockets go through, if any (decided once: the environment does not change). */
+  readonly #proxy: ProxyRoute | undefined;
+  /** `http://host:port` before each path when requests go to a proxy in absolute form (an http origin), else ''. */
+  readonly forwardedTo: string;
+  /** The Proxy-Authorization header line of such requests, else ''. */
+  readonly proxyHeaders: string;
   #destroyed = false;
 
-  constructor(target: Http1Target, maxSockets: number) {
+  constructor(target: Http1Target, maxSockets: number, network: AwsNetwork) {
     this.#target = target;
     this.#maxSockets = maxSockets;
+    this.#network = network;
+    this.#proxy = network.proxyFor(target.https, target.hostname, target.port);
+    const forwarded = this.#proxy !== undefined && !target.https;
+    this.forwardedTo = forwarded ? `http://${target.host}` : '';
+    this.proxyHeaders =
+      forwarded && this.#proxy?.authorization !== undefined ? `proxy-authorization: ${this.#proxy.authorization}\r\n` : '';
   }
 
   start(exchange: Exchange): void {
@@ -174,40 +198,95 @@ class Origin {
   #connect(): Connection {
     const { hostname, https } = this.#target;
     const port = this.#target.port ?? (https ? 443 : 80);
-    const options = { host: hostname, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_MS };
-    const socket = https
-      ? tls.connect({
-          ...options,
-          servername: net.isIP(hostname) === 0 ? hostname : undefined,
-          session: this.session,
-          secureContext: (this.#secureContext ??= tls.createSecureContext()),
-        })
-      : net.connect(options);
-    if (https) socket.on('session', (session: Buffer) => (this.session = session));
-    const connection = new Connection(socket, this, https);
+    const proxy = this.#proxy;
+    const connection = new Connection(this, https);
     this.#open.add(connection);
+    if (proxy === undefined)
+      connection.attach(https ? this.#tls({ host: hostname, port }) : net.connect({ host: hostname, port, ...SOCKET }));
+    // An http origin through a proxy: its requests go to the proxy, in absolute form.
+    else if (!https) connection.attach(net.connect({ host: proxy.host, port: proxy.port, ...SOCKET }));
+    else {
+      const tunnel = openTunnel(proxy, hostname, port, (err, socket) => {
+        if (err !== undefined || socket === undefined) connection.tunnelFailed(err ?? new Error('no tunnel'));
+        else connection.attach(this.#tls({ socket }));
+      });
+      connection.tunnelling(tunnel);
+    }
     return connection;
+  }
+
+  /** A TLS socket to the endpoint, straight or over a tunnel, with the shared context and the last session. */
+  #tls(over: { host: string; port: number } | { socket: net.Socket }): tls.TLSSocket {
+    const { hostname } = this.#target;
+    const socket = tls.connect({
+      ...('socket' in over ? { socket: over.socket } : { ...over, ...SOCKET }),
+      host: hostname,
+      servername: net.isIP(hostname) === 0 ? hostname : undefined,
+      session: this.session,
+      secureContext: this.#network.secureContext(),
+    });
+    socket.on('session', (session: Buffer) => (this.session = session));
+    return socket;
+  }
+
+  /** Marks an error of a connection that failed before it carried its request: the proxy, the trust. */
+  connectFailed(err: Error): Error {
+    return markConnectionFacts(err, this.#network.facts(this.#proxy));
   }
 }
 
-/** One socket, carrying one call at a time. */
+/** node:http's socket options: no Nagle delay, TCP keep-alive probes after keepAliveMsecs idle. */
+const SOCKET = { noDelay: true, keepAlive: true, keepAliveInitialDelay: TCP_KEEP_ALIVE_MS } as const;
+
+/**
+ * One socket, carrying one call at a time. Through a proxy's tunnel the socket comes once the tunnel is open
+ * (attach); until then the call's request waits here, and destroy() ends the tunnel being opened.
+ */
 class Connection {
-  readonly #socket: net.Socket;
+  #socket: net.Socket | undefined;
+  /** The socket to the proxy while the tunnel is being opened. */
+  #tunnel: net.Socket | undefined;
+  /** The request of the call sent before the socket came. */
+  #pending: string | undefined;
   readonly #origin: Origin;
+  readonly #https: boolean;
   #connected = false;
   #exchange: Exchange | undefined;
   #closed = false;
 
-  constructor(socket: net.Socket, origin: Origin, https: boolean) {
-    this.#socket = socket;
+  constructor(origin: Origin, https: boolean) {
     this.#origin = origin;
-    socket.once(https ? 'secureConnect' : 'connect', () => (this.#connected = true));
+    this.#https = https;
+  }
+
+  /** The socket the calls go over: to the endpoint (or the proxy, for an http origin), or a TLS socket in a tunnel. */
+  attach(socket: net.Socket): void {
+    this.#tunnel = undefined;
+    this.#socket = socket;
+    socket.once(this.#https ? 'secureConnect' : 'connect', () => (this.#connected = true));
     socket.on('data', (chunk: Buffer) => this.#data(chunk));
-    socket.on('error', (err: Error) => this.#fail(err));
+    socket.on('error', (err: Error) => this.#fail(this.#connected ? err : this.#origin.connectFailed(err)));
     socket.on('timeout', () => {
       if (this.#exchange === undefined) socket.destroy();
     });
     socket.on('close', () => this.#close());
+    if (this.#pending !== undefined) {
+      socket.write(this.#pending);
+      this.#pending = undefined;
+    }
+  }
+
+  /** A tunnel is being opened on `socket` (to the proxy): destroy() ends it. */
+  tunnelling(socket: net.Socket): void {
+    this.#tunnel = socket;
+  }
+
+  /** The tunnel could not be opened: the call fails (as not sent) and the connection is gone. */
+  tunnelFailed(err: Error): void {
+    this.#tunnel = undefined;
+    this.#pending = undefined;
+    this.#fail(this.#origin.connectFailed(err));
+    this.#close();
   }
 
   get connected(): boolean {
@@ -215,29 +294,34 @@ class Connection {
   }
 
   get usable(): boolean {
-    return !this.#closed && !this.#socket.destroyed;
+    return !this.#closed && !(this.#socket?.destroyed ?? false);
   }
 
   send(exchange: Exchange): void {
     this.#exchange = exchange;
     exchange.bind(this);
+    if (this.#socket === undefined) {
+      this.#pending = exchange.takeRequest();
+      return;
+    }
     this.#socket.setTimeout(0);
     this.#socket.write(exchange.takeRequest());
   }
 
   /** Free: closed after `timeoutMs` (0: kept until the server closes it). */
   idle(timeoutMs: number): void {
-    this.#socket.setTimeout(timeoutMs);
+    this.#socket?.setTimeout(timeoutMs);
   }
 
   destroy(err?: Error): void {
-    this.#socket.destroy(err);
+    if (this.#socket !== undefined) this.#socket.destroy(err);
+    else this.#tunnel?.destroy();
   }
 
   #data(chunk: Buffer): void {
     const exchange = this.#exchange;
     // Bytes nobody asked for: the connection cannot be trusted with the next call.
-    if (exchange === undefined) return void this.#socket.destroy();
+    if (exchange === undefined) return void this.#socket?.destroy();
     let answer;
     try {
       answer = exchange.reader.read(chunk);
@@ -249,17 +333,18 @@ class Connection {
     this.#exchange = undefined;
     exchange.done({ status: answer.status, headers: answer.headers, body: answer.body });
     if (answer.keepAlive && !this.#closed) this.#origin.release(this, answer.keepAliveMs);
-    else this.#socket.destroy();
+    else this.#socket?.destroy();
   }
 
   #fail(err: Error): void {
     const exchange = this.#exchange;
     this.#exchange = undefined;
-    this.#socket.destroy();
+    this.#socket?.destroy();
     exchange?.fail(err);
   }
 
   #close(): void {
+    if (this.#closed) return;
     this.#closed = true;
     const exchange = this.#exchange;
     this.#exchange = undefined;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { markNotSent } from '../core/errors.ts';
 import { Http1Pool, type Http1Target } from './http1-pool.ts';
+import type { AwsNetwork } from './network.ts';
 import type { CallPacer } from './call-pacer.ts';
 import { isSkewRefusal, SkewClock } from './clock-skew.ts';
 import { SigV4Signer } from './sigv4.ts';
@@ -39,6 +40,8 @@ export interface SignedHttpOptions {
   readonly pacer?: CallPacer | undefined;
   /** This service's offset to AWS's clock (src/aws/clock-skew.ts); default a clock of its own. */
   readonly clock?: SkewClock | undefined;
+  /** Proxies and the TLS context (src/aws/network.ts), shared by a run's services; default straight, the default CAs. */
+  readonly network?: AwsNetwork | undefined;
 }
 
 /** Endpoints kept per client: a run sends to a handful (the service's endpoint, or one per queue URL). */
@@ -57,7 +60,7 @@ export class SignedHttp {
     this.#clock = options.clock ?? new SkewClock();
     this.#signer = new SigV4Signer(options.service, options.region);
     this.#credentials = options.credentials;
-    this.#sockets = new Http1Pool(options.maxSockets);
+    this.#sockets = new Http1Pool(options.maxSockets, options.network);
   }
 
   /**

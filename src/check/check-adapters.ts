@@ -79,7 +79,7 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
     },
     probeTcp,
     fleetTable(fleet) {
-      const options = { table: fleet.table, region: config.region, endpointUrl: config.endpointUrl };
+      const options = { table: fleet.table, region: config.region, endpointUrl: config.endpointUrl, network: endpoints.network };
       const store = createFleetStore({ ...options, fleet: fleet.name });
       const probe = createFleetStore({ ...options, fleet: FLEET_PROBE_PARTITION });
       return {

@@ -10,11 +10,12 @@ export interface Checked extends CheckResult {
 }
 
 /** What both AWS error classifications (SQS/CloudWatch and Lambda Invoke) tell. */
-type AwsErrorFacts = Pick<ClassifiedError, 'code' | 'message' | 'status'>;
+type AwsErrorFacts = Pick<ClassifiedError, 'code' | 'message' | 'status' | 'fault'>;
 
 /**
  * The line for an AWS error: access denied names the IAM actions, an unreachable service the endpoint that was
- * tried (when known) and the network hint.
+ * tried (when known) and the network hint, a TLS or proxy fault (an untrusted, mismatched or expired certificate,
+ * a proxy that refused the tunnel) the endpoint and the fault, whose words carry their own hint.
  */
 export function explainAwsError(
   e: AwsErrorFacts,
@@ -27,7 +28,8 @@ export function explainAwsError(
   const reason = unreachableReason(e);
   if (reason !== undefined) {
     const where = endpoint !== undefined ? `${service} at ${endpoint}` : service;
-    return { detail: `cannot reach ${where}: ${reason} (${NETWORK_HINT})`, unreachable: { service: where, reason } };
+    const hint = e.fault !== undefined ? '' : ` (${NETWORK_HINT})`;
+    return { detail: `cannot reach ${where}: ${reason}${hint}`, unreachable: { service: where, reason } };
   }
   return { detail: `${e.code}: ${firstLine(e.message)}` };
 }

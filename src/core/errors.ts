@@ -27,6 +27,12 @@ export interface ClassifiedError {
    * `retryAfterSeconds`, the Retry-After header), when it gave a number.
    */
   readonly retryAfterSec?: number;
+  /**
+   * Why no connection could be made, in words, when it was a TLS or proxy fault (connectionFault): an untrusted,
+   * mismatched or expired certificate, a failed handshake, a proxy that refused or closed the tunnel or could not be
+   * reached. The one line of a start-up or `workerless check` says it after the endpoint.
+   */
+  readonly fault?: string;
 }
 
 /** A Reason is an enum value of a few dozen characters; anything longer is cut. */
@@ -131,6 +137,12 @@ interface SdkErrorShape {
 /** `timeoutSignal`: the signal the call was given, so that hitting its AbortSignal.timeout() counts as a timeout. */
 export function classifyAwsError(err: unknown, timeoutSignal?: AbortSignal): ClassifiedError {
   const e = (err ?? {}) as SdkErrorShape;
+  // A certificate or a proxy that stopped the connection: before any byte of the request, so retrying sends nothing twice.
+  const fault = e.$metadata?.httpStatusCode === undefined && e.name !== 'AbortError' ? connectionFault(err) : undefined;
+  if (fault !== undefined) {
+    const text = typeof e.message === 'string' && e.message !== '' ? e.message : fault.code;
+    return { kind: 'retryable', code: fault.code, message: capText(text), notSent: true, fault: fault.text };
+  }
   const networkCode = findNetworkCode(err);
   const name = typeof e.name === 'string' ? e.name : 'Error';
   // Capped (src/util/cap-text.ts): every log line and check report takes the message from here, and some refusals
@@ -188,10 +200,12 @@ function findNetworkCode(err: unknown, depth = 0): string | undefined {
 }
 
 /**
- * Why a service could not be reached ("timed out", or the network error code such as "ECONNREFUSED"), or
- * undefined when the error came from the service itself. Start-up checks turn this into their one-line hint.
+ * Why a service could not be reached ("timed out", the network error code such as "ECONNREFUSED", or a TLS or
+ * proxy fault in words), or undefined when the error came from the service itself. Start-up checks turn this into
+ * their one-line hint.
  */
-export function unreachableReason(e: { readonly code: string }): string | undefined {
+export function unreachableReason(e: { readonly code: string; readonly fault?: string | undefined }): string | undefined {
+  if (e.fault !== undefined) return e.fault;
   if (e.code === 'TimeoutError' || e.code === 'AbortError') return 'timed out';
   return NETWORK.has(e.code) ? e.code : undefined;
 }
@@ -227,6 +241,91 @@ export function withDeadline(deadlineMs: number, signal?: AbortSignal): AbortSig
 export function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   return name === 'AbortError';
+}
+
+/**
+ * What the transport knew of a connection that failed before it carried the request, for connectionFault's words:
+ * the proxy it went through (its URL without credentials and its variable) and what the certificate was checked
+ * against. Both clients attach it (src/aws/http1-pool.ts, src/aws/sdk-agents.ts). (The certificate itself is gone by
+ * then: Node frees a refused socket before it reports the error.)
+ */
+export interface ConnectionFacts {
+  /** `http://proxy.example:3128 (HTTPS_PROXY)`. */
+  readonly proxy?: string | undefined;
+  /** `the default CAs`, `the CA bundle /etc/corp-ca.pem (AWS_CA_BUNDLE)`. */
+  readonly trust?: string | undefined;
+}
+
+const CONNECTION_FACTS = Symbol.for('workerless.connectionFacts');
+
+/** Attaches `facts` to `err` (the transport's own knowledge of the connection it failed on). */
+export function markConnectionFacts<E extends object>(err: E, facts: ConnectionFacts): E {
+  (err as Record<symbol, ConnectionFacts>)[CONNECTION_FACTS] = facts;
+  return err;
+}
+
+/** Node's codes for a certificate that no trusted CA vouches for (OpenSSL's X509_V_ERR_* names). */
+const UNTRUSTED_CERT = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'PATH_LENGTH_EXCEEDED',
+]);
+
+/** The code a proxy's refusal carries (src/aws/proxy-tunnel.ts): its message says it all. */
+export const PROXY_TUNNEL_CODE = 'ERR_PROXY_TUNNEL';
+
+/**
+ * A TLS or proxy fault in `err` (or its causes) as one phrase for the operator, and its code; undefined for
+ * anything else. The certificate is never skipped: the phrase says what to fix (a CA bundle, the host name, the
+ * certificate's dates, the proxy's credentials).
+ */
+export function connectionFault(err: unknown, depth = 0): { code: string; text: string } | undefined {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
+  const e = err as SdkErrorShape & { reason?: unknown };
+  const facts = (err as Record<symbol, ConnectionFacts | undefined>)[CONNECTION_FACTS] ?? {};
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  // Node's own advice after a verification error ("; if the root CA is installed locally, try running Node.js with
+  // --use-system-ca") is a flag of Node's, not ours: the hint below says what to set instead.
+  if (code === PROXY_TUNNEL_CODE) return { code, text: typeof e.message === 'string' ? e.message : code };
+  const said = typeof e.message === 'string' ? (e.message.split('; ')[0] ?? '') : '';
+  if (code !== undefined && facts.proxy !== undefined && NOT_SENT_CODES.has(code))
+    return { code, text: `cannot connect to the proxy ${facts.proxy}: ${code}` };
+  if (code !== undefined && UNTRUSTED_CERT.has(code)) {
+    const trust = facts.trust ?? 'the default CAs';
+    const hint =
+      facts.trust === undefined || facts.trust === 'the default CAs'
+        ? '; for a private CA set AWS_CA_BUNDLE or ca_bundle in the profile'
+        : '';
+    return { code, text: `its certificate is not trusted by ${trust} (${code}: ${said}${hint})` };
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    const reason = typeof e.reason === 'string' ? e.reason : said;
+    return { code, text: `its certificate is not for this host (${code}: ${reason})` };
+  }
+  if (code === 'CERT_HAS_EXPIRED') return { code, text: `its certificate has expired (${code}; or this machine's clock is wrong)` };
+  if (code === 'CERT_NOT_YET_VALID') return { code, text: `its certificate is not valid yet (${code}; or this machine's clock is wrong)` };
+  if (code !== undefined && code.startsWith('ERR_SSL_')) {
+    const hint = /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|HTTP_REQUEST/.test(code) ? '; does it speak plain http?' : '';
+    return { code, text: `the TLS handshake failed (${code}: ${said}${hint})` };
+  }
+  if (Array.isArray(e.errors)) {
+    for (const inner of e.errors) {
+      const found = connectionFault(inner, depth + 1);
+      if (found) return found;
+    }
+  }
+  return connectionFault(e.cause, depth + 1);
 }
 
 /** A start-up failure with a one-line explanation for the operator. */

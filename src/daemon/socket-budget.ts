@@ -77,7 +77,7 @@ export function socketsPerHost(loops: number, polls = 0): number {
 }
 
 /**
- * The most AWS sockets the daemon opens: `sqsSockets` to SQS and `lambdaSockets` to Lambda (src/aws/agent-options.ts
+ * The most AWS sockets the daemon opens: `sqsSockets` to SQS and `lambdaSockets` to Lambda (src/aws/sdk-agents.ts
  * keeps every one of them open for reuse), and one for CloudWatch's PutMetricData. fdBudget counts with it.
  */
 export function awsSocketCeiling(sqsSockets: number, lambdaSockets = sqsSockets): number {

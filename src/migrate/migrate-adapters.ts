@@ -29,7 +29,7 @@ export class QueueCallError extends AwsCallError {
 }
 
 export function createMigrateAdapters(region: string, endpointUrl: string | undefined, endpoints: AwsEndpoints): MigrateAdapters {
-  const sdk = createSdkClients({ region, endpointUrl }, endpoints.sqs, { maxSockets: 4 });
+  const sdk = createSdkClients({ region, endpointUrl }, endpoints.sqs, { maxSockets: 4, network: endpoints.network });
   const call = async <T>(operation: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> => {
     try {
       return await run();

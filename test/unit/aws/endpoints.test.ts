@@ -323,7 +323,7 @@ describe('endpoints, against the SDK clients', () => {
       const e = await resolveAwsEndpoints('eu-west-1', undefined);
       assert.equal(sqsCallOrigin(e.sqs, queueUrl) + '/', expected);
       // The run's SDK client (src/aws/clients.ts), built from the same resolution.
-      const sdk = createSdkClients({ region: 'eu-west-1', endpointUrl: undefined }, e.sqs);
+      const sdk = createSdkClients({ region: 'eu-west-1', endpointUrl: undefined }, e.sqs, { network: e.network });
       const client = await sdk.sqs();
       client.middlewareStack.add(
         () => (args) => {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AwsEndpoints, ServiceEndpoint } from '../../../src/aws/endpoints.ts';
+import { directNetwork } from '../../../src/aws/network.ts';
 import { plainHttpWarnings } from '../../../src/aws/plain-http.ts';
 
 const aws = (service: string): ServiceEndpoint => ({ url: new URL(`https://${service}.eu-west-1.amazonaws.com`), custom: false });
@@ -14,6 +15,7 @@ const endpoints = (overrides: Partial<AwsEndpoints> = {}): AwsEndpoints => ({
   sqs: aws('sqs'),
   lambda: aws('lambda'),
   cloudwatch: aws('monitoring'),
+  network: directNetwork(),
   ...overrides,
 });
 const custom = (url: string): ServiceEndpoint => ({ url: new URL(url), custom: true });
