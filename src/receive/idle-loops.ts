@@ -185,10 +185,17 @@ export class IdleLoops<L> {
     return this.#idle.members;
   }
 
-  /** The route has `count` queues now, `live` of them not retired (Receiver.setQueues): the new ones may be polled. */
-  grow(count: number, live: number): void {
+  /**
+   * The route has `count` queues now, those of `current` not retired (Receiver.setQueues): the new ones and those
+   * that came back may be polled, and those that left are walked no more.
+   */
+  grow(count: number, current: ReadonlySet<number>): void {
     this.#idle.grow(count);
-    if (this.#route.pollForSec > 0) this.#share.set(live);
+    for (let i = 0; i < count; i++) {
+      if (current.has(i)) this.#idle.revive(i);
+      else this.#idle.retire(i);
+    }
+    if (this.#route.pollForSec > 0) this.#share.set(current.size);
     this.poll();
   }
 

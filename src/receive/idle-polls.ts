@@ -69,6 +69,8 @@ export class IdlePolls {
   readonly #sentAt = new Map<number, number>();
   /** Queues whose first poll had its wait drawn (waitSec). */
   readonly #spread = new Set<number>();
+  /** Queues that left the route (retire): in none of the sets above but a poll or batch still on its way. */
+  readonly #retired = new Set<number>();
   #queues = 0;
 
   constructor(queueCount: number, restMs: number, maxPolls: () => number = () => Infinity) {
@@ -81,6 +83,26 @@ export class IdlePolls {
   grow(queueCount: number): void {
     for (let i = this.#queues; i < queueCount; i++) this.#uncovered.add(i);
     this.#queues = Math.max(this.#queues, queueCount);
+  }
+
+  /**
+   * Queue `i` left the route: it leaves every set a poll's end or a pass walks, so the queues that ever left cost
+   * those walks nothing (with 4,000 gone beside 2,000 live, they took the idle CPU from 23% to 42% of a core). A
+   * poll in flight or a batch waiting for it ends as it would have.
+   */
+  retire(i: number): void {
+    if (i >= this.#queues || this.#retired.has(i)) return;
+    this.#retired.add(i);
+    this.#uncovered.delete(i);
+    this.#hot.delete(i);
+    this.#warm.delete(i);
+    this.#restUntil.delete(i);
+    this.#spread.delete(i);
+  }
+
+  /** Queue `i` is back in the route: it may be polled again. */
+  revive(i: number): void {
+    if (this.#retired.delete(i)) this.#uncover(i);
   }
 
   /** Idle loops waiting now. */
@@ -181,9 +203,10 @@ export class IdlePolls {
     if (!this.#inFlight.delete(i)) throw new Error(`no poll in flight on queue ${i}`);
     const sentAt = this.#sentAt.get(i) ?? now;
     this.#sentAt.delete(i);
+    if (count > 0) this.#waiting.add(i);
+    if (this.#retired.has(i)) return;
     if (count === 0 && !failed) this.#restUntil.set(i, Math.max(now + this.#restMs, sentAt + MIN_EMPTY_POLL_SPACING_MS));
     else this.#restUntil.delete(i);
-    if (count > 0) this.#waiting.add(i);
     if (count > 0) this.#warm.add(i);
     else this.#warm.delete(i);
     if (count >= max) this.#hot.add(i);
@@ -198,6 +221,7 @@ export class IdlePolls {
 
   /** A pass's short receive on queue `i` returned `count` of `max`: full keeps (or makes) it hot. */
   read(i: number, count: number, max: number): void {
+    if (this.#retired.has(i)) return;
     if (count > 0) this.#warm.add(i);
     else this.#warm.delete(i);
     if (count >= max) {
@@ -247,7 +271,7 @@ export class IdlePolls {
 
   /** Queue `i` needs a poll, unless one is in flight, its batch waits or it is hot. */
   #uncover(i: number): void {
-    if (this.#inFlight.has(i) || this.#waiting.has(i) || this.#hot.has(i)) return;
+    if (this.#retired.has(i) || this.#inFlight.has(i) || this.#waiting.has(i) || this.#hot.has(i)) return;
     this.#uncovered.add(i);
   }
 }

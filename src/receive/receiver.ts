@@ -435,7 +435,7 @@ export class Receiver<L = unknown> {
     this.#list = { mode, queues: all.map((q, i) => ({ ref: q.name, weight: current.has(i) ? q.weight : 0 })) };
     this.#current = [...current].map((i) => all[i]!);
     // Idle loops poll the queues that joined.
-    this.#idle.grow(all.length, this.#current.length);
+    this.#idle.grow(all.length, current);
   }
 
   #indexOf(queue: ResolvedQueue): number {
