@@ -1,8 +1,9 @@
 // A fleet (docs/fleet.md) with the construct, with the ECS recipe (deploy/ecs/fleet.json) and with the chart's fleet
 // values (deploy/helm/workerless/ci/fleet-values.yaml), each held to the daemon's own code: the key schema its
 // start-up check accepts, the TTL attribute its heartbeat writes, the configuration it compiles from the
-// environment, and the four DynamoDB actions its replicas make. The chart's part needs helm, as
-// test/deploy/chart.test.ts does, and is skipped without it.
+// environment, and the four DynamoDB actions its replicas make; and the section "A fleet of 3" of
+// docs/deployment.md held to them. The chart's part needs helm, as test/deploy/chart.test.ts does, and is skipped
+// without it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { itemAttributes } from '../../src/aws/fleet-heartbeat.ts';
 import { keySchemaProblem } from '../../src/aws/fleet-table.ts';
 import { collectOptions } from '../../src/config/cli.ts';
@@ -64,6 +65,17 @@ function environmentOf(template: Template): Map<string, unknown> {
   }[];
   assert.ok(definition);
   return new Map(definition.Properties.ContainerDefinitions[0]!.Environment.map((e) => [e.Name, e.Value]));
+}
+
+/** The first block of `lang` in docs/deployment.md's section "A fleet of 3". */
+function docsFleetBlock(lang: 'json' | 'yaml'): string {
+  const page = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+  const start = page.indexOf('\n## A fleet of 3\n');
+  assert.ok(start >= 0, 'docs/deployment.md has the section "A fleet of 3"');
+  const end = page.indexOf('\n## ', start + 1);
+  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(page.slice(start, end === -1 ? undefined : end));
+  assert.ok(block?.[1], `the section shows a ${lang} block`);
+  return block[1];
 }
 
 describe('a fleet with the construct (fleetTable)', () => {
@@ -135,6 +147,12 @@ describe('a fleet with the construct (fleetTable)', () => {
       taskStatements(stack).find((s) => s['Sid'] === 'FleetTable'),
       { Sid: 'FleetTable', Effect: 'Allow', Action: [...FLEET_TABLE_ACTIONS], Resource: TABLE_ARN },
     );
+  });
+
+  it('is the policy of docs/deployment.md, "A fleet of 3", statement for statement', () => {
+    const stack = testStack();
+    docsExample(stack, { fleetTable: dynamodb.Table.fromTableArn(stack, 'Fleet', TABLE_ARN), desiredCount: 3 });
+    assert.deepEqual(taskStatements(stack), (JSON.parse(docsFleetBlock('json')) as { Statement: Statement[] }).Statement);
   });
 
   it("refuses what the daemon would refuse: a table's name where a table is wanted, a fleet option without a table", () => {
@@ -257,5 +275,14 @@ describe('a fleet with the Helm chart (deploy/helm/workerless/ci/fleet-values.ya
     const { fleet, concurrency } = fleetConfigOf(env);
     assert.deepEqual(fleet, { table: 'workerless-fleet', name: 'orders', concurrency: 30, heartbeatMs: 4_000 });
     assert.ok(survivorsTakeTheBudget(concurrency, fleet?.concurrency), `--concurrency ${concurrency[0]} x 2 < ${fleet?.concurrency}`);
+  });
+
+  it('is what docs/deployment.md, "A fleet of 3", shows of it', () => {
+    const file = parse(readFileSync(values, 'utf8')) as Record<string, Record<string, unknown>>;
+    const shown = parse(docsFleetBlock('yaml')) as Record<string, unknown>;
+    for (const [key, value] of Object.entries(shown)) {
+      if (typeof value !== 'object' || value === null) assert.equal(file[key], value, key);
+      else for (const [k, v] of Object.entries(value)) assert.equal(file[key]?.[k], v, `${key}.${k}`);
+    }
   });
 });
