@@ -50,6 +50,12 @@ export class DispatchEvents {
     this.#log.fatal({ err }, 'a worker loop failed; draining the others');
   }
 
+  /** Queues left the route and others joined it (Dispatcher.setQueues): the metrics of those that left go. */
+  queuesChanged(left: readonly string[], joined: readonly string[]): void {
+    for (const q of joined) this.#metrics.queueJoined(q);
+    for (const q of left) this.#metrics.queueLeft(q);
+  }
+
   /** Whether the function is paused because it cannot be invoked. */
   paused(paused: boolean): void {
     this.#metrics.paused(paused);

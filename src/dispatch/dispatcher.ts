@@ -64,6 +64,12 @@ export class Dispatcher {
    * for a queue it names.
    */
   setQueues(queues: readonly ResolvedQueue[], tagLimits: ReadonlyMap<string, QueueLimit> = new Map()): void {
+    const before = new Set(this.queues.map((q) => q.name));
+    const now = new Set(queues.map((q) => q.name));
+    this.#parts.events.queuesChanged(
+      [...before].filter((name) => !now.has(name)),
+      [...now].filter((name) => !before.has(name)),
+    );
     this.#parts.visibility.setQueues(queues);
     this.#parts.receiver.setQueues(
       queues,

@@ -18,6 +18,8 @@ export class DispatchMetrics {
   readonly #on: boolean;
   readonly #fn: string;
   readonly #inFlight = new Map<string, number>();
+  /** Queues that left the route while messages of theirs were in flight: forgotten once the last one settles. */
+  readonly #left = new Set<string>();
   #busyLoops = 0;
 
   constructor(sink: MetricsSink, functionName: string, concurrency: number) {
@@ -142,10 +144,32 @@ export class DispatchMetrics {
     this.#fnGauge(FUNCTION_METRICS.concurrencyInUse, --this.#busyLoops);
   }
 
+  /**
+   * The queue left the route: its series go once nothing of it is in flight (now, or when its last batch
+   * settles), so a departed queue neither freezes in /metrics nor stays in an aggregated gauge.
+   */
+  queueLeft(queue: string): void {
+    if (!this.#on) return;
+    this.#left.add(queue);
+    if ((this.#inFlight.get(queue) ?? 0) === 0) this.#forget(queue);
+  }
+
+  /** The queue is in the route again (before its series went, they stay). */
+  queueJoined(queue: string): void {
+    this.#left.delete(queue);
+  }
+
   #moveInFlight(queue: string, delta: number): void {
     const value = (this.#inFlight.get(queue) ?? 0) + delta;
     this.#inFlight.set(queue, value);
     this.#record(SQS_METRICS.inFlight, queue, value);
+    if (value === 0 && this.#left.has(queue)) this.#forget(queue);
+  }
+
+  #forget(queue: string): void {
+    this.#left.delete(queue);
+    this.#inFlight.delete(queue);
+    this.#sink.forget?.({ Function: this.#fn, Queue: queue });
   }
 
   #count(def: MetricDef, queue: string, count: number): void {

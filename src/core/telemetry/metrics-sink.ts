@@ -14,6 +14,12 @@ export interface MetricDatum {
 /** Where components report metrics. Recording never blocks and never throws. */
 export interface MetricsSink {
   record(datum: MetricDatum): void;
+  /**
+   * Every series whose dimensions include all of `dimensions` goes: a queue that left its route, once nothing of
+   * it is in flight. Prometheus drops them, an aggregated gauge stops counting them. Sinks that keep no series
+   * need not have it.
+   */
+  forget?(dimensions: Readonly<Record<string, string>>): void;
 }
 
 /** A sink that drops everything (metrics disabled, or tests that do not care). */
@@ -26,6 +32,9 @@ export function fanOut(sinks: readonly MetricsSink[]): MetricsSink {
   return {
     record(datum) {
       for (const sink of sinks) sink.record(datum);
+    },
+    forget(dimensions) {
+      for (const sink of sinks) sink.forget?.(dimensions);
     },
   };
 }

@@ -98,7 +98,15 @@ export class CloudWatchMetrics implements MetricsSink {
   }
 
   record(input: MetricDatum): void {
-    const datum = this.#queueSeries ? this.#queueSeries.apply(input) : input;
+    this.#recordApplied(this.#queueSeries ? this.#queueSeries.apply(input) : input);
+  }
+
+  /** A queue left its route: the aggregated gauges it counted in are its sums without it from now. */
+  forget(dimensions: Readonly<Record<string, string>>): void {
+    for (const datum of this.#queueSeries?.forget(dimensions) ?? []) this.#recordApplied(datum);
+  }
+
+  #recordApplied(datum: MetricDatum): void {
     // PutMetricData refuses NaN and infinities (a NaN gauge means "no value now"); one would fail the whole call.
     if (!Number.isFinite(datum.value)) return;
     const sets = DIMENSION_SETS.get(datum.name);

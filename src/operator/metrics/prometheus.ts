@@ -44,7 +44,38 @@ export class PrometheusMetrics implements MetricsSink {
     const entry = this.#byName.get(input.name);
     if (!entry) return;
     this.#followQueueSeries();
-    const datum = this.#queueSeries.apply(input);
+    this.#write(entry, this.#queueSeries.apply(input));
+  }
+
+  /**
+   * A queue left its route: every series with its labels goes (a departed queue does not freeze at its last
+   * values), and the aggregated gauges are its sums without it.
+   */
+  forget(dimensions: Readonly<Record<string, string>>): void {
+    this.#followQueueSeries();
+    for (const datum of this.#queueSeries.forget(dimensions)) {
+      const entry = this.#byName.get(datum.name);
+      if (entry) this.#write(entry, datum);
+    }
+    const match = Object.entries(dimensions).map(([k, v]) => [labelOf(k), v] as const);
+    for (const { def, metric } of this.#byName.values()) {
+      if (!match.every(([label]) => def.labels.includes(label))) continue;
+      void (async () => {
+        const removed = new Set<string>();
+        for (const { labels } of (await metric.get()).values) {
+          if (!match.every(([label, v]) => labels[label] === v)) continue;
+          // A histogram's bucket samples carry `le`, which is no label of its series.
+          const series = Object.fromEntries(Object.entries(labels).filter(([k]) => k !== 'le'));
+          const key = JSON.stringify(series);
+          if (removed.has(key)) continue;
+          removed.add(key);
+          metric.remove(series as Record<string, string>);
+        }
+      })();
+    }
+  }
+
+  #write(entry: { def: MetricDef; metric: Metric }, datum: MetricDatum): void {
     const labels: Record<string, string> = {};
     for (const name of entry.def.labels) labels[name] = '';
     for (const [k, v] of Object.entries(datum.dimensions)) {

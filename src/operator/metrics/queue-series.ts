@@ -28,8 +28,12 @@ export interface QueueSeriesOptions {
 
 const GAUGES: ReadonlySet<string> = new Set(ALL_METRICS.filter((d) => d.kind === 'gauge').map((d) => d.cloudwatch));
 
-/** One aggregated gauge: the latest value of each queue and their sum. */
+/** One aggregated gauge: the latest value of each queue and their sum, under the datum's other dimensions. */
 interface GaugeSum {
+  readonly name: string;
+  readonly unit: MetricDatum['unit'];
+  /** The datum's dimensions but Queue. */
+  readonly dimensions: Readonly<Record<string, string>>;
   readonly byQueue: Map<string, number>;
   sum: number;
 }
@@ -67,12 +71,36 @@ export class QueueSeries {
     return { ...datum, dimensions, value };
   }
 
+  /**
+   * The queue of `dimensions` (with the others given, e.g. its function) left: its gauges stop counting in the
+   * sums. Returns the aggregated gauges it changed, as the sink should record them now (none while per queue).
+   */
+  forget(dimensions: Readonly<Record<string, string>>): MetricDatum[] {
+    const { Queue: queue, ...others } = dimensions;
+    if (queue === undefined) return [];
+    const changed: MetricDatum[] = [];
+    for (const gauge of this.#gauges.values()) {
+      const value = gauge.byQueue.get(queue);
+      if (value === undefined || !Object.entries(others).every(([k, v]) => gauge.dimensions[k] === v)) continue;
+      gauge.byQueue.delete(queue);
+      gauge.sum -= value;
+      changed.push({
+        name: gauge.name,
+        unit: gauge.unit,
+        value: gauge.byQueue.size === 0 ? Number.NaN : gauge.sum,
+        dimensions: { ...gauge.dimensions, Queue: AGGREGATED_QUEUE },
+      });
+    }
+    return this.perQueue() ? [] : changed;
+  }
+
   #gauge(datum: MetricDatum, queue: string): GaugeSum {
     let key = datum.name;
     for (const [k, v] of Object.entries(datum.dimensions)) if (k !== 'Queue') key += `\u0000${k}=${v}`;
     let gauge = this.#gauges.get(key);
     if (!gauge) {
-      gauge = { byQueue: new Map(), sum: 0 };
+      const { Queue: _queue, ...dimensions } = datum.dimensions;
+      gauge = { name: datum.name, unit: datum.unit, dimensions, byQueue: new Map(), sum: 0 };
       this.#gauges.set(key, gauge);
     }
     gauge.sum -= gauge.byQueue.get(queue) ?? 0;

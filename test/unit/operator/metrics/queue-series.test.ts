@@ -121,3 +121,51 @@ describe('metrics per queue: /metrics', () => {
     );
   });
 });
+
+describe('metrics per queue: a queue that left its route (issue 42)', () => {
+  it('per queue: its series go from /metrics once nothing of it is in flight, the others stay', async () => {
+    const prometheus = new PrometheusMetrics(new QueueSeries({ mode: 'on', queueCount: () => 2 }));
+    const metrics = new DispatchMetrics(prometheus, 'fn', 10);
+    traffic(metrics, 'stays');
+    traffic(metrics, 'leaves');
+    metrics.polled('leaves', 1); // a batch of it still in flight when it leaves
+    metrics.queueLeft('leaves');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(
+      (await samples(prometheus)).some((l) => l.includes('queue="leaves"')),
+      'kept while a batch is in flight',
+    );
+    metrics.settled('leaves', 1, 10);
+    await new Promise((resolve) => setImmediate(resolve));
+    const after = await samples(prometheus);
+    assert.deepEqual(
+      after.filter((l) => l.includes('queue="leaves"')),
+      [],
+      'every series of the queue gone: counters, gauges, histograms',
+    );
+    assert.ok(after.some((l) => l.startsWith('workerless_deleted_events_total{function="fn",queue="stays"}')));
+  });
+
+  it('aggregated: its last backlog no longer counts in the sum (the review saw 7 messages of a deleted queue stay)', async () => {
+    const prometheus = new PrometheusMetrics(new QueueSeries({ mode: 'off', queueCount: () => 2 }));
+    const metrics = new DispatchMetrics(prometheus, 'fn', 10);
+    metrics.backlog('stays', { visible: 3, notVisible: 0, delayed: 0 });
+    metrics.backlog('deleted', { visible: 7, notVisible: 0, delayed: 0 });
+    const visible = async () => (await samples(prometheus)).find((l) => l.startsWith('workerless_queue_messages_visible{'));
+    assert.equal(await visible(), 'workerless_queue_messages_visible{function="fn",queue="_aggregated"} 10');
+    metrics.queueLeft('deleted');
+    assert.equal(await visible(), 'workerless_queue_messages_visible{function="fn",queue="_aggregated"} 3');
+  });
+
+  it('a queue of another function with the same name keeps its series', async () => {
+    const prometheus = new PrometheusMetrics(new QueueSeries({ mode: 'on', queueCount: () => 1 }));
+    const a = new DispatchMetrics(prometheus, 'a', 10);
+    const b = new DispatchMetrics(prometheus, 'b', 10);
+    traffic(a, 'shared-name');
+    traffic(b, 'shared-name');
+    a.queueLeft('shared-name');
+    await new Promise((resolve) => setImmediate(resolve));
+    const left = (await samples(prometheus)).filter((l) => l.includes('queue="shared-name"'));
+    assert.ok(left.length > 0 && left.every((l) => l.includes('function="b"')), left.join('\n'));
+  });
+});
