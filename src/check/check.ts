@@ -44,7 +44,7 @@ export const UNCHECKED_SQS_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage',
 export async function runChecks(config: Config, ports: CheckPorts, options: CheckOptions = {}): Promise<CheckReport> {
   const deadline = (): AbortSignal => withDeadline(options.deadlineMs ?? DEFAULT_DEADLINE_MS, options.signal);
   const queueSpecs = config.routes.flatMap((route) => route.queues.queues.map((spec) => ({ spec, route })));
-  const loads = functionLoads(config.routes);
+  const loads = functionLoads(config.routes, config.fleet?.concurrency);
 
   const [found, queues, routeFns, temporalFns, reserved, metrics, temporal, fleet] = await Promise.all([
     Promise.all(config.routes.flatMap((route) => (route.discovery ? [checkDiscovery(ports, route.discovery, deadline())] : []))),

@@ -92,7 +92,7 @@ function saidByDryRun(e: ClassifiedError): boolean {
 }
 
 /** The routes of each function, by its unqualified name: reserved concurrency is the function's, whatever the alias. */
-export function functionLoads(routes: readonly RouteConfig[]): Map<string, FunctionLoad> {
+export function functionLoads(routes: readonly RouteConfig[], fleetConcurrency?: number): Map<string, FunctionLoad> {
   const loads = new Map<string, FunctionLoad>();
   for (const route of routes) {
     const fn = splitFunctionRef(route.functionName).function;
@@ -101,6 +101,7 @@ export function functionLoads(routes: readonly RouteConfig[]): Map<string, Funct
     loads.set(fn, {
       concurrency: [...(load?.concurrency ?? []), route.concurrency],
       adaptive: (load?.adaptive ?? true) && adaptive,
+      ...(fleetConcurrency !== undefined ? { fleetConcurrency } : {}),
     });
   }
   return loads;

@@ -80,6 +80,8 @@ export interface FunctionLoad {
   readonly concurrency: readonly number[];
   /** Every one of those routes has --adaptive-concurrency. */
   readonly adaptive: boolean;
+  /** --fleet-concurrency: all the replicas of a fleet together, each route, run at most this many at once. */
+  readonly fleetConcurrency?: number | undefined;
 }
 
 /**
@@ -87,15 +89,18 @@ export interface FunctionLoad {
  * reserved concurrency, which caps its concurrent invocations in the whole account
  * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html). Over it warns: Lambda throttles
  * the rest, which workerless retries (no message fails for it), but the loops beyond the cap only wait. A
- * reserved concurrency of 0 fails: Lambda throttles every invocation.
+ * reserved concurrency of 0 fails: Lambda throttles every invocation. In a fleet with --fleet-concurrency, each route
+ * of the replicas together runs at most that many (docs/fleet.md), whatever --replicas says.
  */
 export function concurrencyFit(load: FunctionLoad, replicas: number, reserved: number | undefined): Finding {
-  const total = load.concurrency.reduce((a, b) => a + b, 0) * replicas;
+  const fleet = load.fleetConcurrency;
+  const total = load.concurrency.reduce((a, c) => a + Math.min(c * replicas, fleet ?? Infinity), 0);
   const loops =
     load.concurrency.length === 1
       ? `--concurrency ${load.concurrency[0]}`
       : `--concurrency ${load.concurrency.join(' + ')} (${load.concurrency.length} routes)`;
-  const wanted = `${loops} x ${replicas} ${replicas === 1 ? 'replica' : 'replicas'} = ${total}`;
+  const capped = fleet !== undefined ? `, at most --fleet-concurrency ${fleet}${load.concurrency.length > 1 ? ' a route' : ''}` : '';
+  const wanted = `${loops} x ${replicas} ${replicas === 1 ? 'replica' : 'replicas'}${capped} = ${total}`;
   if (reserved === undefined) {
     return { verdict: 'ok', detail: `${wanted}; no reserved concurrency, so it shares the account's unreserved concurrency` };
   }
@@ -105,7 +110,9 @@ export function concurrencyFit(load: FunctionLoad, replicas: number, reserved: n
   if (total > reserved) {
     const hint = load.adaptive
       ? '--adaptive-concurrency backs off while it throttles'
-      : 'lower --concurrency or --replicas, or set --adaptive-concurrency';
+      : fleet !== undefined
+        ? 'lower --fleet-concurrency, or set --adaptive-concurrency'
+        : 'lower --concurrency or --replicas, or set --adaptive-concurrency';
     return {
       verdict: 'warn',
       detail: `${wanted} exceeds its reserved concurrency of ${reserved}: Lambda throttles invocations beyond ${reserved} (429, retried); ${hint}`,

@@ -39,6 +39,14 @@ describe('concurrencyFit: --concurrency x --replicas against the reserved concur
       '--concurrency 5 x 2 replicas = 10 exceeds its reserved concurrency of 9: Lambda throttles invocations beyond 9 (429, retried); lower --concurrency or --replicas, or set --adaptive-concurrency',
     );
     assert.equal(concurrencyFit(load, 2, 10).detail, '--concurrency 5 x 2 replicas = 10, within its reserved concurrency of 10');
+    // A fleet of 3 at --concurrency 15 asks at most --fleet-concurrency 30 of the function, not 45.
+    const fleet = { concurrency: [15], adaptive: false, fleetConcurrency: 30 };
+    assert.equal(
+      concurrencyFit(fleet, 3, 30).detail,
+      '--concurrency 15 x 3 replicas, at most --fleet-concurrency 30 = 30, within its reserved concurrency of 30',
+    );
+    assert.equal(concurrencyFit(fleet, 3, 29).verdict, 'warn');
+    assert.ok(concurrencyFit(fleet, 3, 29).detail.endsWith('lower --fleet-concurrency, or set --adaptive-concurrency'));
   });
 
   it('sums the routes of the function; with --adaptive-concurrency on all of them, says it backs off', () => {
