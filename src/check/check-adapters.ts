@@ -6,6 +6,7 @@
 import { connect as tcpConnect } from 'node:net';
 import type { FunctionConfiguration as SdkFunctionConfiguration } from '@aws-sdk/client-lambda';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
+import { sdkAgents } from '../aws/sdk-agents.ts';
 import { createAwsAdapters } from '../aws/adapters.ts';
 import { CHECK_METRIC } from './check.ts';
 import { type CheckPorts } from './check-ports.ts';
@@ -32,7 +33,8 @@ export function createCheckAdapters(config: Config, endpoints: AwsEndpoints): Ch
         import('../temporal/spillover.ts'),
         import('../temporal/ecs-worker-set.ts'),
       ]);
-      const { client, endpoint } = await ecsClient({ region: config.region, endpointUrl: config.endpointUrl });
+      const requestHandler = sdkAgents(4, endpoints.network);
+      const { client, endpoint } = await ecsClient({ region: config.region, endpointUrl: config.endpointUrl, requestHandler });
       try {
         return await describeEcsService(client, ref, endpoint, signal);
       } finally {

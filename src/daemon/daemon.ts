@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createAwsAdapters, type AwsAdapters } from '../aws/adapters.ts';
 import { endpointName, type AwsEndpoints } from '../aws/endpoints.ts';
+import { sdkAgents } from '../aws/sdk-agents.ts';
 import { StartupError } from '../core/errors.ts';
 import { totalLoops, totalQueues, type Config } from '../config/config.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
@@ -63,7 +64,7 @@ export async function runDaemon(
   let fleet: FleetRun | undefined;
   try {
     const routes = await runStartupChecks(config, endpoints, aws, lambdaEndpoint, stop, logger);
-    fleet = await joinFleet(config, logger);
+    fleet = await joinFleet(config, endpoints, logger);
     if (stop.signal.aborted) return EXIT_OK;
     const metrics = await startMetrics(config, aws, logger, ops, queueCount);
     logStarted(logger, config, routes, tracer !== undefined);
@@ -72,7 +73,7 @@ export async function runDaemon(
     dispatchers.push(...started.dispatchers);
     startFleet(fleet, stop.signal, started.dispatchers, metrics.sink, ops);
     const work = [...started.work];
-    if (config.temporal) work.push((await startTemporal(config, aws, metrics.sink, logger, stop.signal, fleet)).running);
+    if (config.temporal) work.push((await startTemporal(config, aws, endpoints, metrics.sink, logger, stop.signal, fleet)).running);
     ops?.running(dispatchers);
     const failures = await awaitParts(work, stop, beginShutdown);
     await metrics.finish();
@@ -158,6 +159,7 @@ async function startOperations(
 async function startTemporal(
   config: Config,
   aws: AwsAdapters,
+  endpoints: AwsEndpoints,
   sink: MetricsSink,
   logger: Logger,
   stop: AbortSignal,
@@ -168,7 +170,7 @@ async function startTemporal(
     logger,
     metrics: sink,
     lambda: await aws.sdk.lambda(),
-    aws: { region: config.region, endpointUrl: config.endpointUrl },
+    aws: { region: config.region, endpointUrl: config.endpointUrl, requestHandler: sdkAgents(4, endpoints.network) },
     serves: fleet && ((taskQueue: string) => fleet.servesTaskQueue(taskQueue)),
   };
   return { running: runTemporalSpillover(config.temporal!, deps, stop) };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import type { AwsEndpoints } from '../aws/endpoints.ts';
 import { createFleetStore } from '../aws/fleet-store.ts';
 import type { Config } from '../config/config.ts';
 import { StartupError } from '../core/errors.ts';
@@ -53,7 +54,7 @@ export function memberId(): string {
  * a StartupError, told in one line naming the table), then the member is built; its heartbeats start with start().
  * Undefined without --fleet-table.
  */
-export async function joinFleet(config: Config, logger: Logger): Promise<FleetRun | undefined> {
+export async function joinFleet(config: Config, endpoints: AwsEndpoints, logger: Logger): Promise<FleetRun | undefined> {
   const fleet = config.fleet;
   if (fleet === undefined) return undefined;
   const log = logger.child({ component: 'fleet' });
@@ -62,6 +63,8 @@ export async function joinFleet(config: Config, logger: Logger): Promise<FleetRu
     fleet: fleet.name,
     region: config.region,
     endpointUrl: config.endpointUrl,
+    // The proxy and CA bundle resolved at start-up, as every other AWS client of the run takes them.
+    network: endpoints.network,
     logger: log,
   });
   let problem: string | undefined;

@@ -25,8 +25,11 @@ export interface SpilloverDeps {
   /** Wall clock and sleep (tests); sleep must return early, without throwing, when the signal aborts. */
   clock?: SpilloverClock;
   random?: () => number;
-  /** Where the ECS client of --temporal-ecs-service goes: the run's region and --endpoint-url. */
-  aws?: { readonly region: string; readonly endpointUrl: string | undefined };
+  /**
+   * Where the ECS client of --temporal-ecs-service goes: the run's region and --endpoint-url, and the agents that
+   * take it through the run's proxy and CA bundle (src/aws/sdk-agents.ts), as every other AWS client.
+   */
+  aws?: { readonly region: string; readonly endpointUrl: string | undefined; readonly requestHandler?: object | undefined };
   /** Replaces the ECS service actuator (tests). */
   workerSetActuator?: WorkerSetActuator;
   /** In a fleet, whether this replica handles a task queue now (TaskQueueLoop.serves); undefined: every one. */
@@ -110,7 +113,11 @@ async function ecsActuator(config: TemporalConfig, aws: SpilloverDeps['aws']): P
 export async function ecsClient(aws: SpilloverDeps['aws']): Promise<{ client: ECSClient; endpoint: string }> {
   const { ECSClient } = await import('@aws-sdk/client-ecs');
   const region = aws?.region;
-  const client = new ECSClient({ ...(region !== undefined ? { region } : {}), ...(aws?.endpointUrl ? { endpoint: aws.endpointUrl } : {}) });
+  const client = new ECSClient({
+    ...(region !== undefined ? { region } : {}),
+    ...(aws?.endpointUrl ? { endpoint: aws.endpointUrl } : {}),
+    ...(aws?.requestHandler ? { requestHandler: aws.requestHandler } : {}),
+  });
   const endpoint =
     aws?.endpointUrl ??
     process.env['AWS_ENDPOINT_URL_ECS'] ??
