@@ -27,10 +27,9 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { parseArgs } from 'node:util';
-import { CreateQueueCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
-import { sqsClient } from '../test/support/aws.ts';
 import { NODE_FLAGS } from '../src/daemon/node-flags.ts';
 import { measureIdle, startIdleEndpoint, type IdleResult, type QueueRef } from './idle.ts';
+import { ensureQueues } from './support/queue-pool.ts';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 /** The idle window opens one default --poll-for (20 s) after start-up, when every queue's first poll has been answered. */
@@ -93,33 +92,6 @@ if (targets.includes('elasticmq') && Math.max(...sizes) > 1000 && process.env['E
 }
 const CLI = values.cli ?? here('../dist/src/main.js');
 const progress = (text: string) => process.stderr.write(`many-queues: ${text}\n`);
-
-/**
- * <prefix>-00000 .. <prefix>-(count-1): those ListQueues finds are reused, the rest created, `batch` CreateQueue
- * calls at a time (10,000 on ElasticMQ: about 40 s; found again: about 1 s).
- */
-async function ensureQueues(endpoint: string, count: number): Promise<{ queues: QueueRef[]; created: number }> {
-  const sqs = sqsClient(endpoint);
-  try {
-    const found = new Map<string, string>();
-    let token: string | undefined;
-    do {
-      const page = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: `${values.prefix}-`, MaxResults: 1000, NextToken: token }));
-      for (const url of page.QueueUrls ?? []) found.set(url.slice(url.lastIndexOf('/') + 1), url);
-      token = page.NextToken;
-    } while (token !== undefined);
-    const names = Array.from({ length: count }, (_, i) => `${values.prefix}-${String(i).padStart(5, '0')}`);
-    const missing = names.filter((name) => !found.has(name));
-    for (let i = 0; i < missing.length; i += numbers.createBatch) {
-      const batch = missing.slice(i, i + numbers.createBatch);
-      const created = await Promise.all(batch.map((name) => sqs.send(new CreateQueueCommand({ QueueName: name }))));
-      created.forEach((r, k) => found.set(batch[k]!, r.QueueUrl!));
-    }
-    return { queues: names.map((name) => ({ name, url: found.get(name)! })), created: missing.length };
-  } finally {
-    sqs.destroy();
-  }
-}
 
 /** The fake endpoint in its own process (so its CPU is never the daemon's). */
 async function startFake(): Promise<{ endpoint: string; child: ChildProcess }> {
@@ -220,7 +192,12 @@ try {
     } else endpoint = process.env['ELASTICMQ_ENDPOINT'] ?? 'http://127.0.0.1:9324';
     try {
       const t0 = Date.now();
-      const { queues: pool, created } = await ensureQueues(endpoint, Math.max(...sizes));
+      const { queues: pool, created } = await ensureQueues({
+        endpoint,
+        prefix: values.prefix,
+        count: Math.max(...sizes),
+        createBatch: numbers.createBatch,
+      });
       progress(`${target}: ${pool.length} queues ${values.prefix}-* ready in ${fmt((Date.now() - t0) / 1000)} s (${created} created)`);
       if (values['create-only']) continue;
       for (const size of sizes) {
