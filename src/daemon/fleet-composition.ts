@@ -22,8 +22,8 @@ export interface FleetRun {
   /** What each route's Dispatcher sees of the fleet (DispatcherDeps.fleet). */
   readonly view: DispatcherFleet;
   /**
-   * Starts the heartbeats over the routes' Dispatchers (their queues are placed, their busy ones advertised), and
-   * the fleet's gauges into `sink`, once a heartbeat.
+   * Gives the heartbeats (running since the join) the routes' Dispatchers: their queues are placed and their busy
+   * ones advertised from the next round. And starts the fleet's gauges into `sink`, once a heartbeat.
    */
   start(dispatchers: readonly Dispatcher[], sink: MetricsSink): void;
   /** Whether this replica handles a Temporal task queue of spillover now: each is placed like an idle queue. */
@@ -51,7 +51,8 @@ export function memberId(): string {
 
 /**
  * Joins the fleet: the table is checked first (a missing table, a wrong key schema or a denied DescribeTable is
- * a StartupError, told in one line naming the table), then the member is built; its heartbeats start with start().
+ * a StartupError, told in one line naming the table), then the member makes its first heartbeat (a denied PutItem
+ * or Query is a StartupError too, in the call's line) and beats on; start() hands it the routes' queues.
  * Undefined without --fleet-table.
  */
 export async function joinFleet(config: Config, endpoints: AwsEndpoints, logger: Logger): Promise<FleetRun | undefined> {
@@ -113,6 +114,12 @@ export async function joinFleet(config: Config, endpoints: AwsEndpoints, logger:
     { table: fleet.table, fleet: fleet.name, member: member.status().self, heartbeatMs: fleet.heartbeatMs, concurrency: total },
     'joining the fleet: every queue is polled here until the members are known',
   );
+  // The first heartbeat (PutItem, Query) before any route starts: a denied action is the start-up's one line.
+  const refused = await member.start();
+  if (refused !== undefined) {
+    store.destroy();
+    throw new StartupError(refused);
+  }
   return {
     view: {
       serves: (queue) => member.serves(queue.arn),
@@ -120,7 +127,6 @@ export async function joinFleet(config: Config, endpoints: AwsEndpoints, logger:
     },
     start: (ds, sink) => {
       dispatchers = ds;
-      void member.start();
       recordGauges = () => recordFleetGauges(sink, snapshot());
       recordGauges();
       gauges = setInterval(recordGauges, fleet.heartbeatMs).unref();

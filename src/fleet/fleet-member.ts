@@ -9,6 +9,7 @@
 // `mode`. Its DynamoDB calls go through their own client (src/aws/fleet-store.ts), so a starved SQS or Lambda
 // path never makes a replica look dead, and a starved DynamoDB never stops a message.
 import type { Logger } from 'pino';
+import { AwsCallError } from '../core/errors.ts';
 import { FLEET_BUSY_MAX, type FleetItem, type FleetStore } from '../core/fleet-store.ts';
 import { fleetShare } from './fleet-share.ts';
 import { Membership, memberTtlEpochSeconds, type LiveSet } from './membership.ts';
@@ -98,6 +99,10 @@ export class FleetMember implements FleetView {
    * the whole budget between them. Undefined before the first round.
    */
   #budgetFrom: number | undefined;
+  /** The first round runs (start()): a refusal then is kept for start() to return, not logged. */
+  #starting = false;
+  /** The first round's refusal (its line), and whether its PutItem had landed before the Query was refused. */
+  #refused: { readonly line: string; readonly written: boolean } | undefined;
 
   constructor(options: FleetMemberOptions) {
     this.#o = options;
@@ -112,11 +117,29 @@ export class FleetMember implements FleetView {
     return this.#mode;
   }
 
-  /** The first round, awaited (start-up logs its outcome), then one every heartbeat. */
-  async start(): Promise<void> {
+  /**
+   * The first round, awaited, then one every heartbeat. A first round DynamoDB refuses (access denied to PutItem or
+   * Query, a table deleted since DescribeTable: what no retry changes) starts nothing, deletes the item if its write
+   * landed, and comes back as the call's one line, for the start-up to stop on (exit 1). One that cannot reach the
+   * table or is throttled past its retries is any failed round: the member serves every queue and tries again.
+   */
+  async start(): Promise<string | undefined> {
     this.#watchdog = setInterval(() => this.checkExpiry(), this.#o.heartbeatMs).unref();
+    this.#starting = true;
     await this.beat();
-    this.#schedule();
+    this.#starting = false;
+    const refused = this.#refused;
+    if (refused === undefined) {
+      this.#schedule();
+      return undefined;
+    }
+    clearInterval(this.#watchdog);
+    this.#watchdog = undefined;
+    if (refused.written) {
+      // Left in the table, its peers would count it live for an expiry and place queues on a replica that is gone.
+      await this.#o.store.leave(this.#self).catch(() => {});
+    }
+    return refused.line;
   }
 
   /**
@@ -208,14 +231,20 @@ export class FleetMember implements FleetView {
   async #heartbeatRound(): Promise<void> {
     const attempt = (this.#written ?? 0) + 1;
     let items: FleetItem[] | undefined;
+    let written = false;
     try {
       const busy = this.#o.busy().slice(0, FLEET_BUSY_MAX);
-      await this.#o.store.heartbeat(
-        { id: this.#self, heartbeat: attempt, expiresAtEpochSeconds: memberTtlEpochSeconds(this.#o.wallNow()), busyQueues: busy },
-        this.#written,
-      );
+      written =
+        (await this.#o.store.heartbeat(
+          { id: this.#self, heartbeat: attempt, expiresAtEpochSeconds: memberTtlEpochSeconds(this.#o.wallNow()), busyQueues: busy },
+          this.#written,
+        )) === 'written';
       items = await this.#o.store.members();
     } catch (err) {
+      if (this.#starting && err instanceof AwsCallError && err.error.kind === 'fatal') {
+        this.#refused = { line: errorLine(err), written };
+        return;
+      }
       this.#failed(err);
       return;
     }

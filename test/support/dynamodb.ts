@@ -3,7 +3,7 @@
 // the tables and the broken endpoints those tests need. No module-level state: test files run in parallel.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import {
   CreateTableCommand,
@@ -135,6 +135,67 @@ export async function startMuteServer(): Promise<DynamoServer & { connections():
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A proxy in front of a DynamoDB server that refuses some operations as IAM does (startDenyingProxy). */
+export interface DenyingProxy extends DynamoServer {
+  /** The operations (X-Amz-Target's, e.g. PutItem) that reached the proxy, in order, denied or not. */
+  readonly calls: string[];
+}
+
+/**
+ * An HTTP proxy in front of `upstream` (dynalite or moto) that answers each operation in `denied` as DynamoDB
+ * answers an action the caller's policy does not allow, and forwards everything else. The answer's shape is the one
+ * "Error handling with DynamoDB" (DynamoDB Developer Guide, "Error components") shows: HTTP 400,
+ * `Content-Type: application/x-amz-json-1.0`, an `x-amzn-RequestId`, and a body of `__type`
+ * (`com.amazonaws.dynamodb.v20120810#AccessDeniedException`; AccessDeniedException is in the page's HTTP 400 list,
+ * "retry? no") and `message`, worded as IAM words an implicit deny.
+ */
+export async function startDenyingProxy(upstream: string, denied: readonly string[]): Promise<DenyingProxy> {
+  const target = new URL(upstream);
+  const calls: string[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? 'Unknown';
+      calls.push(operation);
+      if (denied.includes(operation)) {
+        const table = (JSON.parse(body.toString() || '{}') as { TableName?: string }).TableName ?? '?';
+        const answer = JSON.stringify({
+          __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException',
+          message:
+            `User: arn:aws:sts::123456789012:assumed-role/workerless-task/test is not authorized to perform: dynamodb:${operation} ` +
+            `on resource: arn:aws:dynamodb:${TEST_REGION}:123456789012:table/${table} because no identity-based policy allows the dynamodb:${operation} action`,
+        });
+        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() });
+        res.end(answer);
+        return;
+      }
+      const forward = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
         server.close(() => resolve());
       }),
   };

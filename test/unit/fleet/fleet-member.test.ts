@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
+import { AwsCallError, type ClassifiedError } from '../../../src/core/errors.ts';
 import type { FleetItem, FleetStore, HeartbeatResult } from '../../../src/core/fleet-store.ts';
 import { FleetMember } from '../../../src/fleet/fleet-member.ts';
 
@@ -247,5 +248,60 @@ describe('FleetMember', () => {
     table.items.set('a', { id: 'a', heartbeat: 2 });
     await beatAll(clock, a.m);
     assert.equal(a.m.status().self, 'a', 'no fresh id for its own retried write');
+  });
+});
+
+describe('FleetMember.start: the first round at start-up', () => {
+  /** A store over `table` whose `operation` throws what the adapters throw for `code` (fleet-call.ts). */
+  function refusing(table: MemoryTable, operation: 'heartbeat' | 'members', error: ClassifiedError): FleetStore {
+    const store = table.store();
+    const line = `DynamoDB refused ${operation === 'heartbeat' ? 'PutItem' : 'Query'} on table t at http://127.0.0.1:1: ${error.code}`;
+    const fail = () => Promise.reject(Object.assign(new AwsCallError(operation, error), { message: line }));
+    return { ...store, [operation]: fail };
+  }
+  const start = (store: FleetStore) => {
+    const { logger, lines } = logLines();
+    const m = new FleetMember({
+      store,
+      self: 'a',
+      heartbeatMs: HEARTBEAT,
+      now: () => 0,
+      wallNow: () => 1_800_000_000_000,
+      queues: () => QUEUES,
+      busy: () => [],
+      onChange: () => {},
+      logger,
+    });
+    return { m, lines };
+  };
+  const denied: ClassifiedError = { kind: 'fatal', code: 'AccessDeniedException', message: 'not authorized' };
+
+  it('a refused Query: returns its line, and deletes the item its PutItem wrote', async () => {
+    const table = new MemoryTable();
+    const { m, lines } = start(refusing(table, 'members', denied));
+    assert.equal(await m.start(), 'DynamoDB refused Query on table t at http://127.0.0.1:1: AccessDeniedException');
+    assert.equal(table.items.size, 0, 'no item left for the peers to count');
+    assert.ok(!lines.some((l) => l['msg'] === 'fleet heartbeat failed'), 'the start-up tells it, once');
+  });
+
+  it('a refused PutItem: returns its line; nothing was written', async () => {
+    const table = new MemoryTable();
+    const { m } = start(refusing(table, 'heartbeat', denied));
+    assert.equal(await m.start(), 'DynamoDB refused PutItem on table t at http://127.0.0.1:1: AccessDeniedException');
+    assert.equal(table.items.size, 0);
+  });
+
+  it('a table throttling or out of reach is no refusal: the member starts, and serves every queue', async () => {
+    for (const error of [
+      { kind: 'throttled', code: 'ProvisionedThroughputExceededException', message: 'slow down' },
+      { kind: 'retryable', code: 'ECONNREFUSED', message: 'refused' },
+    ] satisfies ClassifiedError[]) {
+      const table = new MemoryTable();
+      const { m, lines } = start(refusing(table, 'members', error));
+      assert.equal(await m.start(), undefined, error.code);
+      assert.ok(lines.some((l) => l['msg'] === 'fleet heartbeat failed'));
+      assert.equal(served(m).length, QUEUES.length);
+      await m.leave();
+    }
   });
 });
