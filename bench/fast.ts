@@ -12,7 +12,15 @@
 //
 //   npm run build && node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000] [--c10000]
 //                                       [--consumers naive,workerless,...] [--verbose]
-//                                       [--cli other-build/src/main.js] [--cpu-prof DIR]
+//                                       [--cli other-build/src/main.js] [--cpu-prof DIR] [--tls]
+//
+// --tls: every consumer speaks HTTPS to the fake (bench/fast/fake-aws.ts --tls, test/fixtures/tls's certificate for
+// "localhost"), as real SQS and Lambda speak only HTTPS, each with keep-alive and TLS session reuse as it does it by
+// default: workerless one shared TLS context and the last session per origin (src/aws/http1-pool.ts), the Node
+// peers node:https's keep-alive Agent (a session cache of 100), the Go loop net/http's Transport with idle
+// connections kept (aws-sdk-go-v2 sets no ClientSessionCache: a new connection makes a full handshake). The Node
+// consumers trust the certificate through NODE_EXTRA_CA_CERTS, the Go loop through SSL_CERT_FILE (crypto/x509's
+// own variable: AWS_CA_BUNDLE would need the SDK's own HTTP client, and the loop wraps it to count the calls).
 //
 // Every figure is the median of --runs runs (consumers alternate within each round), measured from the end
 // of the consumer's start-up (its ready line) until the fake has seen every message deleted (or the shape's
@@ -22,6 +30,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import tls from 'node:tls';
 import { parseArgs } from 'node:util';
 import { buildBenchJs, buildGoLoop, live, shebangNodeFlags, spawnConsumer, type ConsumerProcess } from './support/consumer-process.ts';
 
@@ -35,6 +44,7 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
     cli: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    tls: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -42,7 +52,7 @@ const SCALE = Number(values.scale);
 if (!Number.isInteger(RUNS) || RUNS < 1 || !(SCALE > 0)) {
   process.stderr.write(
     'usage: node bench/fast.ts [--runs 3] [--scale 1] [--shapes c10,c100,c10b10,c1000,c10000] [--c10000] [--consumers a,b] [--verbose]\n' +
-      '                          [--cli other-build/src/main.js] [--cpu-prof DIR]\n',
+      '                          [--cli other-build/src/main.js] [--cpu-prof DIR] [--tls]\n',
   );
   process.exit(2);
 }
@@ -53,6 +63,10 @@ const CLI = values.cli ?? here('../dist/src/main.js');
 // --cpu-prof DIR: workerless writes a V8 CPU profile there on exit (a capped run is then stopped with SIGTERM, not killed).
 const CPU_PROF_DIR = values['cpu-prof'];
 const FAKE = here('./fast/fake-aws.ts');
+const TLS = values.tls;
+/** The fake's certificate over --tls (self-signed for "localhost"): trusted here for the control calls, and by each consumer. */
+const TLS_CERT = here('../test/fixtures/tls/localhost-cert.pem');
+if (TLS) tls.setDefaultCACertificates([...tls.getCACertificates('default'), readFileSync(TLS_CERT, 'utf8')]);
 // The peers and the preload run as JavaScript built here (dist/bench): a .ts file loaded by Node brings its
 // type stripper (about 17 MiB of resident memory) into the process that is measured.
 buildBenchJs();
@@ -165,21 +179,25 @@ interface FakeStats {
   receiveCalls: number;
   maxInFlightInvokes: number;
 }
-const fake = spawn(process.execPath, [FAKE], { stdio: ['ignore', 'pipe', 'inherit'] });
+const fake = spawn(process.execPath, [FAKE, ...(TLS ? ['--tls'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
 live.add(fake);
 const fakePort = await new Promise<number>((resolve, reject) => {
   fake.stdout.setEncoding('utf8').once('data', (line: string) => resolve((JSON.parse(line) as { port: number }).port));
   fake.once('exit', (code) => reject(new Error(`the fake endpoint exited (${code})`)));
 });
-const endpoint = `http://127.0.0.1:${fakePort}`;
+const endpoint = TLS ? `https://localhost:${fakePort}` : `http://127.0.0.1:${fakePort}`;
 async function control<T>(path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${endpoint}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
   return (await res.json()) as T;
 }
 
-/** The environment every consumer gets: the fake as its one endpoint, fixed credentials, no profile files. */
-function awsEnv(): NodeJS.ProcessEnv {
+/**
+ * The environment every consumer gets: the fake as its one endpoint, fixed credentials, no profile files; over
+ * --tls, the fake's certificate trusted as each kind of program is told to (the header).
+ */
+function awsEnv(kind: Kind): NodeJS.ProcessEnv {
   return {
+    ...(TLS ? (kind === 'go-loop' ? { SSL_CERT_FILE: TLS_CERT } : { NODE_EXTRA_CA_CERTS: TLS_CERT }) : {}),
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
     AWS_ACCESS_KEY_ID: 'bench',
@@ -206,7 +224,7 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
       name: kind,
       command: GO_LOOP,
       args: [...peerArgs, '--batch-size', b],
-      env: awsEnv(),
+      env: awsEnv(kind),
       callsFile,
       readyMsg: 'ready',
       snapshotTimeoutMs: 60_000,
@@ -248,7 +266,7 @@ function startConsumer(kind: Kind, shape: Shape, queueUrl: string, callsFile: st
       COUNTER,
       ...args,
     ],
-    env: awsEnv(),
+    env: awsEnv(kind),
     callsFile,
     readyMsg: kind.startsWith('workerless') ? 'workerless started' : 'ready',
     // A consumer starting 10,000 loops can keep its event loop busy for a while.
@@ -372,7 +390,8 @@ const sdkVersion = (JSON.parse(readFileSync(here('../node_modules/@aws-sdk/clien
 process.stdout.write(
   `bench/fast: ${cpus().length} cores (${cpuModel}), Node ${process.version}, @aws-sdk/client-sqs ${sdkVersion}, load average ${loadavg()
     .map((x) => x.toFixed(2))
-    .join(' ')}; fake endpoint ${endpoint} (own process); ` + `${RUNS} runs per consumer and shape (c=10000: 1), messages x${SCALE}\n`,
+    .join(' ')}; fake endpoint ${endpoint}${TLS ? ' over HTTPS (test/fixtures/tls)' : ''} (own process); ` +
+    `${RUNS} runs per consumer and shape (c=10000: 1), messages x${SCALE}\n`,
 );
 for (const shape of SHAPES.filter((s) => wantedShapes.has(s.id))) {
   const kinds = shape.kinds.filter((k) => !wantedKinds || wantedKinds.has(k));
@@ -549,7 +568,7 @@ for (const w of (['workerless', 'workerless-sdk'] as const).filter((k) => kindsS
       '<= 1.2x',
     ],
   ];
-  process.stdout.write(`goals for ${w}:\n`);
+  process.stdout.write(`goals for ${w}${TLS ? ', every consumer over HTTPS' : ''}:\n`);
   for (const [what, x, ok, target] of goals)
     process.stdout.write(`  ${verdict(x === undefined ? undefined : ok(x)).padEnd(12)} ${what}: ${fmt(x, 2)} (goal ${target})\n`);
   // Not a goal: the same c=10000 rate by whole cycles, next to the floors' (see cycleMsgPerSec).

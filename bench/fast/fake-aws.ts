@@ -5,8 +5,9 @@
 // and has no waits of its own beyond what it is told (an invocation's duration).
 //
 //   node bench/fast/fake-aws.ts [--port 0] [--tls]      prints {"port":N} on stdout once listening
-//   --tls: HTTPS with test/fixtures/tls's certificate for "localhost" (clients trust it with NODE_EXTRA_CA_CERTS), to
-//          measure what TLS costs a client per connection, as against real SQS
+//   --tls: HTTPS with test/fixtures/tls's certificate for "localhost" (Node clients trust it with NODE_EXTRA_CA_CERTS,
+//          Go ones with SSL_CERT_FILE), to measure what TLS costs a client, as against real SQS; queue URLs are then
+//          https://localhost:N/...
 //
 // Control API (plain JSON, unsigned), used by the benchmark between runs:
 //   POST /_bench/reset {"queue":"q","messages":N,"invokeMs":0,"bodyBytes":64} -> {"url","arn"}
@@ -122,8 +123,9 @@ let port = 0;
 /** Every SQS call (GET /_bench/calls). */
 const calls: { at: number; service: 'sqs'; operation: string; queueUrl: string | undefined }[] = [];
 
+/** A queue's URL: over --tls, https://localhost as the certificate names it (real SQS's queue URLs are https too). */
 function queueUrl(name: string): string {
-  return `http://127.0.0.1:${port}/${ACCOUNT}/${name}`;
+  return values.tls ? `https://localhost:${port}/${ACCOUNT}/${name}` : `http://127.0.0.1:${port}/${ACCOUNT}/${name}`;
 }
 
 function queueOf(url: unknown): FakeQueue | undefined {

@@ -1,5 +1,6 @@
 // The benchmark's floor: an SQS -> Lambda consumer with no AWS SDK at all, so its CPU per message is what
-// the calls themselves cost (SigV4 signing with node:crypto, JSON, keep-alive HTTP/1.1 with node:http).
+// the calls themselves cost (SigV4 signing with node:crypto, JSON, keep-alive HTTP/1.1 with node:http, or over
+// https:// endpoints node:https with its keep-alive Agent, which also reuses TLS sessions: its default cache).
 // It checks MD5OfBody like the SDK does, so it does the same work per message as an SDK consumer.
 //
 //   node bench/peers/floor-consumer.ts --queue-url URL --function NAME [--concurrency C] [--shape 3|1.2]
@@ -11,7 +12,8 @@
 // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, region from AWS_REGION.
 // Prints {"msg":"ready"} after GetQueueAttributes and a DryRun Invoke; SIGTERM stops it (exit 0).
 import { createHash, createHmac } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import http from 'node:http';
+import https from 'node:https';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
@@ -38,11 +40,14 @@ const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'] ?? '';
 const sessionToken = env['AWS_SESSION_TOKEN'];
 const sqsEndpoint = new URL(env['AWS_ENDPOINT_URL_SQS'] ?? env['AWS_ENDPOINT_URL'] ?? `https://sqs.${region}.amazonaws.com`);
 const lambdaEndpoint = new URL(env['AWS_ENDPOINT_URL_LAMBDA'] ?? env['AWS_ENDPOINT_URL'] ?? `https://lambda.${region}.amazonaws.com`);
-if (sqsEndpoint.protocol !== 'http:' || lambdaEndpoint.protocol !== 'http:') {
-  process.stderr.write('the floor consumer speaks plain HTTP only (a local fake endpoint)\n');
+// Both over plain HTTP or both over HTTPS (bench/fast.ts --tls; trust a test certificate with NODE_EXTRA_CA_CERTS).
+const secure = sqsEndpoint.protocol === 'https:';
+if (lambdaEndpoint.protocol !== sqsEndpoint.protocol || !['http:', 'https:'].includes(sqsEndpoint.protocol)) {
+  process.stderr.write('the floor consumer wants both endpoints over http:, or both over https:\n');
   process.exit(2);
 }
-const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+const { request } = secure ? https : http;
+const agent = new (secure ? https : http).Agent({ keepAlive: true, maxSockets: Infinity });
 
 const stop = new AbortController();
 process.on('SIGTERM', () => stop.abort());

@@ -3,15 +3,18 @@
 // process pays for N connections with a request open on each, whoever holds them; the daemon's figure beside it
 // (bench/many-queues.ts) is what workerless adds.
 //
-//   node --max-semi-space-size=8 --heap-growing-percent=10 bench/peers/poll-floor.ts net|http <endpoint> <seconds> <queue URL>...
+//   node --max-semi-space-size=8 --heap-growing-percent=10 bench/peers/poll-floor.ts net|net-shared|http <endpoint> <seconds> <queue URL>...
 //   (queue URLs one per line on stdin when none are given)
 //
 //   net   bare net.Socket, the answer framed by its Content-Length: the least any client can hold a poll with (the
 //         floor of the daemon's transport, src/aws/http1-pool.ts)
 //   http  node:http with a keep-alive Agent (what the SDK's NodeHttpHandler, and the daemon until it had its own
 //         transport, hold a poll with)
-//   With an https:// endpoint, the same over TLS: tls.connect and node:https (trust a test certificate with
-//   NODE_EXTRA_CA_CERTS).
+//   net-shared  over TLS, bare tls.connect with one tls.createSecureContext() shared by every socket (as the daemon's
+//         transport holds its sockets, src/aws/network.ts secureContext; without one, tls.connect builds a context
+//         per socket). No session reuse: each socket makes a full handshake. Over plain HTTP the same as net.
+//   With an https:// endpoint, the same over TLS: tls.connect (a context per socket, and shared) and node:https
+//   (trust a test certificate with NODE_EXTRA_CA_CERTS: the shared context takes it too).
 //
 // Sends 250 polls per 5 ms at the start (as the daemon paces them), then prints {"polls","answered","peakRssMiB","rssMiB"}.
 import http from 'node:http';
@@ -21,14 +24,16 @@ import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 
 const [transport, endpoint, seconds, ...given] = process.argv.slice(2);
-if (transport !== 'net' && transport !== 'http') {
-  process.stderr.write('usage: node bench/peers/poll-floor.ts net|http <endpoint> <seconds> [queue URL...]\n');
+if (transport !== 'net' && transport !== 'net-shared' && transport !== 'http') {
+  process.stderr.write('usage: node bench/peers/poll-floor.ts net|net-shared|http <endpoint> <seconds> [queue URL...]\n');
   process.exit(2);
 }
 const urls = given.length > 0 ? given : readFileSync(0, 'utf8').split('\n').filter(Boolean);
 const target = new URL(endpoint!);
 const secure = target.protocol === 'https:';
 const agent = new (secure ? https : http).Agent({ keepAlive: true, maxSockets: Infinity });
+/** net-shared over TLS: the one context every socket shares (the default CAs and NODE_EXTRA_CA_CERTS, as tls.connect's own). */
+const sharedContext = secure && transport === 'net-shared' ? tls.createSecureContext() : undefined;
 let answered = 0;
 
 /** A flat header list, as the daemon sends it (node:http then adds no Host of its own). */
@@ -70,7 +75,14 @@ function pollNet(url: string): void {
   for (let i = 0; i < h.length; i += 2) request += `${h[i]}: ${h[i + 1]}\r\n`;
   request += `connection: keep-alive\r\n\r\n${body}`;
   const port = Number(target.port || (secure ? 443 : 80));
-  const socket = secure ? tls.connect({ host: target.hostname, port, servername: target.hostname }) : net.connect(port, target.hostname);
+  const socket = secure
+    ? tls.connect({
+        host: target.hostname,
+        port,
+        servername: target.hostname,
+        ...(sharedContext ? { secureContext: sharedContext } : {}),
+      })
+    : net.connect(port, target.hostname);
   socket.setNoDelay(true);
   let read = Buffer.alloc(0);
   socket.on('data', (chunk: Buffer) => {
@@ -87,7 +99,7 @@ function pollNet(url: string): void {
   socket.write(request);
 }
 
-const poll = transport === 'net' ? pollNet : pollHttp;
+const poll = transport === 'http' ? pollHttp : pollNet;
 let next = 0;
 const turn = () => {
   for (let k = 0; k < 250 && next < urls.length; k++) poll(urls[next++]!);
