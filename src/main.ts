@@ -73,7 +73,7 @@ async function main(): Promise<number> {
   ]);
   let endpoints: AwsEndpoints;
   try {
-    endpoints = await resolveAwsEndpoints(config.region, config.endpointUrl);
+    endpoints = await resolveAwsEndpoints(config.region, config.endpointUrl, { dynamodb: config.fleet !== undefined });
   } catch (err) {
     if (!(err instanceof EndpointConfigError)) throw err;
     for (const p of err.problems) tell(p);

@@ -1,5 +1,5 @@
 /**
- * Where SQS, Lambda and CloudWatch calls go, resolved once at start-up by the AWS SDK's own rules, so that the
+ * Where SQS, Lambda and CloudWatch calls go (and DynamoDB's, for a fleet), resolved once at start-up by the AWS SDK's own rules, so that the
  * lean path never sends traffic to an endpoint the SDK would not use:
  * - the region and the FIPS / dual-stack switches through the SDK's config loaders (AWS_USE_FIPS_ENDPOINT,
  *   AWS_USE_DUALSTACK_ENDPOINT, `use_fips_endpoint` / `use_dualstack_endpoint` in the shared config profile,
@@ -11,11 +11,13 @@
  *   ISO partitions, the European Sovereign Cloud), with the SDK's partition data.
  * Only the rule sets are loaded, not the clients (15-30 MiB each): the hot path pays nothing.
  * test/unit/aws/endpoints.test.ts proves that every region of the partition data resolves as the SDK clients do.
+ * DynamoDB's endpoint is resolved for the start-up line only: the fleet's own client (src/aws/fleet-store.ts) lets the
+ * SDK resolve it again, by these same rules, for each call.
  */
 
 import { resolveAwsNetwork, type AwsNetwork } from './network.ts';
 
-export type AwsService = 'sqs' | 'lambda' | 'cloudwatch';
+export type AwsService = 'sqs' | 'lambda' | 'cloudwatch' | 'dynamodb';
 
 /** Where one service's calls go. */
 export interface ServiceEndpoint {
@@ -36,6 +38,13 @@ export interface AwsEndpoints {
   readonly sqs: ServiceEndpoint;
   readonly lambda: ServiceEndpoint;
   readonly cloudwatch: ServiceEndpoint;
+  /**
+   * Where the fleet's DynamoDB calls go (with --fleet-table only), for the start-up line: the endpoint of
+   * credentials that do not name their account. Credentials that do (AWS_ACCOUNT_ID, SSO, an assumed role) take
+   * the SDK to the account's endpoint, https://<account>.ddb.<region>.amazonaws.com, unless
+   * AWS_ACCOUNT_ID_ENDPOINT_MODE is disabled.
+   */
+  readonly dynamodb?: ServiceEndpoint | undefined;
   /** How the calls get there: the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and the CA bundle (src/aws/network.ts). */
   readonly network: AwsNetwork;
 }
@@ -65,7 +74,7 @@ export class EndpointConfigError extends Error {
 }
 
 /** The SDK's service ids: they name AWS_ENDPOINT_URL_<ID> and the `services` section's keys. */
-const SERVICE_IDS: Readonly<Record<AwsService, string>> = { sqs: 'SQS', lambda: 'Lambda', cloudwatch: 'CloudWatch' };
+const SERVICE_IDS: Readonly<Record<AwsService, string>> = { sqs: 'SQS', lambda: 'Lambda', cloudwatch: 'CloudWatch', dynamodb: 'DynamoDB' };
 
 type RuleSet = import('@smithy/core/endpoints').BinaryDecisionDiagram;
 type RuleParams = import('@smithy/core/endpoints').EndpointParameterInstructions;
@@ -85,10 +94,15 @@ async function loadRules(service: AwsService): Promise<{ bdd: RuleSet; params: R
           import('@aws-sdk/client-lambda/dist-es/endpoint/bdd.js'),
           import('@aws-sdk/client-lambda/dist-es/endpoint/EndpointParameters.js'),
         ])
-      : Promise.all([
-          import('@aws-sdk/client-cloudwatch/dist-es/endpoint/bdd.js'),
-          import('@aws-sdk/client-cloudwatch/dist-es/endpoint/EndpointParameters.js'),
-        ]));
+      : service === 'cloudwatch'
+        ? Promise.all([
+            import('@aws-sdk/client-cloudwatch/dist-es/endpoint/bdd.js'),
+            import('@aws-sdk/client-cloudwatch/dist-es/endpoint/EndpointParameters.js'),
+          ])
+        : Promise.all([
+            import('@aws-sdk/client-dynamodb/dist-es/endpoint/bdd.js'),
+            import('@aws-sdk/client-dynamodb/dist-es/endpoint/EndpointParameters.js'),
+          ]));
   return { bdd, params: commonParams };
 }
 
@@ -97,18 +111,24 @@ async function loadRules(service: AwsService): Promise<{ bdd: RuleSet; params: R
  * (--endpoint-url). Reads the environment and the shared config files through the SDK's loaders, as the SDK
  * clients do. Throws an EndpointConfigError for a setting the SDK refuses (an invalid region, FIPS or dual-stack
  * in a partition without it, FIPS or dual-stack with a custom endpoint), and for a proxy or CA bundle setting that
- * cannot be used (resolveAwsNetwork).
+ * cannot be used (resolveAwsNetwork). `options.dynamodb` (a fleet table is set) resolves DynamoDB's too, which the
+ * SDK may refuse the same way.
  */
-export async function resolveAwsEndpoints(region: string, endpointUrl: string | undefined): Promise<AwsEndpoints> {
+export async function resolveAwsEndpoints(
+  region: string,
+  endpointUrl: string | undefined,
+  options: { readonly dynamodb?: boolean } = {},
+): Promise<AwsEndpoints> {
   const network = await resolveAwsNetwork();
   if ('problems' in network) throw new EndpointConfigError(network.problems);
-  const [endpoints, { awsEndpointFunctions }, config, sqs, lambda, cloudwatch] = await Promise.all([
+  const [endpoints, { awsEndpointFunctions }, config, sqs, lambda, cloudwatch, dynamodb] = await Promise.all([
     import('@smithy/core/endpoints'),
     import('@aws-sdk/core/client'),
     import('@smithy/core/config'),
     loadRules('sqs'),
     loadRules('lambda'),
     loadRules('cloudwatch'),
+    options.dynamodb === true ? loadRules('dynamodb') : undefined,
   ]);
   // The rule sets call aws.partition(); every SDK client registers the same functions when it is loaded.
   endpoints.customEndpointFunctions['aws'] ??= awsEndpointFunctions;
@@ -173,13 +193,20 @@ export async function resolveAwsEndpoints(region: string, endpointUrl: string | 
     sqs: await resolve('sqs', sqs),
     lambda: await resolve('lambda', lambda),
     cloudwatch: await resolve('cloudwatch', cloudwatch),
+    dynamodb: dynamodb !== undefined ? await resolve('dynamodb', dynamodb) : undefined,
   };
-  if (typeof resolved.sqs === 'string' || typeof resolved.lambda === 'string' || typeof resolved.cloudwatch === 'string') {
+  if (
+    typeof resolved.sqs === 'string' ||
+    typeof resolved.lambda === 'string' ||
+    typeof resolved.cloudwatch === 'string' ||
+    typeof resolved.dynamodb === 'string'
+  ) {
     const problems: string[] = [];
     const refused: AwsService[] = [];
     const ok: Partial<Record<AwsService, ServiceEndpoint>> = {};
-    for (const service of ['sqs', 'lambda', 'cloudwatch'] as const) {
+    for (const service of ['sqs', 'lambda', 'cloudwatch', 'dynamodb'] as const) {
       const r = resolved[service];
+      if (r === undefined) continue;
       if (typeof r === 'string') {
         problems.push(r);
         refused.push(service);
@@ -194,6 +221,7 @@ export async function resolveAwsEndpoints(region: string, endpointUrl: string | 
     sqs: resolved.sqs,
     lambda: resolved.lambda,
     cloudwatch: resolved.cloudwatch,
+    ...(resolved.dynamodb !== undefined ? { dynamodb: resolved.dynamodb } : {}),
     network,
   };
 }

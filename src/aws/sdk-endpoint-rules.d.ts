@@ -18,3 +18,9 @@ declare module '@aws-sdk/client-cloudwatch/dist-es/endpoint/bdd.js' {
 declare module '@aws-sdk/client-cloudwatch/dist-es/endpoint/EndpointParameters.js' {
   export const commonParams: import('@smithy/core/endpoints').EndpointParameterInstructions;
 }
+declare module '@aws-sdk/client-dynamodb/dist-es/endpoint/bdd.js' {
+  export const bdd: import('@smithy/core/endpoints').BinaryDecisionDiagram;
+}
+declare module '@aws-sdk/client-dynamodb/dist-es/endpoint/EndpointParameters.js' {
+  export const commonParams: import('@smithy/core/endpoints').EndpointParameterInstructions;
+}

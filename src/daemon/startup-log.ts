@@ -19,6 +19,8 @@ export function logEndpoints(logger: Logger, config: Config, endpoints: AwsEndpo
       sqsQueueUrlCalls: endpoints.sqs.custom ? 'to the sqs endpoint' : "to the queue URL's host",
       lambda: lambdaEndpoint,
       cloudwatch: endpointName(endpoints.cloudwatch.url),
+      // The fleet's table (--fleet-table), by the SDK's rules as its own client resolves them.
+      ...(endpoints.dynamodb !== undefined ? { dynamodb: endpointName(endpoints.dynamodb.url) } : {}),
       // The proxies, NO_PROXY and the CA bundle when set (src/aws/network.ts), never a proxy's credentials.
       ...endpoints.network.describe(),
       awsClient: config.awsClient,

@@ -112,8 +112,11 @@ describe('a fleet denied a DynamoDB action, or given a table keyed otherwise (is
   it('a table keyed otherwise: the daemon stops at start-up with one line naming the table and its key schema, exit 1', async () => {
     const table = uniqueTableName('wl-fleet-keys');
     await createFleetTable(dynalite.endpoint, table, 'wrong key schema');
-    const { code, stderr, said } = await daemon(table, dynalite.endpoint);
+    const { code, stderr, said, run } = await daemon(table, dynalite.endpoint);
     assert.equal(code, 1, said);
+    // The start-up line names where the table's calls go, as the SDK resolves AWS_ENDPOINT_URL_DYNAMODB.
+    const line = run.logs().find((l) => l['msg'] === 'AWS endpoints');
+    assert.equal(line?.['dynamodb'], dynalite.endpoint, said);
     assert.equal(
       stderr,
       `workerless: DynamoDB table ${table} has the key schema HASH fleet (S) + RANGE member (N), not HASH fleet (S) + RANGE member (S)\n`,

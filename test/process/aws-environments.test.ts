@@ -93,6 +93,34 @@ describe('AWS environments, through the CLI', () => {
     assert.equal(run.stdout(), '');
   });
 
+  it("with --fleet-table: the start-up line names DynamoDB's endpoint as the SDK resolves it, and a setting its rule set refuses is exit 2", async () => {
+    const sqs = `http://127.0.0.1:${await freePort()}`;
+    const args = ['--function', 'fn', '--queues', 'jobs', '--metrics', 'off', '--fleet-table', 'workerless-fleet'];
+    const env = { ...CREDENTIALS, AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', AWS_ENDPOINT_URL_SQS: sqs };
+    const run = runCli(args, { ...env, AWS_REGION: 'eu-central-1' });
+    assert.equal((await run.exited).code, 1, run.stderr());
+    const resolved = run.logs().find((l) => l['msg'] === 'AWS endpoints');
+    assert.deepEqual([resolved?.['sqs'], resolved?.['dynamodb']], [sqs, 'https://dynamodb.eu-central-1.amazonaws.com'], run.stdout());
+    // Without a fleet the line has no DynamoDB.
+    const plain = runCli(args.slice(0, -2), { ...env, AWS_REGION: 'eu-central-1' });
+    await plain.exited;
+    assert.equal(plain.logs().find((l) => l['msg'] === 'AWS endpoints')?.['dynamodb'], undefined, plain.stdout());
+    // FIPS with a custom DynamoDB endpoint: the SDK's DynamoDB client would refuse every call.
+    const refused = runCli(args, {
+      ...CREDENTIALS,
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+      AWS_REGION: 'us-east-1',
+      AWS_USE_FIPS_ENDPOINT: 'true',
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000',
+    });
+    assert.equal((await refused.exited).code, 2);
+    assert.equal(
+      refused.stderr(),
+      'workerless: no DynamoDB endpoint for region us-east-1, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL or endpoint_url in the profile, AWS_USE_FIPS_ENDPOINT or use_fips_endpoint in the profile: Invalid Configuration: FIPS and custom endpoint are not supported\n',
+    );
+  });
+
   it('a plain http endpoint on a host that is not local: a warning at start-up, and the endpoint named when it cannot be reached', async () => {
     const endpoint = 'http://workerless-test.invalid:4566';
     const run = runCli(['--function', 'fn', '--queues', 'jobs', '--endpoint-url', endpoint, '--metrics', 'off'], {

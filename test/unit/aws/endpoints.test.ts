@@ -1,4 +1,5 @@
-// Endpoint parity: where the lean path sends SQS, Lambda and CloudWatch calls (src/aws/endpoints.ts) against
+// Endpoint parity: where the lean path sends SQS, Lambda and CloudWatch calls (src/aws/endpoints.ts), and where the
+// start-up line says a fleet's DynamoDB calls go, against
 // where the AWS SDK's own clients send them, for every region of the SDK's partition data (every partition)
 // with FIPS and dual-stack on and off, for the region and endpoint settings of the shared config profile, and
 // for AWS_ENDPOINT_URL* precedence. The reference is the real client: a middleware at the build step captures
@@ -15,14 +16,20 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { CloudWatchClient, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { EndpointConfigError, resolveAwsEndpoints, sqsCallOrigin, type AwsEndpoints, type AwsService } from '../../../src/aws/endpoints.ts';
 import { createSdkClients } from '../../../src/aws/clients.ts';
 import { loadAwsRegion } from '../../../src/config/region.ts';
 
-const SERVICES: readonly AwsService[] = ['sqs', 'lambda', 'cloudwatch'];
-const SERVICE_NAMES: Readonly<Record<AwsService, string>> = { sqs: 'SQS', lambda: 'Lambda', cloudwatch: 'CloudWatch' };
+const SERVICES: readonly AwsService[] = ['sqs', 'lambda', 'cloudwatch', 'dynamodb'];
+const SERVICE_NAMES: Readonly<Record<AwsService, string>> = {
+  sqs: 'SQS',
+  lambda: 'Lambda',
+  cloudwatch: 'CloudWatch',
+  dynamodb: 'DynamoDB',
+};
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
 /** What the SDK client did with one call: the URL it would have sent the request to, or the error it threw. */
@@ -63,9 +70,14 @@ async function sdkOutcome(service: AwsService, settings: ClientSettings, queueUr
     } else if (service === 'lambda') {
       const client = capture(new LambdaClient(config) as unknown as SQSClient) as unknown as LambdaClient;
       await client.send(new InvokeCommand({ FunctionName: 'f' }));
-    } else {
+    } else if (service === 'cloudwatch') {
       const client = capture(new CloudWatchClient(config) as unknown as SQSClient) as unknown as CloudWatchClient;
       await client.send(new PutMetricDataCommand({ Namespace: 'n', MetricData: [] }));
+    } else {
+      // As the fleet store builds its client (src/aws/fleet-store.ts): the region and --endpoint-url, nothing else.
+      // The credentials name no account, so the account-based endpoint stays out of it (AwsEndpoints.dynamodb).
+      const client = capture(new DynamoDBClient(config) as unknown as SQSClient) as unknown as DynamoDBClient;
+      await client.send(new DescribeTableCommand({ TableName: 't' }));
     }
   } catch (err) {
     if (err instanceof Captured) return { url: err.url };
@@ -76,7 +88,7 @@ async function sdkOutcome(service: AwsService, settings: ClientSettings, queueUr
 
 /** Where the lean path sends a call of `service`: its endpoint and the call's path (SQS: / , as the SDK's JSON protocol). */
 function leanUrl(endpoints: AwsEndpoints, service: AwsService): string {
-  const url = endpoints[service].url;
+  const url = endpoints[service]!.url;
   const base = url.pathname.replace(/\/+$/, '');
   const path = service === 'lambda' ? '/2015-03-31/functions/f/invocations' : '/';
   return `${url.origin}${base}${path}`;
@@ -84,8 +96,13 @@ function leanUrl(endpoints: AwsEndpoints, service: AwsService): string {
 
 async function leanOutcomes(region: string, endpointUrl?: string): Promise<Record<AwsService, Outcome>> {
   try {
-    const e = await resolveAwsEndpoints(region, endpointUrl);
-    return { sqs: { url: leanUrl(e, 'sqs') }, lambda: { url: leanUrl(e, 'lambda') }, cloudwatch: { url: leanUrl(e, 'cloudwatch') } };
+    const e = await resolveAwsEndpoints(region, endpointUrl, { dynamodb: true });
+    return {
+      sqs: { url: leanUrl(e, 'sqs') },
+      lambda: { url: leanUrl(e, 'lambda') },
+      cloudwatch: { url: leanUrl(e, 'cloudwatch') },
+      dynamodb: { url: leanUrl(e, 'dynamodb') },
+    };
   } catch (err) {
     assert.ok(err instanceof EndpointConfigError, `an EndpointConfigError, got ${String(err)}`);
     // Each refused service has its line; the others resolved.
@@ -94,7 +111,7 @@ async function leanOutcomes(region: string, endpointUrl?: string): Promise<Recor
       if (ok) return { url: leanUrl({ ...({} as AwsEndpoints), [s]: ok }, s) };
       return { error: err.problems.find((p) => p.includes(`no ${SERVICE_NAMES[s]} endpoint`)) ?? err.message };
     };
-    return { sqs: outcome('sqs'), lambda: outcome('lambda'), cloudwatch: outcome('cloudwatch') };
+    return { sqs: outcome('sqs'), lambda: outcome('lambda'), cloudwatch: outcome('cloudwatch'), dynamodb: outcome('dynamodb') };
   }
 }
 
@@ -120,6 +137,9 @@ const ENV_KEYS = [
   'AWS_ENDPOINT_URL_SQS',
   'AWS_ENDPOINT_URL_LAMBDA',
   'AWS_ENDPOINT_URL_CLOUDWATCH',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+  'AWS_ACCOUNT_ID',
+  'AWS_ACCOUNT_ID_ENDPOINT_MODE',
   'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
 ];
 const saved = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
@@ -171,7 +191,7 @@ describe('endpoints, against the SDK clients', () => {
     }
   });
 
-  it('resolves every region of every partition, with FIPS and dual-stack on and off, for SQS, Lambda and CloudWatch as the SDK does', async () => {
+  it('resolves every region of every partition, with FIPS and dual-stack on and off, for SQS, Lambda, CloudWatch and DynamoDB as the SDK does', async () => {
     const partitions = await partitionRegions();
     // The partitions issue 19 names must all be in the data, or the test proves less than it says.
     for (const id of ['aws', 'aws-cn', 'aws-us-gov', 'aws-iso', 'aws-iso-b', 'aws-eusc'])
@@ -193,7 +213,7 @@ describe('endpoints, against the SDK clients', () => {
       }
     }
     assert.deepEqual(differ, [], `${differ.length} of ${cases} cases differ`);
-    assert.ok(cases >= 4 * 3 * 40, `every region: ${cases} cases`);
+    assert.ok(cases >= 4 * 4 * 40, `every region: ${cases} cases`);
   });
 
   it('spot checks: the hosts issue 19 found wrong, as the SDK resolves them', async () => {
@@ -216,6 +236,15 @@ describe('endpoints, against the SDK clients', () => {
     assert.deepEqual((await host('us-isob-east-1'))[0], 'sqs.us-isob-east-1.sc2s.sgov.gov');
     assert.deepEqual((await host('eusc-de-east-1'))[0], 'sqs.eusc-de-east-1.amazonaws.eu');
     assert.deepEqual((await host('cn-north-1'))[1], 'lambda.cn-north-1.amazonaws.com.cn');
+    const dynamo = async (region: string, env: Record<string, string> = {}) => {
+      setEnv(env);
+      return (await resolveAwsEndpoints(region, undefined, { dynamodb: true })).dynamodb?.url.host;
+    };
+    assert.equal(await dynamo('us-east-1', { AWS_USE_FIPS_ENDPOINT: 'true' }), 'dynamodb-fips.us-east-1.amazonaws.com');
+    assert.equal(await dynamo('eu-west-1', { AWS_USE_DUALSTACK_ENDPOINT: 'true' }), 'dynamodb.eu-west-1.api.aws');
+    assert.equal(await dynamo('cn-north-1'), 'dynamodb.cn-north-1.amazonaws.com.cn');
+    setEnv({});
+    assert.equal((await resolveAwsEndpoints('eu-west-1', undefined)).dynamodb, undefined, 'without a fleet, not resolved');
     const fips = await resolveAwsEndpoints('fips-us-east-1', undefined);
     assert.deepEqual([fips.region, fips.useFips], ['us-east-1', true], 'signed for the region without the fips- prefix');
   });
@@ -293,6 +322,8 @@ describe('endpoints, against the SDK clients', () => {
       { AWS_ENDPOINT_URL_CLOUDWATCH: 'http://127.0.0.1:7003' },
       { AWS_ENDPOINT_URL: 'http://127.0.0.1:7000', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' },
       { AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:7001', AWS_USE_DUALSTACK_ENDPOINT: 'true' },
+      { AWS_ENDPOINT_URL: 'http://127.0.0.1:7000', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:7004' },
+      { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:7004', AWS_USE_FIPS_ENDPOINT: 'true' },
     ];
     for (const env of cases) {
       setEnv({ AWS_REGION: 'eu-west-1', ...env });
