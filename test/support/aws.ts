@@ -17,6 +17,7 @@ import {
   type QueueAttributeName,
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
+import { phaseTls } from './phase-tls.ts';
 
 export const TEST_REGION = 'us-east-1';
 export const TEST_CREDENTIALS = { accessKeyId: 'test', secretAccessKey: 'test' } as const;
@@ -36,6 +37,7 @@ export function localstackEndpoint(): string {
  */
 export function awsTestEnv(opts: { lambdaEndpoint?: string } = {}): Record<string, string> {
   const endpoint = localstackEndpoint();
+  const tls = phaseTls();
   return {
     AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
@@ -47,6 +49,8 @@ export function awsTestEnv(opts: { lambdaEndpoint?: string } = {}): Record<strin
     AWS_EC2_METADATA_DISABLED: 'true',
     AWS_CONFIG_FILE: '/dev/null',
     AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    // The TLS phase's private CA, given as a user behind one gives it (phase-tls.ts).
+    ...(tls === undefined ? {} : { AWS_CA_BUNDLE: tls.bundlePath }),
     ...(opts.lambdaEndpoint === undefined ? {} : { AWS_ENDPOINT_URL_LAMBDA: opts.lambdaEndpoint }),
   };
 }

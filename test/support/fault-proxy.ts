@@ -16,7 +16,10 @@ import {
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { phaseTls } from './phase-tls.ts';
 
 export type SqsOperation =
   | 'ReceiveMessage'
@@ -365,7 +368,15 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const host = options.host ?? '127.0.0.1';
   const random = options.random ?? Math.random;
   // Upstream connections are reused like the SDK's own, so a test does not pay a TCP handshake per call.
-  const agent = new Agent({ keepAlive: true });
+  const upstreamTls = upstream.protocol === 'https:';
+  const agent = upstreamTls ? new HttpsAgent({ keepAlive: true }) : new Agent({ keepAlive: true });
+  const sendUpstream = upstreamTls ? httpsRequest : httpRequest;
+  // In the TLS phase (phase-tls.ts) clients speak HTTPS to the proxy, as they do to AWS; a reset is still a TCP
+  // reset of the connection under the TLS session.
+  const phase = phaseTls();
+  const secureContext: SecureContext | undefined =
+    phase === undefined ? undefined : createSecureContext({ key: phase.key, cert: phase.cert });
+  const tcpUnder = new WeakMap<Socket, Socket>();
   const sockets = new Map<Socket, SocketState>();
   const timers = new Set<NodeJS.Timeout>();
   const callLog: CallRecord[] = [];
@@ -396,10 +407,16 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   // Connections are recycled as AWS does (idle ones closed after a while), not kept forever.
   http.keepAliveTimeout = 5_000;
 
-  const accept = (socket: Socket): void => {
+  const accept = (tcp: Socket): void => {
     if (closed) {
-      socket.destroy();
+      tcp.destroy();
       return;
+    }
+    const socket = secureContext === undefined ? tcp : new TLSSocket(tcp, { isServer: true, secureContext });
+    if (socket !== tcp) {
+      tcpUnder.set(socket, tcp);
+      tcp.on('error', () => {});
+      tcp.once('close', () => socket.destroy());
     }
     sockets.set(socket, { busy: 0, hung: false });
     socket.once('close', () => sockets.delete(socket));
@@ -451,7 +468,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const first = await openListener(options.port ?? 0);
   listener = first;
   const port = (first.address() as AddressInfo).port;
-  const url = `http://${host}:${port}`;
+  // The phase's certificate names localhost and 127.0.0.1.
+  const url = `${secureContext === undefined ? 'http' : 'https'}://${host}:${port}`;
 
   const makeRule = (ruleOptions: InjectOptions): RuleState => {
     if (ruleOptions.fault.kind === 'refuse' && ('count' in ruleOptions || 'operation' in ruleOptions || 'probability' in ruleOptions)) {
@@ -516,7 +534,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     let markSent: () => void = () => {};
     const sent = new Promise<void>((resolve) => (markSent = resolve));
     const response = new Promise<UpstreamResponse>((resolve, reject) => {
-      const upstreamReq = httpRequest(new URL(req.url ?? '/', upstream), { method: req.method, headers, agent, signal }, (upstreamRes) => {
+      const upstreamReq = sendUpstream(new URL(req.url ?? '/', upstream), { method: req.method, headers, agent, signal }, (upstreamRes) => {
         const chunks: Buffer[] = [];
         upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
         upstreamRes.on('error', reject);
@@ -553,7 +571,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     });
     const reset = (): void => {
       weEnded = true;
-      socket.resetAndDestroy();
+      (tcpUnder.get(socket) ?? socket).resetAndDestroy();
     };
     const answer = (response: UpstreamResponse): void => {
       if (res.destroyed) return;

@@ -7,12 +7,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { MANAGED_INSTANCES_THROTTLE, ManagedCapacity, type ManagedInstancesSpec } from './managed-instances.ts';
 import type { ChildMessage, ContextFields, ErrorPayload, ParentMessage } from './protocol.ts';
 import { DurableExecutions } from './durable-executions.ts';
 import { functionReads, type ConfigurationSpec, type FunctionReadCall } from './function-configuration.ts';
+import { phaseTls } from '../phase-tls.ts';
 import { takeIdle, tenantOf, type TenancyConfig } from './tenancy.ts';
 
 export type { ErrorPayload } from './protocol.ts';
@@ -602,13 +604,16 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
     });
   }
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) {
         send(res, 500, JSON.stringify({ message: String(error) }), { 'x-amzn-ErrorType': 'ServiceException' });
       }
     });
-  });
+  };
+  // HTTPS in the TLS phase (test/support/phase-tls.ts), as Lambda speaks; plain HTTP otherwise.
+  const tls = phaseTls();
+  const server = tls === undefined ? createServer(onRequest) : createHttpsServer({ key: tls.key, cert: tls.cert }, onRequest);
   await new Promise<void>((resolve, rejectListen) => {
     server.once('error', rejectListen);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
@@ -619,7 +624,8 @@ export async function startLambdaEndpoint(opts: LambdaEndpointOptions): Promise<
   const address = server.address() as AddressInfo;
 
   return {
-    url: `http://${address.address}:${address.port}`,
+    // The phase's certificate names localhost, as a real endpoint's certificate names its host.
+    url: tls === undefined ? `http://${address.address}:${address.port}` : `https://localhost:${address.port}`,
     invocations,
     rejected,
     durable,
