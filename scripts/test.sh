@@ -5,22 +5,24 @@
 #   unit -> process -> deploy (Helm chart, ECS, dashboards and the CDK construct; helm, kubernetes-validate and
 #   cfn-lint built once) ->
 #   integration (LocalStack, ElasticMQ and moto + test Lambda endpoint; then test/integration/alone/ one file at a
-#   time) -> temporal -> docker
+#   time) -> tls (the SQS- and Lambda-facing tests that matter most, over HTTPS with a private CA) -> temporal -> docker
 # and stops whatever it started, even when tests fail.
 #
 #   scripts/test.sh              everything
-#   scripts/test.sh unit process only some phases (unit, process, deploy, integration, temporal, docker)
+#   scripts/test.sh unit process only some phases (unit, process, deploy, integration, tls, temporal, docker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-node.sh
 
 phases=("$@")
-[ ${#phases[@]} -gt 0 ] || phases=(unit process deploy integration temporal docker)
+[ ${#phases[@]} -gt 0 ] || phases=(unit process deploy integration tls temporal docker)
 wants() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 started_localstack=0
 started_sqs_servers=()
+tls_servers_pid=""
 cleanup() {
+  if [ -n "$tls_servers_pid" ]; then kill "$tls_servers_pid" 2>/dev/null || true; fi
   if [ "$started_localstack" = 1 ]; then localstack/localstack.sh stop || true; fi
   if [ ${#started_sqs_servers[@]} -gt 0 ]; then scripts/sqs-servers.sh stop "${started_sqs_servers[@]}" || true; fi
 }
@@ -77,7 +79,7 @@ if wants deploy; then
   run_phase deploy 'test/deploy/**/*.test.ts' 'cdk/test/**/*.test.ts'
 fi
 
-if wants integration || wants temporal || wants docker; then
+if wants integration || wants tls || wants temporal || wants docker; then
   # With lambda: the migrate tests read and switch event source mappings on it (LocalStack keeps them; it cannot run
   # the function). About 36 MiB more resident and 1 s longer to start than without (a second instance would cost 160 MiB and 4 s) (docs/migrate.md, "Tests").
   export LOCALSTACK_SERVICES=sqs,cloudwatch,sts,iam,lambda
@@ -86,7 +88,7 @@ if wants integration || wants temporal || wants docker; then
     started_localstack=1
   fi
 fi
-if wants integration; then
+if wants integration || wants tls; then
   # The fault-injection tests start their own toxiproxy-server; build it once per machine (about 30 s).
   # Assigned before the export, so a failed build stops the run instead of leaving the variable empty.
   WORKERLESS_TOXIPROXY="$(scripts/toxiproxy.sh ensure)"
@@ -101,11 +103,42 @@ if wants integration; then
   done
   if [ ${#started_sqs_servers[@]} -gt 0 ]; then scripts/sqs-servers.sh start "${started_sqs_servers[@]}"; fi
 fi
+# Real SQS, Lambda and CloudWatch speak only HTTPS. The tls phase runs these files again over HTTPS
+# (test/support/phase-tls.ts): LocalStack on its own HTTPS port, ElasticMQ and moto behind a TLS terminator, the test
+# Lambda endpoint and the fault proxies serving HTTPS, the daemon trusting the private CA through AWS_CA_BUNDLE alone.
+tls_tests=(test/integration/tls-phase.test.ts test/integration/payload.test.ts test/integration/settle.test.ts
+  test/integration/receive-answer-size.test.ts test/integration/failure-destination.test.ts
+  test/integration/chaos.test.ts)
+# These run only over HTTPS, as users' daemons do: the plain run would add minutes and prove nothing more.
+tls_alone_tests=(test/integration/alone/many-queues-count.test.ts)
+tls_only=(test/integration/chaos.test.ts "${tls_alone_tests[@]}")
+plain_of() { local f o; for f in "$@"; do for o in "${tls_only[@]}"; do [ "$f" = "$o" ] && continue 2; done; echo "$f"; done; }
 # Integration files create uniquely named queues and their own Lambda endpoint, so they run in parallel.
-wants integration && run_phase integration --test-concurrency=3 'test/integration/*.test.ts'
+wants integration && mapfile -t files < <(plain_of test/integration/*.test.ts) && run_phase integration --test-concurrency=3 "${files[@]}"
 # Tests that hold hundreds or a thousand connections open on the SQS servers, or time a pickup through them, run
 # after them, one file at a time.
-wants integration && run_phase alone --test-concurrency=1 'test/integration/alone/*.test.ts'
+wants integration && mapfile -t files < <(plain_of test/integration/alone/*.test.ts) && run_phase alone --test-concurrency=1 "${files[@]}"
+if wants tls; then
+  tls_dir="$(mktemp -d)"
+  node test/support/tls-phase-servers.ts "$tls_dir" > "$tls_dir/servers.log" 2>&1 &
+  tls_servers_pid=$!
+  for _ in $(seq 1 300); do [ -f "$tls_dir/env" ] || ! kill -0 "$tls_servers_pid" 2>/dev/null && break; sleep 0.1; done
+  if [ -f "$tls_dir/env" ]; then
+    cat "$tls_dir/servers.log"
+    # In a subshell: the variables point the tests at the HTTPS endpoints for this phase only.
+    ( source "$tls_dir/env"
+      failed_phases=()
+      run_phase tls --import ./test/support/trust-phase-ca.ts --test-concurrency=3 "${tls_tests[@]}"
+      run_phase tls-alone --import ./test/support/trust-phase-ca.ts --test-concurrency=1 "${tls_alone_tests[@]}"
+      [ ${#failed_phases[@]} -eq 0 ] ) || failed_phases+=(tls)
+  else
+    echo "the TLS phase's servers did not start:"; cat "$tls_dir/servers.log"; failed_phases+=(tls)
+  fi
+  kill "$tls_servers_pid" 2>/dev/null || true
+  wait "$tls_servers_pid" 2>/dev/null || true
+  tls_servers_pid=""
+  rm -rf "$tls_dir"
+fi
 # The later phases do not use ElasticMQ and moto: free their memory now (cleanup covers a run cut short).
 if [ ${#started_sqs_servers[@]} -gt 0 ]; then
   scripts/sqs-servers.sh stop "${started_sqs_servers[@]}" || true
