@@ -12,9 +12,10 @@ import { startIdleDaemon, started, stopDaemon } from '../../support/daemon.ts';
 import { createFleetTable, motoDynamoEndpoint, startDynalite, uniqueTableName, type DynamoServer } from '../../support/dynamodb.ts';
 import { firstReceiveAfter, receivesPerQueue, startFaultProxy } from '../../support/fault-proxy.ts';
 import { functionFixture } from '../../support/functions.ts';
-import { freePort, get, sample } from '../../support/http.ts';
+import { freePort, sample } from '../../support/http.ts';
 import { startLambdaEndpoint, type LambdaEndpoint } from '../../support/lambda-endpoint/server.ts';
 import { ensureSqsServer, sqsServers } from '../../support/sqs-servers.ts';
+import { fleetOf, fromReplica, invokedBodies, overlapping, total } from '../../support/fleet.ts';
 
 const REPLICAS = 3;
 const QUEUES = 24;
@@ -43,37 +44,6 @@ const PAIRINGS: readonly Pairing[] = [
   { sqs: 'ElasticMQ', dynamo: 'moto' },
   { sqs: 'LocalStack', dynamo: 'dynalite' },
 ];
-
-/** The bodies the function was invoked with (those starting with `tag`), by body, counted. */
-function invokedBodies(endpoint: LambdaEndpoint, tag = ''): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const inv of endpoint.invocations) {
-    for (const r of (inv.payload as { Records?: { body?: string }[] } | null)?.Records ?? []) {
-      if (r.body?.startsWith(tag)) counts.set(r.body, (counts.get(r.body) ?? 0) + 1);
-    }
-  }
-  return counts;
-}
-
-/** A replica's page, asked again when a scrape misses its 2 s on two loaded cores. */
-async function fromReplica(port: number, path: string): Promise<string> {
-  for (let tries = 0; tries < 5; tries++) {
-    const answer = await get(`http://127.0.0.1:${port}`, path);
-    if (answer !== undefined) return answer.body;
-  }
-  assert.fail(`the replica on port ${port} answers ${path}`);
-}
-
-interface FleetView {
-  readonly mode: string;
-  readonly members: string[];
-  readonly owned: number;
-  readonly queues: number;
-  readonly share: number;
-  readonly concurrency: number;
-}
-const fleetOf = async (port: number): Promise<FleetView> =>
-  (JSON.parse(await fromReplica(port, '/status.json')) as { fleet: FleetView }).fleet;
 
 describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency: true, timeout: 300_000 }, () => {
   let endpoint: LambdaEndpoint;
@@ -332,14 +302,6 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
   }
 });
 
-/** The sum of a counter's samples over all its label sets. */
-function total(exposition: string, name: string): number {
-  return exposition
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
-
 describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_000 }, () => {
   it('3 replicas, 5,000 messages on one queue of 6 (as the issue asks): the owner advertises it busy and each replica makes at least 20% of the invocations, every message once', async () => {
     const MESSAGES = 5_000;
@@ -409,22 +371,6 @@ function meanInFlight(endpoint: LambdaEndpoint, fn: string, from: number, to: nu
     if (end > start) busyMs += end - start;
   }
   return busyMs / (to - from);
-}
-
-/** Bodies whose invocations overlapped in time: a message run twice while it was still in flight. */
-function overlapping(endpoint: LambdaEndpoint): string[] {
-  const spans = new Map<string, { start: number; end: number }[]>();
-  for (const inv of endpoint.invocations) {
-    for (const r of (inv.payload as { Records?: { body?: string }[] } | null)?.Records ?? []) {
-      if (r.body === undefined) continue;
-      const list = spans.get(r.body) ?? [];
-      list.push({ start: inv.startedAt, end: inv.endedAt ?? Infinity });
-      spans.set(r.body, list);
-    }
-  }
-  return [...spans]
-    .filter(([, list]) => list.some((a, i) => list.some((b, j) => i !== j && a.start < b.end && b.start < a.end)))
-    .map(([body]) => body);
 }
 
 describe('one budget for the fleet (issue 40)', { timeout: 300_000 }, () => {
