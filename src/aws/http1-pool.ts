@@ -6,12 +6,21 @@ import { markConnectionFacts, markNotSent } from '../core/errors.ts';
 import { Http1AnswerReader } from './http1-answer.ts';
 import { directNetwork, type AwsNetwork, type ProxyRoute } from './network.ts';
 import { openTunnel } from './proxy-tunnel.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /**
  * The lean transport's sockets: keep-alive HTTP/1.1 over net.Socket (tls.TLSSocket for https), one request at a
  * time per socket, up to `maxSockets` per origin, the rest waiting in order for the next free one; a free socket is
- * reused last-in first-out and closed when the server closes it or its `Keep-Alive: timeout` hint (less a second)
- * passes, as node:http's Agent does. The answer is read by src/aws/http1-answer.ts.
+ * reused last-in first-out and closed when the server closes it, after FREE_SOCKET_TIMEOUT_MS idle, or sooner when
+ * the server's `Keep-Alive: timeout` hint (less a second) says so, as node:http's global Agent does. The answer is
+ * read by src/aws/http1-answer.ts.
+ *
+ * A socket whose server has closed its side (its end of stream read) is never handed out again, even before its
+ * 'close' comes: a request written there is lost, and an Invoke that was never run is then "unknown" (issue 42: 3-5
+ * in 400 calls behind a server that closes connections idle for 200 ms; node:http's Agent destroys a free socket as
+ * soon as it reads its end). And a socket idle for RECHECK_IDLE_MS or more is written to only after the event loop
+ * has read what waits on it: a server's close that came while the loop was busy elsewhere (a stall, a burst of
+ * answers read in the same turn) is seen first, and the call goes to another socket, not sent.
  *
  * Why not node:http: a socket with a request open costs about 17 KiB there (ClientRequest, its parser, the agent's
  * bookkeeping) and about 5 KiB here, which at one long poll per queue is most of the daemon's memory at 10,000
@@ -53,6 +62,20 @@ const requestStart = channel(REQUEST_START_CHANNEL);
 
 /** node:http's Agent keeps a free socket until one second before the server's announced idle limit. */
 const KEEP_ALIVE_BUFFER_MS = 1_000;
+/**
+ * A free socket is closed after this long idle, hint or not: node:http's global Agent's `timeout` (5 s; the SDK's
+ * NodeHttpHandler builds its agents without one, so it keeps free sockets until the server closes them). A server
+ * that closes idle connections without a Keep-Alive hint (most AWS endpoints send none) races every reuse of a
+ * socket as old as its limit: the sooner the pool lets go, the fewer servers it races. Nothing on the hot path idles
+ * that long: a long poll's socket is reused at once, an Invoke's as soon as the next batch is ready.
+ */
+export const FREE_SOCKET_TIMEOUT_MS = 5_000;
+/**
+ * A free socket idle this long is written to only after the loop's next read of its sockets (two setImmediates): long
+ * enough that the hot path, whose sockets are reused within a few ms, never waits a turn; shorter than any server's
+ * idle limit seen (200 ms behind the proxy of issue 42).
+ */
+const RECHECK_IDLE_MS = 100;
 /** node:http's Agent keepAliveMsecs: TCP keep-alive probes start after this long without traffic. */
 const TCP_KEEP_ALIVE_MS = 1_000;
 
@@ -151,9 +174,14 @@ class Origin {
   start(exchange: Exchange): void {
     if (this.#destroyed) return exchange.fail(closedBeforeSent());
     let free = this.#free.pop();
-    // A free socket the server has just closed (its 'close' not yet handled) is passed over.
-    while (free !== undefined && !free.usable) free = this.#free.pop();
-    if (free) free.send(exchange);
+    // A free socket the server has closed (its 'close' not yet handled) or idle past its bound (its timer late behind
+    // a busy event loop) is passed over, and closed.
+    const now = monotonicNow();
+    while (free !== undefined && !free.usable(now)) {
+      free.destroy();
+      free = this.#free.pop();
+    }
+    if (free) free.send(exchange, now - free.freedAt >= RECHECK_IDLE_MS);
     else if (this.#open.size < this.#maxSockets) this.#connect().send(exchange);
     else {
       this.#waiting.add(exchange);
@@ -165,7 +193,11 @@ class Origin {
   release(connection: Connection, keepAliveMs: number | undefined): void {
     const next = this.#nextWaiting();
     if (next) return connection.send(next);
-    connection.idle(keepAliveMs === undefined ? 0 : Math.max(keepAliveMs - KEEP_ALIVE_BUFFER_MS, 1));
+    // As node:http's Agent: the hint less a second, if it is sooner than the bound; a hint of a second or less, not kept.
+    const idleMs =
+      keepAliveMs === undefined ? FREE_SOCKET_TIMEOUT_MS : Math.min(keepAliveMs - KEEP_ALIVE_BUFFER_MS, FREE_SOCKET_TIMEOUT_MS);
+    if (idleMs <= 0) return connection.destroy();
+    connection.idle(idleMs, monotonicNow());
     this.#free.push(connection);
   }
 
@@ -253,6 +285,16 @@ class Connection {
   #connected = false;
   #exchange: Exchange | undefined;
   #closed = false;
+  /** The server closed its side (the socket read its end): no request is written here again. */
+  #ended = false;
+  /** While free: when (monotonic ms) it stops being handed out. */
+  #freeUntil = Infinity;
+  /** When (monotonic ms) it was last made free. */
+  freedAt = 0;
+  /** The call it carries waits for the loop to read this socket before its request is written (RECHECK_IDLE_MS). */
+  #unsent = false;
+  /** The turns of the event loop still to pass before then. */
+  #recheckTurns = 0;
 
   constructor(origin: Origin, https: boolean) {
     this.#origin = origin;
@@ -269,6 +311,7 @@ class Connection {
     socket.on('timeout', () => {
       if (this.#exchange === undefined) socket.destroy();
     });
+    socket.on('end', () => this.#end());
     socket.on('close', () => this.#close());
     if (this.#pending !== undefined) {
       socket.write(this.#pending);
@@ -293,23 +336,50 @@ class Connection {
     return this.#connected;
   }
 
-  get usable(): boolean {
-    return !this.#closed && !(this.#socket?.destroyed ?? false);
+  /** Whether a call may be sent here at `now`: open, its server's side too, and not idle past its bound. */
+  usable(now: number): boolean {
+    return !this.#closed && !this.#ended && now < this.#freeUntil && !(this.#socket?.destroyed ?? false);
   }
 
-  send(exchange: Exchange): void {
+  /** Carries `exchange`; `recheck`: its request is written after the loop has read this socket once more. */
+  send(exchange: Exchange, recheck = false): void {
     this.#exchange = exchange;
+    this.#freeUntil = Infinity;
     exchange.bind(this);
     if (this.#socket === undefined) {
       this.#pending = exchange.takeRequest();
       return;
     }
     this.#socket.setTimeout(0);
-    this.#socket.write(exchange.takeRequest());
+    if (recheck) {
+      // Two immediates: the first may run in the check phase of the turn under way, before the loop reads its
+      // sockets again (a call started from an answer read in this turn's poll); the second runs after the next poll.
+      this.#unsent = true;
+      this.#recheckTurns = 2;
+      setImmediate(writeRechecked, this);
+    } else this.#socket.write(exchange.takeRequest());
   }
 
-  /** Free: closed after `timeoutMs` (0: kept until the server closes it). */
-  idle(timeoutMs: number): void {
+  /**
+   * Two turns after send(exchange, true), past a poll phase that read this socket: the request is written if the
+   * server has not closed it meanwhile, else the call is sent on another socket (nothing of it left this one).
+   */
+  writeRechecked(): void {
+    const exchange = this.#exchange;
+    if (!this.#unsent || exchange === undefined) return;
+    if (--this.#recheckTurns > 0 && !exchange.over) return void setImmediate(writeRechecked, this);
+    if (exchange.over) this.#unsent = false;
+    else if (this.#ended || this.#closed || this.#socket === undefined || this.#socket.destroyed) this.#resend();
+    else {
+      this.#unsent = false;
+      this.#socket.write(exchange.takeRequest());
+    }
+  }
+
+  /** Free from `now`: closed after `timeoutMs` idle, and never handed out past it, even before its timer fires. */
+  idle(timeoutMs: number, now: number): void {
+    this.freedAt = now;
+    this.#freeUntil = now + timeoutMs;
     this.#socket?.setTimeout(timeoutMs);
   }
 
@@ -320,8 +390,9 @@ class Connection {
 
   #data(chunk: Buffer): void {
     const exchange = this.#exchange;
-    // Bytes nobody asked for: the connection cannot be trusted with the next call.
-    if (exchange === undefined) return void this.#socket?.destroy();
+    // Bytes nobody asked for: the connection cannot be trusted with the next call (a call not written yet goes to
+    // another socket as it closes).
+    if (exchange === undefined || this.#unsent) return void this.#socket?.destroy();
     let answer;
     try {
       answer = exchange.reader.read(chunk);
@@ -332,11 +403,33 @@ class Connection {
     if (answer === undefined) return;
     this.#exchange = undefined;
     exchange.done({ status: answer.status, headers: answer.headers, body: answer.body });
-    if (answer.keepAlive && !this.#closed) this.#origin.release(this, answer.keepAliveMs);
+    if (answer.keepAlive && !this.#closed && !this.#ended) this.#origin.release(this, answer.keepAliveMs);
     else this.#socket?.destroy();
   }
 
+  /**
+   * The server closed its side. A free socket is closed now, not after the end of ours and the 'close' that follow
+   * a turn of the event loop later (the window the pool handed it out in); a call in flight ends with the 'close'.
+   */
+  #end(): void {
+    this.#ended = true;
+    if (this.#exchange === undefined) this.#socket?.destroy();
+    else this.#resend();
+  }
+
+  /** The call's request was not written here yet: the socket is closed and the call goes to another; else false. */
+  #resend(): boolean {
+    const exchange = this.#exchange;
+    if (!this.#unsent || exchange === undefined) return false;
+    this.#unsent = false;
+    this.#exchange = undefined;
+    this.#socket?.destroy();
+    if (!exchange.over) this.#origin.start(exchange);
+    return true;
+  }
+
   #fail(err: Error): void {
+    if (this.#resend()) return;
     const exchange = this.#exchange;
     this.#exchange = undefined;
     this.#socket?.destroy();
@@ -346,6 +439,7 @@ class Connection {
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#resend()) return void this.#origin.closed(this);
     const exchange = this.#exchange;
     this.#exchange = undefined;
     if (exchange) {
@@ -393,6 +487,11 @@ class Exchange {
     signal?.addEventListener('abort', this, ONCE);
   }
 
+  /** Answered, failed or aborted. */
+  get over(): boolean {
+    return this.#over;
+  }
+
   takeRequest(): string {
     const request = this.#request;
     this.#request = '';
@@ -433,6 +532,11 @@ class Exchange {
 }
 
 const ONCE = { once: true } as const;
+
+/** setImmediate's callback for send(exchange, true): a function of its argument, no closure per call. */
+function writeRechecked(connection: Connection): void {
+  connection.writeRechecked();
+}
 
 /** A call that never got a socket: the pool was destroyed first. */
 function closedBeforeSent(): Error {
