@@ -60,9 +60,10 @@ async function gatherWindow(batch: GatheringBatch, halt: AbortSignal, deps: Gath
   count(messages);
   let receives = 1;
   let lastReceiveEmpty = false;
+  let readSinceFirst = false;
   for (;;) {
     const decision = decideGather(
-      { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty },
+      { count: messages.length, bytes, largestRecordBytes, startedAt: batch.receivedAt, lastReceiveEmpty, readSinceFirst },
       deps.window,
       deps.now(),
     );
@@ -81,6 +82,7 @@ async function gatherWindow(batch: GatheringBatch, halt: AbortSignal, deps: Gath
     const startedAt = deps.now();
     const more = await deps.receiver.more(queue, decision.max, decision.waitSec, halt, lease.timeoutMs / 1000);
     receives++;
+    readSinceFirst = true;
     if (more === undefined) {
       deps.log.warn(context, 'a receive for the batching window failed; invoking what was gathered');
       return;

@@ -35,6 +35,12 @@ export interface Gathered {
   readonly startedAt: number;
   /** The last receive returned nothing (the queue looks empty for now). */
   readonly lastReceiveEmpty: boolean;
+  /**
+   * The queue was read again since the batch's first receive. False while a batch that an idle poll received
+   * waited for a loop (with --concurrency 1, while the previous batch was invoked): its window may be over
+   * before the gathering starts, and what arrived in it is still in the queue.
+   */
+  readonly readSinceFirst: boolean;
 }
 
 export type GatherDecision =
@@ -69,8 +75,11 @@ export function decideGather(g: Gathered, window: BatchWindow, now: number): Gat
   const fit = g.largestRecordBytes > 0 ? Math.floor((window.maxBytes - g.bytes) / g.largestRecordBytes) : SQS_RECEIVE_MAX;
   if (fit <= 0) return { action: 'invoke', reason: 'payload' };
   const remainingMs = g.startedAt + window.windowMs - now;
-  if (remainingMs <= 0) return { action: 'invoke', reason: 'window' };
   const max = Math.min(SQS_RECEIVE_MAX, window.batchSize - g.count, fit);
+  // A window that ran out before the queue was read again (the batch waited for a loop) is still read once, so
+  // the batch takes what arrived in it instead of leaving it to the next batch.
+  if (remainingMs <= 0)
+    return g.readSinceFirst ? { action: 'invoke', reason: 'window' } : { action: 'receive', max, waitSec: 0, delayMs: 0 };
   if (remainingMs >= 1_000)
     return { action: 'receive', max, waitSec: Math.min(window.maxWaitSec, Math.floor(remainingMs / 1_000)), delayMs: 0 };
   return { action: 'receive', max, waitSec: 0, delayMs: g.lastReceiveEmpty ? remainingMs : 0 };

@@ -73,6 +73,30 @@ describe('Dispatcher with a batching window', () => {
     assert.ok(wait >= 1_400 && wait < 2_100, `the second batch invoked ${wait} ms after its message was sent, window 1500 ms`);
   });
 
+  it('a batch whose window ran out while it waited for the busy loop still takes what arrived in its window', async () => {
+    // The first Invoke outlasts the second batch's window: without one more read the second batch would go alone
+    // and the message sent in its window would be left for a batch of its own.
+    const starts: number[] = [];
+    const t0 = Date.now();
+    const invoker = new FakeInvoker(async () => {
+      starts.push(Date.now() - t0);
+      if (starts.length === 1) await delay(2_500);
+      return ok();
+    });
+    const { source, stop, running } = startDispatcher([queue('q')], { batchSize: 25, batchWindowMs: 1_000, concurrency: 1 }, invoker);
+    await delay(300);
+    source.push('q', message());
+    await until(() => starts.length === 1, 5_000, 'the first batch invoked');
+    await delay(200);
+    source.push('q', message());
+    await delay(500);
+    source.push('q', message());
+    await until(() => source.deleted.length === 3, 10_000, 'all deleted');
+    stop.abort();
+    await running;
+    assert.deepEqual(sizes(invoker), [1, 2]);
+  });
+
   it('a full batch is invoked at once; the rest waits for its window', async () => {
     const { invoker, starts, reset } = timedInvoker();
     const { source, stop, running } = startDispatcher([queue('q')], { batchSize: 30, batchWindowMs: 1_500 }, invoker, (s) =>

@@ -17,6 +17,7 @@ const gathered = (over: Partial<Gathered> = {}): Gathered => ({
   largestRecordBytes: 1_000,
   startedAt: T0,
   lastReceiveEmpty: false,
+  readSinceFirst: true,
   ...over,
 });
 
@@ -30,6 +31,17 @@ describe('batch window: when to invoke', () => {
     assert.deepEqual(decideGather(gathered(), window(), T0 + 10_000), { action: 'invoke', reason: 'window' });
     assert.deepEqual(decideGather(gathered(), window(), T0 + 12_345), { action: 'invoke', reason: 'window' });
     assert.equal(decideGather(gathered(), window(), T0 + 9_999).action, 'receive');
+  });
+
+  it('a window that ran out before the queue was read again (the batch waited for a loop) is read once, then invoked', () => {
+    const waited = gathered({ readSinceFirst: false });
+    assert.deepEqual(decideGather(waited, window(), T0 + 12_345), { action: 'receive', max: 10, waitSec: 0, delayMs: 0 });
+    assert.deepEqual(decideGather(gathered({ lastReceiveEmpty: true }), window(), T0 + 12_345), { action: 'invoke', reason: 'window' });
+    // Full and payload still come first.
+    assert.deepEqual(decideGather(gathered({ readSinceFirst: false, count: 100 }), window(), T0 + 12_345), {
+      action: 'invoke',
+      reason: 'full',
+    });
   });
 
   it('invokes when the next message, as large as the largest so far, would pass the payload limit', () => {
