@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { answerTooLarge } from '../core/answer-caps.ts';
+import { BodyPieces } from './body-pieces.ts';
 
 /**
  * One HTTP/1.1 answer (RFC 9112), read from the bytes of a connection as they come: the pure core of the lean
@@ -14,7 +15,8 @@ import { answerTooLarge } from '../core/answer-caps.ts';
  * - the connection kept for the next request unless the answer says `Connection: close`, is HTTP/1.0 without
  *   `Connection: keep-alive`, or ends with the connection.
  * On top, the body is capped at `maxBodyBytes` (src/core/answer-caps.ts): a Content-Length above the cap is
- * refused before a byte of the body is read, and a body that grows past it as soon as it does.
+ * refused before a byte of the body is read, and a body that grows past it as soon as it does; the body is held at
+ * the cost of its bytes, however small the chunks or reads it comes in (src/aws/body-pieces.ts).
  */
 
 /** Node's default --max-http-header-size: the status line and all fields of one answer. */
@@ -52,8 +54,8 @@ export class Http1AnswerReader {
   #chunkLeft = -1;
   /** After a chunk's data: its CRLF still to skip. */
   #chunkCrlf = false;
-  readonly #body: Buffer[] = [];
-  #bodyBytes = 0;
+  /** The body so far, held at the cost of its bytes however small its pieces (src/aws/body-pieces.ts). */
+  readonly #body = new BodyPieces();
   #done: Http1Answer | undefined;
 
   constructor(maxBodyBytes: number) {
@@ -191,7 +193,7 @@ export class Http1AnswerReader {
     const bytes = parseInt(size[1]!, 16);
     if (bytes === 0) this.#chunkLeft = -2;
     else {
-      if (this.#bodyBytes + bytes > this.#maxBodyBytes) throw answerTooLarge(this.#bodyBytes + bytes, this.#maxBodyBytes, false);
+      if (this.#body.bytes + bytes > this.#maxBodyBytes) throw answerTooLarge(this.#body.bytes + bytes, this.#maxBodyBytes, false);
       this.#chunkLeft = bytes;
     }
     return rest;
@@ -199,10 +201,9 @@ export class Http1AnswerReader {
 
   #append(bytes: Buffer): void {
     if (bytes.length === 0) return;
-    this.#bodyBytes += bytes.length;
-    if (this.#bodyBytes > this.#maxBodyBytes) throw answerTooLarge(this.#bodyBytes, this.#maxBodyBytes, false);
-    // A view of part of a larger read is copied: kept as it is, it would keep the whole read alive.
-    this.#body.push(bytes.length === bytes.buffer.byteLength ? bytes : Buffer.from(bytes));
+    const total = this.#body.bytes + bytes.length;
+    if (total > this.#maxBodyBytes) throw answerTooLarge(total, this.#maxBodyBytes, false);
+    this.#body.add(bytes);
   }
 
   #finish(keepAlive: boolean): void {
@@ -210,7 +211,7 @@ export class Http1AnswerReader {
     this.#done = {
       status: this.#status,
       headers: this.#headers,
-      body: this.#body.length === 1 ? this.#body[0]! : Buffer.concat(this.#body),
+      body: this.#body.join(),
       keepAlive,
       keepAliveMs: hint ? Number(hint[1]) * 1000 : undefined,
     };

@@ -1,11 +1,13 @@
 import { Transform, type Readable } from 'node:stream';
+import { BodyPieces } from './body-pieces.ts';
 import { answerTooLarge, INVOKE_ANSWER_MAX_BYTES, RECEIVE_ANSWER_MAX_BYTES, SMALL_ANSWER_MAX_BYTES } from '../core/answer-caps.ts';
 
 /**
  * The answer caps of src/core/answer-caps.ts on the SDK's clients (`--aws-client sdk`), so both clients refuse the
  * same answers with the same error: an SDK middleware placed just inside the deserializer, which sees the raw
  * answer before its body is read. A Content-Length over the cap is refused at once, and the body is counted on
- * its way to the deserializer, which fails with AnswerTooLarge (and the socket is destroyed) once it grows past it.
+ * its way to the deserializer, which fails with AnswerTooLarge (and the socket is destroyed) once it grows past it;
+ * small chunks reach it gathered in blocks, so the body costs its bytes.
  * Use: `client.middlewareStack.addRelativeTo(capAnswers(service), CAP_ANSWERS)`.
  */
 export function capAnswers(service: 'sqs' | 'lambda' | 'cloudwatch' | 'sns') {
@@ -21,15 +23,22 @@ export function capAnswers(service: 'sqs' | 'lambda' | 'cloudwatch' | 'sns') {
         throw answerTooLarge(announced, maxBytes, true);
       }
       if (body && typeof body.pipe === 'function') {
-        let read = 0;
+        // Small chunks are passed on gathered in blocks: the SDK's collector keeps a buffer a chunk, so 1-byte chunks
+        // would cost it some 130 bytes a body byte under the cap (src/aws/body-pieces.ts).
+        const pieces = new BodyPieces();
         const counted = new Transform({
           transform(chunk: Buffer, _encoding, done) {
-            read += chunk.length;
-            if (read > maxBytes) {
+            if (pieces.bytes + chunk.length > maxBytes) {
               body.destroy();
-              return done(answerTooLarge(read, maxBytes, false));
+              return done(answerTooLarge(pieces.bytes + chunk.length, maxBytes, false));
             }
-            done(null, chunk);
+            pieces.add(chunk);
+            for (const piece of pieces.take()) this.push(piece);
+            done();
+          },
+          flush(done) {
+            for (const piece of pieces.takeAll()) this.push(piece);
+            done();
           },
         });
         body.on('error', (err) => counted.destroy(err));
