@@ -9,6 +9,7 @@ import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { countMessages, createQueue, localstackEndpoint, messageCounts, sendMessages, sqsClient } from '../support/aws.ts';
 import type { CliRun } from '../support/cli.ts';
 import { problems, startDaemon, started, stopDaemon } from '../support/daemon.ts';
+import { QUIET_EVERY } from '../../src/dispatch/queue-visibility.ts';
 import { until } from '../support/factories.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { functionFixture } from '../support/functions.ts';
@@ -216,7 +217,11 @@ describe('fault injection: the visibility lease', () => {
       // Received before the daemon has read the change: the receive states the 60 s its lease assumes.
       const early = await sendMessages(q.url, [JSON.stringify({ sleepMs: 8_000 })]);
       const changed = "the queue's visibility timeout changed; receives from now on state it, leases already open keep theirs";
-      await until(() => daemon.logs().some((l) => l['msg'] === changed), 10_000, 'the change read', 100);
+      // A queue whose last poll came back empty is re-read only every QUIET_EVERY-th refresh, and this one is quiet
+      // but for the one receive: when the first refresh ran before the change reached SQS (a CI run on a loaded host,
+      // where SetQueueAttributes took over the 2 s), the change is read QUIET_EVERY refreshes later, 12 s after the
+      // start, and a 10 s wait failed. Wait for that refresh, and 5 s more for a loaded host.
+      await until(() => daemon.logs().some((l) => l['msg'] === changed), (QUIET_EVERY + 1) * 2_000 + 5_000, 'the change read', 100);
       await delay(1_500); // the long polls sent before it are over
       // Received after it: 5 s stated, and the lease extends by 5 s while the 8 s run goes on.
       const late = await sendMessages(q.url, [JSON.stringify({ sleepMs: 8_000 }), JSON.stringify({ sleepMs: 8_000 })]);
