@@ -10,53 +10,9 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FREE_SOCKET_TIMEOUT_MS, Http1Pool } from '../../../src/aws/http1-pool.ts';
+import { RawServer } from '../../support/raw-http-server.ts';
 
 const abortError = (signal: AbortSignal) => Object.assign(new Error('Request aborted', { cause: signal.reason }), { name: 'AbortError' });
-
-/** Answers each request with 200 "ok" and closes a connection idle for `idleMs` after its last answer (null: never). */
-class IdleClosingServer {
-  readonly server: net.Server;
-  idleMs: number | null = null;
-  connections = 0;
-  readonly sockets = new Set<net.Socket>();
-
-  constructor() {
-    this.server = net.createServer((socket) => {
-      this.connections++;
-      this.sockets.add(socket);
-      socket.on('error', () => {});
-      let idle: NodeJS.Timeout | undefined;
-      socket.on('close', () => {
-        clearTimeout(idle);
-        this.sockets.delete(socket);
-      });
-      let read = Buffer.alloc(0);
-      socket.on('data', (chunk) => {
-        clearTimeout(idle);
-        read = Buffer.concat([read, chunk]);
-        for (;;) {
-          const head = read.indexOf('\r\n\r\n');
-          if (head < 0) return;
-          const length = Number(/content-length: *(\d+)/i.exec(read.toString('latin1', 0, head))?.[1] ?? 0);
-          if (read.length < head + 4 + length) return;
-          read = read.subarray(head + 4 + length);
-          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-          if (this.idleMs !== null) idle = setTimeout(() => socket.destroy(), this.idleMs);
-        }
-      });
-    });
-  }
-
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as net.AddressInfo).port;
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 /** A server that answers "ok N" (N: its connection's number) and closes each connection 20 ms after its answer. */
 const CHILD_SERVER = `
@@ -73,7 +29,7 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
 describe('Http1Pool and servers that close idle connections', () => {
-  const server = new IdleClosingServer();
+  const server = new RawServer();
   let port = 0;
   before(async () => (port = await server.listen()));
   after(() => server.close());

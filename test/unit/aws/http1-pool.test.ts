@@ -13,50 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Http1Pool, type Http1Result, type Http1Target } from '../../../src/aws/http1-pool.ts';
+import { RawServer } from '../../support/raw-http-server.ts';
 
 const NOT_SENT = Symbol.for('workerless.notSent');
 const abortError = (signal: AbortSignal) => Object.assign(new Error('Request aborted', { cause: signal.reason }), { name: 'AbortError' });
 const target = (port: number, https = false): Http1Target => ({ host: `localhost:${port}`, hostname: 'localhost', port, https });
-
-/** A TCP server that reads each request whole (head and Content-Length body) and answers with `answer(n)`. */
-class RawServer {
-  readonly server: net.Server;
-  connections = 0;
-  readonly sockets = new Set<net.Socket>();
-  answer: (socket: net.Socket, n: number) => void = (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-  requests = 0;
-
-  constructor() {
-    this.server = net.createServer((socket) => {
-      this.connections++;
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => {});
-      let read = Buffer.alloc(0);
-      socket.on('data', (chunk) => {
-        read = Buffer.concat([read, chunk]);
-        for (;;) {
-          const head = read.indexOf('\r\n\r\n');
-          if (head < 0) return;
-          const length = Number(/content-length: *(\d+)/i.exec(read.toString('latin1', 0, head))?.[1] ?? 0);
-          if (read.length < head + 4 + length) return;
-          read = read.subarray(head + 4 + length);
-          this.answer(socket, ++this.requests);
-        }
-      });
-    });
-  }
-
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as net.AddressInfo).port;
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 type Outcome = { status: number; body: string; requestId: unknown } | { code: unknown };
 
