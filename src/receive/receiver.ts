@@ -85,6 +85,8 @@ export class Receiver<L = unknown> {
   readonly #slots: QueueSlots;
   /** Loops waiting for a slot to be given back; each slot given back wakes one, which looks again. */
   readonly #slotWaiters = new WaitQueue();
+  /** Loops that found no queue to read (each backing off or another replica's): a change of the fleet's view wakes them. */
+  readonly #unserved = new WaitQueue();
   /** Per queue: parked batches taking their slot back, served before new receives. */
   readonly #unparkLines: WaitQueue[];
   /** The idle loops and their polls (src/receive/idle-loops.ts). */
@@ -213,9 +215,13 @@ export class Receiver<L = unknown> {
       (i) => this.#idle.waiting(i) || (this.#health.retryAt(i) <= now && (serves === undefined || serves(queues[i]!))),
     );
     if (drawn.length === 0) {
+      // Every queue backs off: look again when the first back-off ends. A healthy queue another replica polls (its
+      // back-off over, so the first one is now or past) or no queue at all (every one left the route): within
+      // LIMIT_RECHECK_MS, as a loop at its limits does. Either way at once when the fleet's view changes. Never a
+      // wait of 0: a loop of a replica that owned none of its queues came straight back, and its loops, each
+      // resolving at once, starved the event loop (no heartbeat, no probe answered: the replica froze).
       const retryAt = this.#health.firstRetryAt();
-      // No queue at all (every one left the route): look again as a loop at its limits does.
-      await sleep(retryAt === Infinity ? LIMIT_RECHECK_MS : retryAt - now, stop);
+      await this.#unserved.wait(stop, retryAt > now && retryAt !== Infinity ? retryAt - now : LIMIT_RECHECK_MS);
       return undefined;
     }
     const order = this.#slots.prioritise(drawn, now);
@@ -319,10 +325,11 @@ export class Receiver<L = unknown> {
   }
 
   /**
-   * The fleet's view changed (src/fleet/fleet-member.ts): queues this replica serves now get their polls at once;
-   * a loop that found no queue to serve looks again within LIMIT_RECHECK_MS.
+   * The fleet's view changed (src/fleet/fleet-member.ts): queues this replica serves now get their polls at once,
+   * and the loops that found no queue to serve look again.
    */
   servesChanged(): void {
+    while (this.#unserved.wakeOne());
     this.#idle.poll();
   }
 

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Message } from '@aws-sdk/client-sqs';
+import { LIMIT_RECHECK_MS } from '../../../src/receive/idle-loops.ts';
 import { Receiver } from '../../../src/receive/receiver.ts';
 import type { EntryFailure, MessageSource, ReceiveOptions, ResolvedQueue } from '../../../src/core/queue.ts';
 import { message, queue, silentLogger } from '../../support/factories.ts';
@@ -82,6 +83,38 @@ describe('Receiver with a fleet view', () => {
     stop.abort();
     mock.timers.tick(1_000);
     await pass;
+  });
+
+  it('a loop of a replica that serves no queue waits until the view changes or LIMIT_RECHECK_MS passes, never 0 ms', async () => {
+    // Its wait was the first back-off's end minus now: in the past for a healthy queue, so each loop came straight
+    // back and the replica's loops, resolving at once, starved its event loop (no heartbeat, no probe answered).
+    const served = new Set<string>();
+    const { source, receiver, stop } = setup(served);
+    const ended: number[] = [];
+    const loop = async (rounds: number) => {
+      for (let i = 0; i < rounds && !stop.signal.aborted; i++) {
+        await receiver.next(stop.signal);
+        ended.push(Date.now());
+      }
+    };
+    const running = loop(3);
+    for (let i = 0; i < 5; i++) await flush();
+    assert.deepEqual(ended, [], 'the loop waits');
+    mock.timers.tick(LIMIT_RECHECK_MS);
+    for (let i = 0; i < 5; i++) await flush();
+    assert.deepEqual(ended, [START + LIMIT_RECHECK_MS], 'looked again once, after LIMIT_RECHECK_MS');
+    served.add('b');
+    receiver.servesChanged();
+    for (let i = 0; i < 5; i++) await flush();
+    assert.deepEqual(ended, [START + LIMIT_RECHECK_MS, START + LIMIT_RECHECK_MS], 'woken at once by the change of view');
+    assert.deepEqual(
+      source.calls.filter(([, w]) => w === 0).map(([q]) => q),
+      ['b'],
+      'then reads the queue it serves',
+    );
+    stop.abort();
+    mock.timers.tick(LIMIT_RECHECK_MS);
+    await running;
   });
 
   it('reports the queues whose receives came back full lately as busy', async () => {
