@@ -30,6 +30,8 @@ export interface FleetView {
   readonly members: string[];
   readonly owned: number;
   readonly queues: number;
+  /** Queues some member advertises as busy. */
+  readonly busy: number;
   readonly share: number;
   readonly concurrency: number;
 }

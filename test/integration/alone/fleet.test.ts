@@ -50,7 +50,9 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
   let dynalite: DynamoServer;
   const runs: CliRun[] = [];
   before(async () => {
-    endpoint = await startLambdaEndpoint({ functions: { echo: { handler: functionFixture('echo.mjs') } } });
+    endpoint = await startLambdaEndpoint({
+      functions: { echo: { handler: functionFixture('echo.mjs') }, slow: { handler: functionFixture('slow.mjs') } },
+    });
     dynalite = await startDynalite();
   });
   after(async () => {
@@ -78,6 +80,55 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
       assert.doesNotMatch(said, /\n\s+at /, 'no stack trace');
     });
   }
+
+  it('3 replicas on one queue: the two that own nothing stay alive (they heartbeat and answer their probes) while it is busy and after, and every message is invoked once', async () => {
+    // A replica that owned none of its queues spun in 0 ms waits once its loops came back from a busy queue that
+    // went quiet, and froze (CI: one of 3 replicas of the budget test, which own no queue of 6 about one time in 11,
+    // dropped out of the fleet and invoked nothing).
+    const server = sqsServers().find((s) => s.name === 'ElasticMQ')!;
+    await ensureSqsServer(server);
+    const table = uniqueTableName('wl-fleet-one');
+    await createFleetTable(dynalite.endpoint, table);
+    const sqs = sqsClient(server.endpoint);
+    const queue = await createQueue('wl-fleet-one', {}, sqs);
+    const ports = await Promise.all(Array.from({ length: REPLICAS }, freePort));
+    const replicas = ports.map((port) => {
+      const run = startIdleDaemon(
+        endpoint.url,
+        server.endpoint,
+        [
+          ...['--function', 'slow', '--queues', queue.name, '--poll-for', String(POLL_FOR), '--concurrency', '8', '--batch-size', '1'],
+          ...['--fleet-table', table, '--fleet-name', table, '--fleet-heartbeat', '2s', '--http-port', String(port)],
+        ],
+        { AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint },
+      );
+      runs.push(run);
+      return run;
+    });
+    await Promise.all(replicas.map(started));
+    await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
+    assert.deepEqual((await Promise.all(ports.map(fleetOf))).map((v) => v.owned).sort(), [0, 0, 1]);
+    // Busy for about 10 s (8 loops a replica, 200 ms a message): advertised, received from by all, then quiet.
+    const bodies = Array.from({ length: 400 }, (_, i) => JSON.stringify({ sleepMs: 200, one: i }));
+    await sendMessages(queue.url, bodies, sqs);
+    await endpoint.waitFor(() => invokedBodies(endpoint, '{"sleepMs":200,"one"').size === bodies.length, 90_000);
+    // Past the busy mark (2 heartbeats) and one expiry more: a frozen replica has dropped out of its peers' view.
+    await sleep(10_500);
+    const views = await Promise.all(ports.map(fleetOf));
+    assert.deepEqual(
+      views.map((v) => [v.mode, v.members.length]),
+      [
+        ['shared', 3],
+        ['shared', 3],
+        ['shared', 3],
+      ],
+    );
+    assert.ok(
+      [...invokedBodies(endpoint, '{"sleepMs":200,"one"').values()].every((n) => n === 1),
+      'every message invoked once',
+    );
+    for (const r of replicas) assert.equal(await stopDaemon(r), 0);
+  });
 
   it('DynamoDB silent for 30 s: every replica falls back to every queue, says so in a line and a gauge, loses nothing, and shares again', async () => {
     const server = sqsServers().find((s) => s.name === 'ElasticMQ')!;
@@ -303,8 +354,10 @@ describe('a fleet of replicas over one DynamoDB table (issue 40)', { concurrency
 });
 
 describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_000 }, () => {
-  it('3 replicas, 5,000 messages on one queue of 6 (as the issue asks): the owner advertises it busy and each replica makes at least 20% of the invocations, every message once', async () => {
+  it("3 replicas, 5,000 messages on the first of 6 queues in strict order (as the issue asks) and 1,000 on the second: each replica makes at least 20% of the first queue's invocations, and with the first seen busy none starts a batch of the second while the first gives batches; every message once", async () => {
     const MESSAGES = 5_000;
+    const LOW = 1_000;
+    const LOOPS = 4;
     const endpoint = await startLambdaEndpoint({ functions: { slow: { handler: functionFixture('slow.mjs') } } });
     const server = sqsServers().find((s) => s.name === 'ElasticMQ')!;
     await ensureSqsServer(server);
@@ -312,13 +365,15 @@ describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_00
     await createFleetTable(motoDynamoEndpoint(), table);
     const sqs = sqsClient(server.endpoint);
     const queues = await Promise.all(Array.from({ length: 6 }, () => createQueue('wl-fleet-backlog', {}, sqs)));
+    // "a,b,c" is strict order: high first, low read only when high is empty (docs/delivery.md, Priority).
+    const [high, low] = queues as [TestQueue, TestQueue];
     const ports = await Promise.all(Array.from({ length: REPLICAS }, freePort));
     const replicas = ports.map((port) =>
       startIdleDaemon(
         endpoint.url,
         server.endpoint,
         [
-          ...['--function', 'slow', '--queues', queues.map((q) => q.name).join(','), '--concurrency', '4', '--batch-size', '10'],
+          ...['--function', 'slow', '--queues', queues.map((q) => q.name).join(','), '--concurrency', String(LOOPS), '--batch-size', '10'],
           ...['--poll-for', String(POLL_FOR), '--fleet-table', table, '--fleet-name', table, '--http-port', String(port)],
         ],
         { AWS_ENDPOINT_URL_DYNAMODB: motoDynamoEndpoint() },
@@ -328,18 +383,50 @@ describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_00
       await Promise.all(replicas.map(started));
       await Promise.all(replicas.map((r) => r.waitForLog((l) => l['to'] === 'shared', 30_000)));
       // 500 ms an invocation of up to 10: one replica alone takes about 60 s, the fleet about a third of it.
-      const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify({ sleepMs: 500, i }));
+      const body = (q: string, i: number) => JSON.stringify({ sleepMs: 500, q, i });
       const sentAt = Date.now();
-      for (let i = 0; i < MESSAGES; i += 500) await sendMessages(queues[0]!.url, bodies.slice(i, i + 500), sqs);
-      const invoked = () => invokedBodies(endpoint);
-      await endpoint.waitFor(() => invoked().size === MESSAGES, 120_000);
+      for (let i = 0; i < MESSAGES; i += 500)
+        await sendMessages(
+          high.url,
+          Array.from({ length: 500 }, (_, k) => body('high', i + k)),
+          sqs,
+        );
+      // Each replica learns of the busy queue at its own next read of the table; then low gets its backlog, so that
+      // every replica already serves high when low fills (before, low's owner drains it as a lone replica would).
+      while (invokedBodies(endpoint).size < MESSAGES && !(await Promise.all(ports.map(fleetOf))).every((v) => v.busy >= 1))
+        await sleep(100);
+      const highSeenMs = Date.now() - sentAt;
+      for (let i = 0; i < LOW; i += 500)
+        await sendMessages(
+          low.url,
+          Array.from({ length: 500 }, (_, k) => body('low', i + k)),
+          sqs,
+        );
+      const lowSentAt = Date.now();
+      await endpoint.waitFor(() => invokedBodies(endpoint).size === MESSAGES + LOW, 120_000);
       const drainMs = Date.now() - sentAt;
       await sleep(1_000);
+      const ofHigh = (exposition: string) =>
+        exposition
+          .split('\n')
+          .filter((line) => line.includes(`queue="${high.name}"`))
+          .join('\n');
       const per = await Promise.all(
-        ports.map(async (port) => total(await fromReplica(port, '/metrics'), 'workerless_invoked_events_total')),
+        ports.map(async (port) => total(ofHigh(await fromReplica(port, '/metrics')), 'workerless_invoked_events_total')),
       );
+      const startsOf = (q: TestQueue) =>
+        endpoint.invocations
+          .filter((i) => (i.payload as { Records?: { eventSourceARN?: string }[] }).Records?.[0]?.eventSourceARN === q.arn)
+          .map((i) => i.startedAt);
+      const [highStarts, lowStarts] = [startsOf(high), startsOf(low)];
+      const lastHigh = Math.max(...highStarts);
+      const lowWhileHigh = lowStarts.filter((t) => t < lastHigh).length;
+      const highAfterLow = highStarts.filter((t) => t > lowSentAt).length;
       console.log(
-        `# backlog of ${MESSAGES} on one queue, 3 replicas: drained in ${drainMs} ms; messages invoked per replica ${per.join(' ')} (${per.map((n) => `${((100 * n) / MESSAGES).toFixed(0)}%`).join(' ')})`,
+        `# backlog of ${MESSAGES} on one queue, 3 replicas: drained with ${LOW} more on the next queue in ${drainMs} ms; ` +
+          `its messages invoked per replica ${per.join(' ')} (${per.map((n) => `${((100 * n) / MESSAGES).toFixed(0)}%`).join(' ')}); ` +
+          `every replica saw it busy ${highSeenMs} ms after the first send; with low's backlog sent ${highAfterLow} high batches started, ` +
+          `over ${lastHigh - lowSentAt} ms, and ${lowWhileHigh} low ones before the last of them`,
       );
       assert.equal(
         per.reduce((a, b) => a + b, 0),
@@ -349,10 +436,16 @@ describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_00
         per.every((n) => n >= 0.2 * MESSAGES),
         `each replica at least 20%: ${per.join(' ')}`,
       );
+      // Strict order across the fleet: low fills once every replica serves high. A loop turns to low only once its
+      // receive on high came back empty, after the last high batch was received: only batches received but not yet started then (one a loop at most) may start
+      // after a low one. A replica that did not serve high would start about 8 low batches a second meanwhile.
+      assert.ok(highAfterLow >= REPLICAS * LOOPS, `high still had batches to give when low filled: ${highAfterLow}`);
+      assert.ok(lowWhileHigh <= REPLICAS * LOOPS, `${lowWhileHigh} low batches started while high still gave batches`);
       assert.ok(
-        [...invoked().values()].every((n) => n === 1),
+        [...invokedBodies(endpoint).values()].every((n) => n === 1),
         'every message invoked once',
       );
+      assert.deepEqual(overlapping(endpoint), [], 'no message run twice while in flight');
       for (const r of replicas) assert.equal(await stopDaemon(r), 0);
     } finally {
       for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGKILL');
@@ -361,11 +454,11 @@ describe('a backlog is drained by the whole fleet (issue 40)', { timeout: 300_00
   });
 });
 
-/** The mean number of invocations of `fn` running over [from, to), from their start and end times. */
-function meanInFlight(endpoint: LambdaEndpoint, fn: string, from: number, to: number): number {
+/** The mean number of invocations of `fn` running over [from, to), from their start and end times; only those started after `startedAfter`, if given. */
+function meanInFlight(endpoint: LambdaEndpoint, fn: string, from: number, to: number, startedAfter = -Infinity): number {
   let busyMs = 0;
   for (const inv of endpoint.invocations) {
-    if (inv.functionName !== fn) continue;
+    if (inv.functionName !== fn || inv.startedAt <= startedAfter) continue;
     const start = Math.max(inv.startedAt, from);
     const end = Math.min(inv.endedAt ?? to, to);
     if (end > start) busyMs += end - start;
@@ -415,21 +508,38 @@ describe('one budget for the fleet (issue 40)', { timeout: 300_000 }, () => {
 
       const killedAt = Date.now();
       replicas[0]!.child.kill('SIGKILL');
-      // Back at the budget: the mean over the last second at 27 or more, from the two left.
+      // Back at the budget: the mean over a second at 27 or more, from the two left. The dead replica's last
+      // invocations run on at the endpoint for up to their 1 s (CI once read 27 from them 1 s after the kill, shares
+      // still 10+10), so only invocations started after the kill count (the survivors'), in windows that open once
+      // every invocation started before it is over.
+      const deadTailMs = 1_500;
       let regainedMs = Infinity;
+      const after: string[] = [];
       while (Date.now() - killedAt < 30_000) {
         await sleep(250);
-        if (Date.now() - killedAt > 1_000 && meanInFlight(endpoint, 'slow', Date.now() - 1_000, Date.now()) >= 27) {
-          regainedMs = Date.now() - killedAt - 1_000;
+        const now = Date.now();
+        if (now - killedAt >= after.length * 1_000 + 1_000)
+          after.push(
+            `${((now - killedAt) / 1000).toFixed(0)}s:${meanInFlight(endpoint, 'slow', now - 1_000, now, killedAt).toFixed(1)}/${endpoint.inFlight('slow')}`,
+          );
+        if (now - 1_000 >= killedAt + deadTailMs && meanInFlight(endpoint, 'slow', now - 1_000, now, killedAt) >= 27) {
+          regainedMs = now - 1_000 - killedAt;
           break;
         }
       }
-      const shares = (await Promise.all(ports.slice(1).map(fleetOf))).map((f) => f.share);
+      // The survivors' shares once they saw the death (their view is read until it shows 2 members, within the bound).
+      let shares: number[] = [];
+      while (Date.now() - killedAt < KILL_POLL_MS) {
+        const views = await Promise.all(ports.slice(1).map(fleetOf));
+        shares = views.map((f) => f.share);
+        if (views.every((v) => v.members.length === 2)) break;
+        await sleep(250);
+      }
       await endpoint.waitFor(() => invokedBodies(endpoint).size === MESSAGES, 180_000);
       await sleep(1_000);
       const peak = endpoint.peakConcurrency('slow');
       console.log(
-        `# fleet budget ${TOTAL} over 3 replicas (--concurrency 20 each): peak ${peak} at the function, mean ${steady.toFixed(1)} over 10 s; after kill -9 shares ${shares.join('+')}, mean of 27+ again ${regainedMs} ms after the kill`,
+        `# fleet budget ${TOTAL} over 3 replicas (--concurrency 20 each): peak ${peak} at the function, mean ${steady.toFixed(1)} over 10 s; after kill -9 shares ${shares.join('+')}, mean of 27+ again ${regainedMs} ms after the kill (mean of the survivors'/in flight each second: ${after.join(' ')})`,
       );
       assert.ok(peak <= TOTAL * 1.1, `peak in flight at most ${TOTAL * 1.1}: ${peak}`);
       assert.ok(steady >= TOTAL * 0.9, `mean in flight at least ${TOTAL * 0.9}: ${steady.toFixed(1)}`);
