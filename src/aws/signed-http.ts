@@ -185,6 +185,8 @@ export class CallDeadline implements HeapEntry {
   dueAt = 0;
   slot = -1;
   readonly #controller = new AbortController();
+  /** The abort of a lapsed deadline, due after the loop has read its sockets once more. */
+  #lapsing: NodeJS.Immediate | undefined;
   readonly #heap: TimerHeap<CallDeadline>;
   readonly #parent: AbortSignal | undefined;
 
@@ -202,15 +204,20 @@ export class CallDeadline implements HeapEntry {
     this.#controller.abort(this.#parent?.reason);
   }
 
-  /** The deadline passed with the call still open. */
+  /**
+   * The deadline passed with the call still open. The abort waits for the loop's next read of its sockets
+   * (setImmediate runs after the poll phase): after a stall of the event loop past the deadline the timer runs
+   * first, and an answer that had arrived meanwhile would be dropped, its messages hidden for a visibility timeout.
+   */
   lapse(): void {
-    this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    this.#lapsing = setImmediate(() => this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')));
   }
 
   /** The call is over. */
   clear(): void {
     this.#heap.remove(this);
     this.#parent?.removeEventListener('abort', this);
+    if (this.#lapsing !== undefined) clearImmediate(this.#lapsing);
   }
 }
 

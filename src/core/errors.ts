@@ -231,10 +231,18 @@ export function callErrorOf(err: unknown): ClassifiedError {
   return err instanceof AwsCallError ? err.error : classifyAwsError(err);
 }
 
-/** A signal that aborts when `signal` does or after `deadlineMs`, whichever comes first. */
+/**
+ * A signal that aborts when `signal` does or after `deadlineMs`, whichever comes first: as AbortSignal.timeout()
+ * (a TimeoutError, a timer that never keeps the process alive), except that the abort waits for the loop's next
+ * read of its sockets (setImmediate runs after the poll phase). After a stall of the event loop past the deadline the
+ * timer runs first, and an answer that had arrived meanwhile would be dropped: a receive's messages hidden for a
+ * visibility timeout, with one more receive count. The lean client's deadlines do the same (src/aws/signed-http.ts).
+ */
 export function withDeadline(deadlineMs: number, signal?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(deadlineMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const controller = new AbortController();
+  const lapse = () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  setTimeout(() => setImmediate(lapse), deadlineMs).unref();
+  return signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
 }
 
 /** True for an error caused by our own AbortSignal (shutdown), which is not a failure. */
