@@ -210,7 +210,9 @@ export class CallDeadline implements HeapEntry {
    * first, and an answer that had arrived meanwhile would be dropped, its messages hidden for a visibility timeout.
    */
   lapse(): void {
-    this.#lapsing = setImmediate(() => this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')));
+    this.#lapsing = setImmediate(() =>
+      this.#controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    );
   }
 
   /** The call is over. */
