@@ -149,6 +149,32 @@ describe('the Helm chart', { skip: noHelm }, () => {
     }
   });
 
+  test('NOTES for a fleet (ci/fleet-values.yaml) name its table, the four DynamoDB actions and the one budget; without a table, none of it', () => {
+    // helm template does not render NOTES.txt (and helm install --dry-run needs a cluster): a copy of the chart
+    // renders it into a ConfigMap, the template's text unchanged inside a define.
+    const copy = join(mkdtempSync(join(tmpdir(), 'wl-chart-notes-')), 'workerless');
+    execFileSync('cp', ['-r', chart, copy]);
+    const notes = readFileSync(join(chart, 'templates/NOTES.txt'), 'utf8');
+    writeFileSync(
+      join(copy, 'templates/notes-rendered.yaml'),
+      `{{- define "notes.rendered" -}}\n${notes}\n{{- end -}}\n` +
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ include "notes.rendered" . | indent 4 }}\n',
+    );
+    const rendered = (values: string, set: string[]) => {
+      const r = helmRun(['template', 'wl', copy, '-f', join(chart, 'ci', values), '--show-only', 'templates/notes-rendered.yaml', ...set]);
+      assert.equal(r.code, 0, r.stderr);
+      return (parseAllDocuments(r.stdout)[0]!.toJS() as { data: { notes: string } }).data.notes;
+    };
+    const fleet = rendered('fleet-values.yaml', ['--set', 'keda.enabled=true']);
+    assert.match(fleet, /a fleet on the DynamoDB table workerless-fleet/);
+    assert.match(fleet, /dynamodb:DescribeTable, dynamodb:PutItem, dynamodb:Query and dynamodb:DeleteItem/);
+    assert.match(fleet, /together they invoke at most 30 at once \(WORKERLESS_FLEET_CONCURRENCY\)/);
+    const alone = rendered('default-values.yaml', ['--set', 'keda.enabled=true', '--set', 'keda.awsRegion=eu-west-1']);
+    assert.doesNotMatch(alone, /fleet|dynamodb/i);
+    assert.match(alone, /each adds \d+ concurrent invocations/);
+    rmSync(dirname(copy), { recursive: true, force: true });
+  });
+
   test('refuses to render without a function, naming the values to set', () => {
     const r = helmRun(['template', 'wl', chart]);
     assert.notEqual(r.code, 0);
