@@ -1,6 +1,6 @@
 // What the fleet's integration tests (test/integration/alone/fleet*.test.ts) read from the test Lambda endpoint and
-// from each replica: the bodies invoked, a replica's page and /status.json's fleet, a counter's total, and the
-// messages run twice while in flight.
+// from each replica: the bodies invoked, a replica's page and /status.json's fleet, and the messages run twice
+// while in flight.
 import assert from 'node:assert/strict';
 import { get } from './http.ts';
 import type { LambdaEndpoint } from './lambda-endpoint/server.ts';
@@ -37,14 +37,6 @@ export interface FleetView {
 }
 export const fleetOf = async (port: number): Promise<FleetView> =>
   (JSON.parse(await fromReplica(port, '/status.json')) as { fleet: FleetView }).fleet;
-
-/** The sum of a counter's samples over all its label sets. */
-export function total(exposition: string, name: string): number {
-  return exposition
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
 
 /** Bodies whose invocations overlapped in time: a message run twice while it was still in flight. */
 export function overlapping(endpoint: LambdaEndpoint): string[] {
