@@ -6,6 +6,7 @@ import type { PollShare } from './idle-polls.ts';
 import { QueueHealth } from './queue-health.ts';
 import { QueueSlots, type QueueLimit } from './queue-limits.ts';
 import { drawOrder, type OrderMode, type QueueList } from './queue-order.ts';
+import { SlotHandover } from './slot-handover.ts';
 import { WaitQueue } from '../util/wait-queue.ts';
 import type { MessageSource, ResolvedQueue } from '../core/queue.ts';
 
@@ -83,12 +84,10 @@ export class Receiver<L = unknown> {
   readonly #byName: Map<string, number>;
   readonly #health: QueueHealth;
   readonly #slots: QueueSlots;
-  /** Loops waiting for a slot to be given back; each slot given back wakes one, which looks again. */
-  readonly #slotWaiters = new WaitQueue();
+  /** Who takes a queue's slot when one frees (src/receive/slot-handover.ts). */
+  readonly #handover: SlotHandover;
   /** Loops that found no queue to read (each backing off or another replica's): a change of the fleet's view wakes them. */
   readonly #unserved = new WaitQueue();
-  /** Per queue: parked batches taking their slot back, served before new receives. */
-  readonly #unparkLines: WaitQueue[];
   /** The idle loops and their polls (src/receive/idle-loops.ts). */
   readonly #idle: IdleLoops<L>;
   /**
@@ -112,7 +111,6 @@ export class Receiver<L = unknown> {
       options.concurrency ?? 1,
       deps.now(),
     );
-    this.#unparkLines = options.queues.map(() => new WaitQueue());
     this.#idle = new IdleLoops<L>(
       {
         ...deps,
@@ -128,6 +126,16 @@ export class Receiver<L = unknown> {
       },
       { pollShare: options.pollShare, readyBound: options.readyBound ?? options.concurrency ?? 1 },
     );
+    // An idle loop may take a batch of the queue that waits, and the queue may be polled again.
+    this.#handover = new SlotHandover(
+      this.#slots,
+      options.queues.length,
+      () => deps.now(),
+      () => {
+        this.#idle.serve();
+        this.#idle.poll();
+      },
+    );
   }
 
   /**
@@ -135,11 +143,8 @@ export class Receiver<L = unknown> {
    * batch ended while its slot was parked).
    */
   settled(queue: ResolvedQueue, parked = false): void {
-    if (!this.#slots.active) return;
     const index = this.#indexOf(queue);
-    if (index < 0) return;
-    this.#slots.giveBack(index, true, this.#deps.now(), parked);
-    this.#handOver(index);
+    if (index >= 0) this.#handover.settled(index, parked);
   }
 
   /**
@@ -148,54 +153,18 @@ export class Receiver<L = unknown> {
    */
   park(queue: ResolvedQueue): void {
     const index = this.#indexOf(queue);
-    if (!this.#slots.active || index < 0) return;
-    this.#slots.park(index);
-    this.#handOver(index);
+    if (index >= 0) this.#handover.park(index);
   }
 
   /** A parked batch takes its queue's slot back before its next attempt, ahead of new receives; never aborted. */
   async unpark(queue: ResolvedQueue): Promise<void> {
     const index = this.#indexOf(queue);
-    if (!this.#slots.active || index < 0) return;
-    const line = this.#unparkLines[index]!;
-    if (line.size === 0 && this.#slots.unpark(index)) return;
-    // Woken means the slot is ours: #handOver() took it for us.
-    await line.wait();
-  }
-
-  #giveBack(index: number): void {
-    if (!this.#slots.active) return;
-    this.#slots.giveBack(index, false, this.#deps.now());
-    this.#handOver(index);
-  }
-
-  /**
-   * A slot of queue `index` is free: a parked batch of that queue takes it first (handed over, counted here);
-   * otherwise one loop waiting to receive wakes and looks again. One wake per slot given back: the others keep waiting
-   * (and look again on their own after LIMIT_RECHECK_MS), so giving one back costs O(1) however many loops wait.
-   */
-  #handOver(index: number): void {
-    const line = this.#unparkLines[index]!;
-    if (line.size > 0 && this.#slots.unpark(index)) {
-      line.wakeOne();
-      return;
-    }
-    this.#slotWaiters.wakeOne();
-    // An idle loop may take a batch of the queue that waits, and the queue may be polled again.
-    this.#idle.serve();
-    this.#idle.poll();
+    if (index >= 0) await this.#handover.unpark(index);
   }
 
   /** Loops waiting for a slot now (for tests). */
   get slotWaiters(): number {
-    return this.#slotWaiters.size;
-  }
-
-  /** Waits until a slot is given back, the next rate token of one of `queues` is due, or LIMIT_RECHECK_MS. */
-  async #waitForSlot(queues: readonly number[], stop: AbortSignal): Promise<void> {
-    const now = this.#deps.now();
-    const tokenAt = this.#slots.nextTokenAt(queues, now);
-    await this.#slotWaiters.wait(stop, Math.min(LIMIT_RECHECK_MS, (tokenAt ?? Infinity) - now));
+    return this.#handover.waiters;
   }
 
   /**
@@ -226,7 +195,7 @@ export class Receiver<L = unknown> {
     }
     const order = this.#slots.prioritise(drawn, now);
     if (!order.some((i) => this.#slots.admits(i, now))) {
-      await this.#waitForSlot(order, stop);
+      await this.#handover.waitForSlot(order, stop);
       return undefined;
     }
     const received = await this.#pass(order, first, stop);
@@ -283,7 +252,7 @@ export class Receiver<L = unknown> {
       if (messages.length > 0) {
         return { queue: queues[index]!, messages, visibilityTimeoutSec };
       }
-      this.#giveBack(index);
+      this.#handover.giveBack(index);
     }
     return undefined;
   }
@@ -299,7 +268,7 @@ export class Receiver<L = unknown> {
     if (healthy.length === 0) return undefined;
     const open = healthy.filter((i) => this.#slots.admits(i, this.#deps.now()));
     if (open.length === 0) {
-      await this.#waitForSlot(healthy, stop);
+      await this.#handover.waitForSlot(healthy, stop);
       return undefined;
     }
     if (this.#opts.pollForSec > 0) {
@@ -422,7 +391,7 @@ export class Receiver<L = unknown> {
       if (i === undefined) {
         i = all.push(queue) - 1;
         this.#byName.set(queue.name, i);
-        this.#unparkLines.push(new WaitQueue());
+        this.#handover.grow();
       }
       all[i] = queue;
       allLimits[i] = limits[k];
